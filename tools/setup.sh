@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs every Debian package zcoll needs to build, test and benchmark.
+# Idempotent: packages already installed are skipped; `apt-get update` runs at most once
+# per invocation and only when something is missing. Prints what it did.
+# Usage: tools/setup.sh            (as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  # Build: Bazel 4.2.3 from Debian (offline) and the rule repositories it needs.
+  bazel-bootstrap bazel-platforms bazel-rules-java
+  g++ pkg-config git clang-format
+  # Libraries found through pkg-config by tools/bazel/system_libs.bzl.
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
+  libfabric-dev libucx-dev libhwloc-dev libpmix-dev
+  # Provider tools for comparisons (fi_info, fi_pingpong, ucx_info, ucx_perftest).
+  libfabric-bin ucx-utils
+  # Peers measured side by side (../shared/peers/run_peers.sh) and the PMIx launcher.
+  openmpi-bin libopenmpi-dev mpich libmpich-dev
+  # Extra test hosts in network namespaces.
+  iproute2
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    continue
+  fi
+  missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed; nothing to do."
+  exit 0
+fi
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo_cmd=(sudo)
+  else
+    echo "setup: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+if ! "${sudo_cmd[@]}" apt-get update -qq; then
+  echo "setup: 'apt-get update' failed; check the machine's Debian package sources." >&2
+  exit 1
+fi
+if ! DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}"; then
+  echo "setup: 'apt-get install' failed for: ${missing[*]}" >&2
+  exit 1
+fi
+echo "setup: installed ${missing[*]}."

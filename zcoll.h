@@ -1,0 +1,19 @@
+// zcoll: MPI-semantics collective operations over libfabric, UCX and shared memory.
+//
+// The one header a user includes:
+//
+//   #include "zcoll/zcoll.h"      // with deps = ["@zcoll//:zcoll"]
+//
+// It brings the public types: DataType, ReduceOp, Topology and the version; the
+// communicator and the collectives join it as they land. Everything else in the
+// repository is internal and may change without notice.
+
+#ifndef ZCOLL_ZCOLL_H_
+#define ZCOLL_ZCOLL_H_
+
+#include "core/datatype.h"   // IWYU pragma: export
+#include "core/reduce_op.h"  // IWYU pragma: export
+#include "core/topology.h"   // IWYU pragma: export
+#include "core/version.h"    // IWYU pragma: export
+
+#endif  // ZCOLL_ZCOLL_H_
