@@ -1,0 +1,23 @@
+// Builds against zcoll the way a user's project does and checks a few public facts.
+// Exit status 0 only if they hold.
+
+#include <cstdio>
+
+#include "zcoll/zcoll.h"
+
+int main() {
+  std::printf("consumer linked zcoll %.*s\n", static_cast<int>(zcoll::kVersion.size()),
+              zcoll::kVersion.data());
+  const absl::Status refused =
+      zcoll::CheckOpForDataType(zcoll::PredefinedOp::kMax, zcoll::DataType::kCFloatComplex);
+  const absl::Status allowed =
+      zcoll::CheckOpForDataType(zcoll::PredefinedOp::kSum, zcoll::kDataTypeOf<float>);
+  absl::StatusOr<zcoll::Topology> topology = zcoll::Topology::Uniform(2, 2);
+  if (refused.ok() || !allowed.ok() || !topology.ok() || topology->num_nodes() != 2) {
+    std::fprintf(stderr, "consumer: zcoll's public API misbehaves\n");
+    return 1;
+  }
+  std::printf("MAX on complex: %s\n", refused.ToString().c_str());
+  std::printf("topology: %s\n", topology->ToString().c_str());
+  return 0;
+}

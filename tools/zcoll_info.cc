@@ -1,0 +1,119 @@
+// zcoll_info: what zcoll can use on this machine.
+//
+// Prints the zcoll version, this node's hardware (hwloc), the libfabric providers and
+// UCX transports that open here, and zcoll's environment variables with their values.
+// Run it first when a job picks an unexpected transport or topology.
+//
+//   bazel run //tools:zcoll_info
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "collectives/topology_discovery.h"
+#include "core/config.h"
+#include "core/version.h"
+#include "transport/ofi/ofi_info.h"
+#include "transport/ucx/ucx_info.h"
+
+namespace zcoll {
+namespace {
+
+std::string Bytes(uint64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? absl::StrCat(bytes, " B") : absl::StrFormat("%.4g %s", value, kUnits[unit]);
+}
+
+void PrintNode() {
+  absl::StatusOr<NodeHardware> node = DiscoverNodeHardware();
+  if (!node.ok()) {
+    absl::PrintF("Node: unknown (%s)\n\n", node.status().ToString());
+    return;
+  }
+  absl::PrintF("Node %s (hwloc API %s)\n", node->host_name, HwlocLibraryVersion());
+  absl::PrintF("  packages %d, NUMA domains %d, cores %d, hardware threads %d\n", node->packages,
+               node->numa_domains, node->cores, node->hardware_threads);
+  std::vector<std::string> caches;
+  for (size_t level = 0; level < node->cache_bytes_per_level.size(); ++level) {
+    caches.push_back(absl::StrCat("L", level + 1, " ", Bytes(node->cache_bytes_per_level[level])));
+  }
+  absl::PrintF("  caches: %s\n", caches.empty() ? "unknown" : absl::StrJoin(caches, ", "));
+  absl::PrintF("  memory: %s\n\n", node->memory_bytes ? Bytes(node->memory_bytes) : "unknown");
+}
+
+void PrintOfi() {
+  absl::PrintF("libfabric %s providers (FI_EP_RDM):\n", ofi::OfiLibraryVersion());
+  absl::StatusOr<std::vector<ofi::OfiProviderInfo>> providers = ofi::ListOfiProviders();
+  if (!providers.ok()) {
+    absl::PrintF("  unavailable: %s\n\n", providers.status().ToString());
+    return;
+  }
+  if (providers->empty()) absl::PrintF("  none\n");
+  absl::PrintF("  %-16s %-14s %-6s %-4s %-32s %s\n", "provider", "domain", "tagged", "rma",
+               "mr_mode", "opens");
+  for (const ofi::OfiProviderInfo& provider : *providers) {
+    absl::PrintF("  %-16s %-14s %-6s %-4s %-32s %s\n", provider.provider, provider.domain,
+                 provider.tagged ? "yes" : "no", provider.rma ? "yes" : "no", provider.mr_mode,
+                 provider.open_status.ok() ? "yes" : std::string(provider.open_status.message()));
+  }
+  absl::PrintF("\n");
+}
+
+void PrintUcx() {
+  absl::PrintF("UCX %s transports:\n", ucx::UcxLibraryVersion());
+  absl::StatusOr<std::vector<ucx::UcxTransportInfo>> transports = ucx::ListUcxTransports();
+  if (!transports.ok()) {
+    absl::PrintF("  unavailable: %s\n\n", transports.status().ToString());
+    return;
+  }
+  if (transports->empty()) absl::PrintF("  none\n");
+  absl::PrintF("  %-12s %-12s %-16s %s\n", "transport", "device", "memory domain", "type");
+  for (const ucx::UcxTransportInfo& transport : *transports) {
+    absl::PrintF("  %-12s %-12s %-16s %s\n", transport.transport, transport.device,
+                 transport.memory_domain, transport.device_type);
+  }
+  absl::PrintF("\n");
+}
+
+void PrintEnvironment() {
+  absl::PrintF("Environment variables (value in effect, default):\n");
+  for (const EnvironmentVariable& variable : EnvironmentVariables()) {
+    absl::PrintF("  %s=%s (default %s)\n    %s\n", variable.name, EnvironmentValue(variable.name),
+                 variable.default_value, variable.description);
+  }
+}
+
+constexpr char kUsage[] =
+    "usage: zcoll_info\n"
+    "Prints the zcoll version, this node's hardware (hwloc), the libfabric providers\n"
+    "and UCX transports that open on this machine, and zcoll's environment variables.\n";
+
+}  // namespace
+}  // namespace zcoll
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "--help" || argument == "-h") {
+      std::fputs(zcoll::kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "zcoll_info: unknown argument '%s'\n%s", argv[i], zcoll::kUsage);
+    return 2;
+  }
+  absl::PrintF("zcoll %s\n\n", zcoll::kVersion);
+  zcoll::PrintNode();
+  zcoll::PrintOfi();
+  zcoll::PrintUcx();
+  zcoll::PrintEnvironment();
+  return 0;
+}

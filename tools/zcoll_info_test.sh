@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# zcoll_info runs on this machine and reports what the README promises: the version,
+# the node's hardware, libfabric's shm provider and UCX's posix transport (both open
+# on every Debian 12 machine with the packages of tools/setup.sh), the environment
+# variables; and it refuses unknown arguments.
+set -euo pipefail
+info=tools/zcoll_info
+output=$("$info")
+echo "$output"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+grep -q '^zcoll [0-9]\+\.[0-9]\+\.[0-9]\+$' <<<"$output" || fail "no version line"
+grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, cores [1-9][0-9]*' <<<"$output" \
+  || fail "no hardware counts"
+grep -Eq '^  shm +[^ ]+ +yes +yes .* yes$' <<<"$output" || fail "libfabric shm does not open"
+grep -Eq '^  posix +memory ' <<<"$output" || fail "UCX posix transport missing"
+grep -q 'ZCOLL_LOG_LEVEL=' <<<"$output" || fail "environment variables missing"
+if "$info" --bogus 2>/dev/null; then fail "an unknown argument was accepted"; fi
+"$info" --help | grep -q '^usage: zcoll_info' || fail "--help prints no usage"
+echo PASS
