@@ -86,6 +86,11 @@ enum class DataType : uint8_t {
 
 inline constexpr size_t kNumDataTypes = static_cast<size_t>(DataType::kLongDoubleInt) + 1;
 
+// False for values outside the enum, e.g. an integer cast to DataType. Every
+// function taking a DataType requires a valid one, except those that return a
+// Status, which refuse invalid ones.
+constexpr bool IsValidDataType(DataType type) { return static_cast<size_t>(type) < kNumDataTypes; }
+
 // The datatype groups of the MPI standard's op table (MPI-4.1 section 6.9.2).
 enum class DataTypeGroup : uint8_t {
   kCInteger,
@@ -114,7 +119,7 @@ struct DataTypeInfo {
   size_t pair_index_offset;
 };
 
-// Properties of `type`. Every DataType value has an entry.
+// Properties of `type`, which must be valid.
 const DataTypeInfo& GetDataTypeInfo(DataType type);
 
 inline size_t DataTypeSize(DataType type) { return GetDataTypeInfo(type).size; }

@@ -119,6 +119,14 @@ const UserReduceFunction& ReduceOp::user_function() const {
 }
 
 absl::Status CheckOpForDataType(const ReduceOp& op, DataType type) {
+  if (!IsValidDataType(type)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("datatype value ", static_cast<int>(type), " is not a zcoll::DataType"));
+  }
+  if (op.is_predefined() && !IsValidPredefinedOp(op.predefined())) {
+    return absl::InvalidArgumentError(absl::StrCat("op value ", static_cast<int>(op.predefined()),
+                                                   " is not a zcoll::PredefinedOp"));
+  }
   if (!op.is_predefined() || IsOpDefinedFor(op.predefined(), type)) {
     return absl::OkStatus();
   }

@@ -65,6 +65,11 @@ enum class PredefinedOp : uint8_t {
 
 inline constexpr size_t kNumPredefinedOps = static_cast<size_t>(PredefinedOp::kAvg) + 1;
 
+// False for values outside the enum (see IsValidDataType).
+constexpr bool IsValidPredefinedOp(PredefinedOp op) {
+  return static_cast<size_t>(op) < kNumPredefinedOps;
+}
+
 // Every PredefinedOp, in declaration order.
 absl::Span<const PredefinedOp> AllPredefinedOps();
 
@@ -77,7 +82,7 @@ absl::string_view PredefinedOpMpiName(PredefinedOp op);
 // Accepts the lower-case name or the MPI name ("sum", "MPI_SUM").
 absl::StatusOr<PredefinedOp> ParsePredefinedOp(absl::string_view name);
 
-// The standard's table (see the file comment).
+// The standard's table (see the file comment). Requires valid arguments.
 bool IsOpDefinedFor(PredefinedOp op, DataType type);
 
 // A user reduction, MPI_User_function's contract with zcoll's types: for each
@@ -135,7 +140,8 @@ class ReduceOp {
 inline bool IsCommutative(const ReduceOp& op) { return op.commutative(); }
 
 // OK when `op` may reduce elements of `type`; otherwise InvalidArgument with a
-// sentence naming the op, the type, its group and the groups the op accepts.
+// sentence naming the op, the type, its group and the groups the op accepts (or
+// saying which argument is not a valid enum value).
 absl::Status CheckOpForDataType(const ReduceOp& op, DataType type);
 
 }  // namespace zcoll

@@ -96,6 +96,15 @@ TEST(ReduceOpTableTest, MessagesNameOpTypeAndWhatIsAllowed) {
               HasSubstr("datatype float16, a floating point type"));
 }
 
+TEST(ReduceOpTableTest, ValuesOutsideTheEnumsAreRefused) {
+  EXPECT_THAT(CheckOpForDataType(Op::kSum, static_cast<DataType>(200)).message(),
+              HasSubstr("datatype value 200 is not a zcoll::DataType"));
+  EXPECT_THAT(CheckOpForDataType(static_cast<PredefinedOp>(99), T::kFloat).message(),
+              HasSubstr("op value 99 is not a zcoll::PredefinedOp"));
+  EXPECT_FALSE(IsValidDataType(static_cast<DataType>(kNumDataTypes)));
+  EXPECT_TRUE(IsValidDataType(T::kLongDoubleInt));
+}
+
 TEST(ReduceOpTest, PredefinedOpsAreCommutativeAndNamed) {
   for (PredefinedOp op : AllPredefinedOps()) {
     ReduceOp reduce_op = op;

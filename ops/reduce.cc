@@ -1,12 +1,17 @@
 #include "ops/reduce.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/base/optimization.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "ops/reduce_kernels.h"
 
@@ -54,34 +59,106 @@ absl::Status CheckOutput(absl::string_view function, absl::string_view input_nam
   return absl::OkStatus();
 }
 
-// The kernels for (op, type), after mapping `type` to the type the kernels are
-// written for: C-named integers to fixed-width ones, bool to uint8 (its logical ops
-// give 0 or 1 either way), and a complex sum to a float or double sum of twice as
-// many elements (a complex sum adds real and imaginary parts independently).
-struct KernelChoice {
-  const Kernels* kernels;
-  size_t count_multiplier;
+// The kernels for each (op, datatype) a user may pass, resolved from the SIMD table of
+// the current target and the portable table. The datatype is first mapped to the
+// type the kernels are written for: C-named integers to fixed-width ones, bool to
+// uint8 (its logical ops give 0 or 1 either way), and a complex sum to a float or
+// double sum of twice as many elements (real and imaginary parts add independently).
+// Resolving once keeps the per-call cost to one atomic load and one table lookup.
+struct ResolvedKernels {
+  ops_internal::BinaryKernel binary = nullptr;
+  ops_internal::ManyKernel many = nullptr;
+  size_t count_multiplier = 1;
+  size_t element_size = 0;  // of the user's datatype
 };
 
-absl::StatusOr<KernelChoice> ChooseKernels(PredefinedOp op, DataType type) {
-  DataType kernel_type = GetDataTypeInfo(type).canonical;
-  size_t multiplier = 1;
-  if (kernel_type == DataType::kCBool) kernel_type = DataType::kUint8;
-  if (op == PredefinedOp::kSum && kernel_type == DataType::kCFloatComplex) {
-    kernel_type = DataType::kFloat;
-    multiplier = 2;
-  } else if (op == PredefinedOp::kSum && kernel_type == DataType::kCDoubleComplex) {
-    kernel_type = DataType::kDouble;
-    multiplier = 2;
+struct Dispatch {
+  const ResolvedKernels& at(PredefinedOp op, DataType type) const {
+    return entries[static_cast<size_t>(op)][static_cast<size_t>(type)];
   }
-  const Kernels* kernels = &ops_internal::SimdKernels().at(op, kernel_type);
-  if (kernels->binary == nullptr) kernels = &ops_internal::PortableKernels().at(op, kernel_type);
-  if (kernels->binary == nullptr) {
-    // CheckOpForDataType passed, so this is a hole in zcoll's tables.
-    return absl::InternalError(absl::StrCat("zcoll has no kernel for op ", PredefinedOpName(op),
-                                            " on datatype ", DataTypeName(type)));
+
+  const ops_internal::KernelTable* simd = nullptr;  // what this was resolved from
+  ResolvedKernels entries[kNumPredefinedOps][kNumDataTypes];
+  ops_internal::DivideKernel divide[kNumDataTypes] = {};
+};
+
+std::unique_ptr<Dispatch> Resolve(const ops_internal::KernelTable& simd) {
+  const ops_internal::KernelTable& portable = ops_internal::PortableKernels();
+  auto dispatch = std::make_unique<Dispatch>();
+  dispatch->simd = &simd;
+  for (DataType type : AllDataTypes()) {
+    DataType kernel_type = GetDataTypeInfo(type).canonical;
+    if (kernel_type == DataType::kCBool) kernel_type = DataType::kUint8;
+    for (PredefinedOp op : AllPredefinedOps()) {
+      if (!IsOpDefinedFor(op, type)) continue;
+      DataType chosen = kernel_type;
+      size_t multiplier = 1;
+      if (op == PredefinedOp::kSum && kernel_type == DataType::kCFloatComplex) {
+        chosen = DataType::kFloat;
+        multiplier = 2;
+      } else if (op == PredefinedOp::kSum && kernel_type == DataType::kCDoubleComplex) {
+        chosen = DataType::kDouble;
+        multiplier = 2;
+      }
+      const Kernels* kernels = &simd.at(op, chosen);
+      if (kernels->binary == nullptr) kernels = &portable.at(op, chosen);
+      dispatch->entries[static_cast<size_t>(op)][static_cast<size_t>(type)] = {
+          kernels->binary, kernels->many, multiplier, DataTypeSize(type)};
+    }
+    ops_internal::DivideKernel divide = simd.divide_at(kernel_type);
+    if (divide == nullptr) divide = portable.divide_at(kernel_type);
+    dispatch->divide[static_cast<size_t>(type)] = divide;
   }
-  return KernelChoice{kernels, multiplier};
+  return dispatch;
+}
+
+std::atomic<const Dispatch*> current_dispatch{nullptr};
+absl::Mutex dispatch_mutex;
+
+// Every table resolved so far (one per SIMD target; several only in tests), kept so
+// that a pointer handed out stays valid for the life of the process.
+std::vector<std::unique_ptr<Dispatch>>& ResolvedTables()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(dispatch_mutex) {
+  static auto* tables = new std::vector<std::unique_ptr<Dispatch>>();
+  return *tables;
+}
+
+ABSL_ATTRIBUTE_NOINLINE const Dispatch& CurrentDispatchSlow() {
+  absl::MutexLock lock(&dispatch_mutex);
+  const ops_internal::KernelTable* simd = &ops_internal::SimdKernels();
+  const Dispatch* found = nullptr;
+  for (const std::unique_ptr<Dispatch>& table : ResolvedTables()) {
+    if (table->simd == simd) found = table.get();
+  }
+  if (found == nullptr) {
+    ResolvedTables().push_back(Resolve(*simd));
+    found = ResolvedTables().back().get();
+  }
+  current_dispatch.store(found, std::memory_order_release);
+  return *found;
+}
+
+// Memory ordering: the release store in CurrentDispatchSlow publishes a fully built
+// table; the acquire load here sees it whole.
+inline const Dispatch& CurrentDispatch() {
+  const Dispatch* dispatch = current_dispatch.load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(dispatch != nullptr)) return *dispatch;
+  return CurrentDispatchSlow();
+}
+
+// The kernels for (op, type), or null when the pair is not allowed (or not valid).
+inline const ResolvedKernels* FindKernels(PredefinedOp op, DataType type) {
+  if (ABSL_PREDICT_FALSE(!IsValidDataType(type) || !IsValidPredefinedOp(op))) return nullptr;
+  const ResolvedKernels& kernels = CurrentDispatch().at(op, type);
+  return ABSL_PREDICT_TRUE(kernels.binary != nullptr) ? &kernels : nullptr;
+}
+
+// Why FindKernels found nothing: the op is not defined for the type (the usual
+// case), or a hole in zcoll's tables.
+absl::Status NoKernelError(PredefinedOp op, DataType type) {
+  RETURN_IF_ERROR(CheckOpForDataType(op, type));
+  return absl::InternalError(absl::StrCat("zcoll has no kernel for op ", PredefinedOpName(op),
+                                          " on datatype ", DataTypeName(type)));
 }
 
 // Applies a user op as out = inputs[0] op ... op inputs[k-1], chunk by chunk, right
@@ -104,11 +181,34 @@ void ApplyUserOp(const ReduceOp& op, DataType type, absl::Span<const void* const
   }
 }
 
-}  // namespace
+// The kernels for a predefined op (null for a user op), or the error for a pair the
+// standard does not allow.
+absl::StatusOr<const ResolvedKernels*> KernelsFor(const ReduceOp& op, DataType type) {
+  if (!op.is_predefined()) {
+    RETURN_IF_ERROR(CheckOpForDataType(op, type));
+    return nullptr;
+  }
+  const ResolvedKernels* kernels = FindKernels(op.predefined(), type);
+  if (ABSL_PREDICT_FALSE(kernels == nullptr)) return NoKernelError(op.predefined(), type);
+  return kernels;
+}
 
-absl::Status ReduceLocal(const ReduceOp& op, DataType type, const void* in, void* inout,
-                         size_t count) {
-  RETURN_IF_ERROR(CheckOpForDataType(op, type));
+// Two byte ranges of the same length that share no byte.
+inline bool Disjoint(const void* a, const void* b, size_t bytes) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x + bytes <= y || y + bytes <= x;
+}
+
+// `out` is exactly `input` or shares no byte with it.
+inline bool SameOrDisjoint(const void* input, const void* out, size_t bytes) {
+  return input == out || Disjoint(input, out, bytes);
+}
+
+// The Slow functions check everything in the documented order and handle user ops;
+// the public functions below run predefined ops on valid arguments without them.
+absl::Status ReduceLocalSlow(const ReduceOp& op, DataType type, const void* in, void* inout,
+                             size_t count) {
+  ASSIGN_OR_RETURN(const ResolvedKernels* kernels, KernelsFor(op, type));
   RETURN_IF_ERROR(CheckNotNull("ReduceLocal", "in", in, count));
   RETURN_IF_ERROR(CheckNotNull("ReduceLocal", "inout", inout, count));
   if (count == 0) return absl::OkStatus();
@@ -121,18 +221,17 @@ absl::Status ReduceLocal(const ReduceOp& op, DataType type, const void* in, void
   if (Overlap(in_bytes, inout_bytes)) {
     return absl::InvalidArgumentError("ReduceLocal: `in` and `inout` overlap");
   }
-  if (!op.is_predefined()) {
+  if (kernels == nullptr) {  // a user op
     op.user_function()(in, inout, count, type);
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(op.predefined(), type));
-  choice.kernels->binary(in, inout, inout, count * choice.count_multiplier);
+  kernels->binary(in, inout, inout, count * kernels->count_multiplier);
   return absl::OkStatus();
 }
 
-absl::Status ReduceTwo(const ReduceOp& op, DataType type, const void* left, const void* right,
-                       void* out, size_t count) {
-  RETURN_IF_ERROR(CheckOpForDataType(op, type));
+absl::Status ReduceTwoSlow(const ReduceOp& op, DataType type, const void* left, const void* right,
+                           void* out, size_t count) {
+  ASSIGN_OR_RETURN(const ResolvedKernels* kernels, KernelsFor(op, type));
   RETURN_IF_ERROR(CheckNotNull("ReduceTwo", "left", left, count));
   RETURN_IF_ERROR(CheckNotNull("ReduceTwo", "right", right, count));
   RETURN_IF_ERROR(CheckNotNull("ReduceTwo", "out", out, count));
@@ -140,7 +239,7 @@ absl::Status ReduceTwo(const ReduceOp& op, DataType type, const void* left, cons
   const Range out_bytes = BytesOf(out, count, type);
   RETURN_IF_ERROR(CheckOutput("ReduceTwo", "left", BytesOf(left, count, type), out_bytes));
   RETURN_IF_ERROR(CheckOutput("ReduceTwo", "right", BytesOf(right, count, type), out_bytes));
-  if (!op.is_predefined()) {
+  if (kernels == nullptr) {  // a user op
     if (out == right && left != right) {
       op.user_function()(left, out, count, type);
     } else {
@@ -149,14 +248,45 @@ absl::Status ReduceTwo(const ReduceOp& op, DataType type, const void* left, cons
     }
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(op.predefined(), type));
-  choice.kernels->binary(left, right, out, count * choice.count_multiplier);
+  kernels->binary(left, right, out, count * kernels->count_multiplier);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReduceLocal(const ReduceOp& op, DataType type, const void* in, void* inout,
+                         size_t count) {
+  if (ABSL_PREDICT_TRUE(op.is_predefined())) {
+    const ResolvedKernels* kernels = FindKernels(op.predefined(), type);
+    if (ABSL_PREDICT_TRUE(kernels != nullptr && in != nullptr && inout != nullptr &&
+                          Disjoint(in, inout, count * kernels->element_size))) {
+      kernels->binary(in, inout, inout, count * kernels->count_multiplier);
+      return absl::OkStatus();
+    }
+  }
+  return ReduceLocalSlow(op, type, in, inout, count);
+}
+
+absl::Status ReduceTwo(const ReduceOp& op, DataType type, const void* left, const void* right,
+                       void* out, size_t count) {
+  if (ABSL_PREDICT_TRUE(op.is_predefined())) {
+    const ResolvedKernels* kernels = FindKernels(op.predefined(), type);
+    if (ABSL_PREDICT_TRUE(kernels != nullptr && left != nullptr && right != nullptr &&
+                          out != nullptr)) {
+      const size_t bytes = count * kernels->element_size;
+      if (ABSL_PREDICT_TRUE(SameOrDisjoint(left, out, bytes) &&
+                            SameOrDisjoint(right, out, bytes))) {
+        kernels->binary(left, right, out, count * kernels->count_multiplier);
+        return absl::OkStatus();
+      }
+    }
+  }
+  return ReduceTwoSlow(op, type, left, right, out, count);
 }
 
 absl::Status ReduceMany(const ReduceOp& op, DataType type, absl::Span<const void* const> inputs,
                         void* out, size_t count) {
-  RETURN_IF_ERROR(CheckOpForDataType(op, type));
+  ASSIGN_OR_RETURN(const ResolvedKernels* kernels, KernelsFor(op, type));
   if (inputs.empty()) {
     return absl::InvalidArgumentError("ReduceMany: `inputs` is empty; give at least one input");
   }
@@ -174,15 +304,14 @@ absl::Status ReduceMany(const ReduceOp& op, DataType type, absl::Span<const void
     if (inputs[0] != out) std::memcpy(out, inputs[0], count * DataTypeSize(type));
     return absl::OkStatus();
   }
-  if (!op.is_predefined()) {
+  if (kernels == nullptr) {  // a user op
     ApplyUserOp(op, type, inputs, out, count);
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(const KernelChoice choice, ChooseKernels(op.predefined(), type));
   if (inputs.size() == 2) {
-    choice.kernels->binary(inputs[0], inputs[1], out, count * choice.count_multiplier);
+    kernels->binary(inputs[0], inputs[1], out, count * kernels->count_multiplier);
   } else {
-    choice.kernels->many(inputs.data(), inputs.size(), out, count * choice.count_multiplier);
+    kernels->many(inputs.data(), inputs.size(), out, count * kernels->count_multiplier);
   }
   return absl::OkStatus();
 }
@@ -195,9 +324,7 @@ absl::Status FinishAverage(DataType type, void* data, size_t count, size_t contr
         "FinishAverage: `contributions` is 0; a mean needs at least one");
   }
   if (count == 0) return absl::OkStatus();
-  const DataType kernel_type = GetDataTypeInfo(type).canonical;
-  ops_internal::DivideKernel divide = ops_internal::SimdKernels().divide_at(kernel_type);
-  if (divide == nullptr) divide = ops_internal::PortableKernels().divide_at(kernel_type);
+  const ops_internal::DivideKernel divide = CurrentDispatch().divide[static_cast<size_t>(type)];
   if (divide == nullptr) {
     return absl::InternalError(absl::StrCat("zcoll has no divide kernel for ", DataTypeName(type)));
   }
@@ -205,6 +332,10 @@ absl::Status FinishAverage(DataType type, void* data, size_t count, size_t contr
   return absl::OkStatus();
 }
 
-absl::string_view ReduceKernelTarget() { return ops_internal::SimdKernels().target_name; }
+absl::string_view ReduceKernelTarget() { return CurrentDispatch().simd->target_name; }
+
+namespace ops_internal {
+void ResetDispatchCacheForTest() { current_dispatch.store(nullptr, std::memory_order_release); }
+}  // namespace ops_internal
 
 }  // namespace zcoll

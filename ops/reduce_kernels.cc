@@ -18,9 +18,11 @@
 
 #include "ops/reduce_kernels.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <tuple>
 #include <type_traits>
 
@@ -38,49 +40,120 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // ------------------------------------------------------------------------------
-// Element formats: how a storage type becomes compute lanes and back.
+// Element formats: how a storage type becomes compute vectors and back.
+//
+// A format moves a *unit*: kVectors compute vectors, holding Elements(d) consecutive
+// elements in some lane order that only the format knows (the kernels combine units
+// lane by lane, so any order works as long as loading and storing agree).
+//
+// Load/Store move whole units. LoadFirst/StoreFirst move only the first n elements
+// with masked instructions, and exist only where those suppress faults on the other
+// lanes: every lane width on AVX-512 (BW and VL), 32- and 64-bit lanes on AVX2.
+// Elsewhere tails go through zero-padded copies (see Tail below).
+
+template <class V, size_t K>
+struct Unit {
+  V v[K];
+};
+
+template <size_t kStorageLaneBytes>
+inline constexpr bool kHasSafeMasking = HWY_TARGET <= HWY_AVX3 ||
+                                        (HWY_TARGET == HWY_AVX2 && kStorageLaneBytes >= 4);
 
 template <typename T>
 struct Format {
   using Compute = T;
+  static constexpr size_t kVectors = 1;
+  static constexpr bool kMaskedTail = kHasSafeMasking<sizeof(T)>;
 
   template <class D>
-  static HWY_INLINE hn::Vec<D> Load(D d, const T* from) {
-    return hn::LoadU(d, from);
+  static HWY_INLINE size_t Elements(D d) {
+    return hn::Lanes(d);
   }
   template <class D>
-  static HWY_INLINE void Store(D d, hn::Vec<D> value, T* to) {
-    hn::StoreU(value, d, to);
+  static HWY_INLINE Unit<hn::Vec<D>, 1> Load(D d, const T* from) {
+    return {{hn::LoadU(d, from)}};
+  }
+  template <class D>
+  static HWY_INLINE void Store(D d, const Unit<hn::Vec<D>, 1>& unit, T* to) {
+    hn::StoreU(unit.v[0], d, to);
+  }
+  template <class D>
+  static HWY_INLINE Unit<hn::Vec<D>, 1> LoadFirst(D d, const T* from, size_t n) {
+    return {{hn::MaskedLoad(hn::FirstN(d, n), d, from)}};
+  }
+  template <class D>
+  static HWY_INLINE void StoreFirst(D d, const Unit<hn::Vec<D>, 1>& unit, T* to, size_t n) {
+    hn::BlendedStore(unit.v[0], hn::FirstN(d, n), d, to);
   }
 };
 
-// bfloat16: the upper half of a float32. Widening is a shift; narrowing rounds to
-// nearest even (Highway 1.0.3's DemoteTo truncates, so it is not used).
+// bfloat16: the upper half of a float32. A 32-bit lane holds two bfloat16 elements,
+// so a unit is two float vectors: the even elements (shifted up) and the odd ones
+// (low half masked off). This needs no cross-lane shuffles either way, which matters
+// because narrowing must round to nearest even in integer arithmetic (Highway
+// 1.0.3's DemoteTo truncates and the AVX-512 BF16 instructions are not among its
+// targets).
 template <>
 struct Format<Bfloat16> {
   using Compute = float;
+  static constexpr size_t kVectors = 2;
+  static constexpr bool kMaskedTail = kHasSafeMasking<2>;
 
   template <class D>
-  static HWY_INLINE hn::Vec<D> Load(D d, const Bfloat16* from) {
-    const hn::Rebind<uint16_t, D> d16;
+  static HWY_INLINE size_t Elements(D d) {
+    return 2 * hn::Lanes(d);
+  }
+
+  template <class D, class V32>
+  static HWY_INLINE Unit<hn::Vec<D>, 2> Split(D d, V32 pairs) {
     const hn::RebindToUnsigned<D> d32;
-    const auto bits16 = hn::LoadU(d16, reinterpret_cast<const uint16_t*>(from));
-    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(d32, bits16)));
+    return {{hn::BitCast(d, hn::ShiftLeft<16>(pairs)),
+             hn::BitCast(d, hn::And(pairs, hn::Set(d32, 0xffff0000u)))}};
+  }
+
+  // The float's bits rounded to nearest even at bit 16 (the result is the upper
+  // half); NaNs keep their top payload bits with the quiet bit set.
+  template <class D>
+  static HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> RoundToUpperHalf(D d, hn::Vec<D> value) {
+    const hn::RebindToUnsigned<D> d32;
+    const auto bits = hn::BitCast(d32, value);
+    const auto lowest_kept_bit = hn::And(hn::ShiftRight<16>(bits), hn::Set(d32, 1));
+    const auto rounded = hn::Add(bits, hn::Add(hn::Set(d32, 0x7fff), lowest_kept_bit));
+    const auto quiet_nan = hn::Or(bits, hn::Set(d32, 0x00400000));
+    return hn::IfThenElse(hn::RebindMask(d32, hn::IsNaN(value)), quiet_nan, rounded);
   }
 
   template <class D>
-  static HWY_INLINE void Store(D d, hn::Vec<D> value, Bfloat16* to) {
-    const hn::Rebind<uint16_t, D> d16;
+  static HWY_INLINE auto Join(D d, const Unit<hn::Vec<D>, 2>& unit) {
     const hn::RebindToUnsigned<D> d32;
-    const hn::RebindToSigned<D> di32;
-    const auto bits = hn::BitCast(d32, value);
-    const auto lowest_kept_bit = hn::And(hn::ShiftRight<16>(bits), hn::Set(d32, 1));
-    const auto rounded =
-        hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(d32, 0x7fff), lowest_kept_bit)));
-    const auto quiet_nan = hn::Or(hn::ShiftRight<16>(bits), hn::Set(d32, 0x0040));
-    const auto bits16 = hn::IfThenElse(hn::RebindMask(d32, hn::IsNaN(value)), quiet_nan, rounded);
-    // Every lane is below 2^16, so the saturating narrowing is exact.
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di32, bits16)), d16, reinterpret_cast<uint16_t*>(to));
+    return hn::Or(hn::ShiftRight<16>(RoundToUpperHalf(d, unit.v[0])),
+                  hn::And(RoundToUpperHalf(d, unit.v[1]), hn::Set(d32, 0xffff0000u)));
+  }
+
+  template <class D>
+  static HWY_INLINE Unit<hn::Vec<D>, 2> Load(D d, const Bfloat16* from) {
+    const hn::RebindToUnsigned<D> d32;
+    return Split(d, hn::LoadU(d32, reinterpret_cast<const uint32_t*>(from)));
+  }
+  template <class D>
+  static HWY_INLINE void Store(D d, const Unit<hn::Vec<D>, 2>& unit, Bfloat16* to) {
+    const hn::RebindToUnsigned<D> d32;
+    hn::StoreU(Join(d, unit), d32, reinterpret_cast<uint32_t*>(to));
+  }
+  template <class D>
+  static HWY_INLINE Unit<hn::Vec<D>, 2> LoadFirst(D d, const Bfloat16* from, size_t n) {
+    const hn::RebindToUnsigned<D> d32;
+    const hn::Repartition<uint16_t, D> d16;
+    const auto halves =
+        hn::MaskedLoad(hn::FirstN(d16, n), d16, reinterpret_cast<const uint16_t*>(from));
+    return Split(d, hn::BitCast(d32, halves));
+  }
+  template <class D>
+  static HWY_INLINE void StoreFirst(D d, const Unit<hn::Vec<D>, 2>& unit, Bfloat16* to, size_t n) {
+    const hn::Repartition<uint16_t, D> d16;
+    hn::BlendedStore(hn::BitCast(d16, Join(d, unit)), hn::FirstN(d16, n), d16,
+                     reinterpret_cast<uint16_t*>(to));
   }
 };
 
@@ -91,17 +164,23 @@ struct Format<Bfloat16> {
 template <>
 struct Format<Float16> {
   using Compute = float;
+  static constexpr size_t kVectors = 1;
+  static constexpr bool kMaskedTail = kHasSafeMasking<2>;
 
   template <class D>
-  static HWY_INLINE hn::Vec<D> Load(D d, const Float16* from) {
+  static HWY_INLINE size_t Elements(D d) {
+    return hn::Lanes(d);
+  }
+
+  template <class D, class V16>
+  static HWY_INLINE hn::Vec<D> Widen(D d, V16 bits16) {
 #if HWY_TARGET <= HWY_AVX2
-    const hn::Rebind<hwy::float16_t, D> d16;
-    return hn::PromoteTo(d, hn::LoadU(d16, reinterpret_cast<const hwy::float16_t*>(from)));
+    const hn::Rebind<hwy::float16_t, D> df16;
+    return hn::PromoteTo(d, hn::BitCast(df16, bits16));
 #else
-    const hn::Rebind<uint16_t, D> d16;
     const hn::RebindToUnsigned<D> d32;
     const hn::RebindToSigned<D> di32;
-    const auto half = hn::PromoteTo(d32, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(from)));
+    const auto half = hn::PromoteTo(d32, bits16);
     const auto sign = hn::ShiftLeft<16>(hn::And(half, hn::Set(d32, 0x8000)));
     const auto exponent = hn::And(half, hn::Set(d32, 0x7c00));
     const auto mantissa = hn::And(half, hn::Set(d32, 0x03ff));
@@ -118,12 +197,12 @@ struct Format<Float16> {
   }
 
   template <class D>
-  static HWY_INLINE void Store(D d, hn::Vec<D> value, Float16* to) {
-#if HWY_TARGET <= HWY_AVX2
-    const hn::Rebind<hwy::float16_t, D> d16;
-    hn::StoreU(hn::DemoteTo(d16, value), d16, reinterpret_cast<hwy::float16_t*>(to));
-#else
+  static HWY_INLINE auto Narrow(D d, hn::Vec<D> value) {
     const hn::Rebind<uint16_t, D> d16;
+#if HWY_TARGET <= HWY_AVX2
+    const hn::Rebind<hwy::float16_t, D> df16;
+    return hn::BitCast(d16, hn::DemoteTo(df16, value));
+#else
     const hn::RebindToUnsigned<D> d32;
     const hn::RebindToSigned<D> di32;
     const auto bits = hn::BitCast(d32, value);
@@ -149,8 +228,31 @@ struct Format<Float16> {
     half = hn::IfThenElse(overflows, hn::Set(d32, 0x7c00), half);
     half = hn::IfThenElse(is_nan, nan, half);
     half = hn::Or(half, sign);
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di32, half)), d16, reinterpret_cast<uint16_t*>(to));
+    return hn::DemoteTo(d16, hn::BitCast(di32, half));
 #endif
+  }
+
+  template <class D>
+  static HWY_INLINE Unit<hn::Vec<D>, 1> Load(D d, const Float16* from) {
+    const hn::Rebind<uint16_t, D> d16;
+    return {{Widen(d, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(from)))}};
+  }
+  template <class D>
+  static HWY_INLINE void Store(D d, const Unit<hn::Vec<D>, 1>& unit, Float16* to) {
+    const hn::Rebind<uint16_t, D> d16;
+    hn::StoreU(Narrow(d, unit.v[0]), d16, reinterpret_cast<uint16_t*>(to));
+  }
+  template <class D>
+  static HWY_INLINE Unit<hn::Vec<D>, 1> LoadFirst(D d, const Float16* from, size_t n) {
+    const hn::Rebind<uint16_t, D> d16;
+    return {{Widen(
+        d, hn::MaskedLoad(hn::FirstN(d16, n), d16, reinterpret_cast<const uint16_t*>(from)))}};
+  }
+  template <class D>
+  static HWY_INLINE void StoreFirst(D d, const Unit<hn::Vec<D>, 1>& unit, Float16* to, size_t n) {
+    const hn::Rebind<uint16_t, D> d16;
+    hn::BlendedStore(Narrow(d, unit.v[0]), hn::FirstN(d16, n), d16,
+                     reinterpret_cast<uint16_t*>(to));
   }
 };
 
@@ -327,104 +429,171 @@ template <class Op>
 inline constexpr bool kAverages = Op::kOp == PredefinedOp::kAvg;
 
 // ------------------------------------------------------------------------------
-// Kernels. Each is a main vector loop, then one vector at a time, then a tail of
-// fewer than one vector done on zero-padded copies (so the tail runs the very same
-// vector code and cannot read past the caller's buffers).
+// Kernels. Each is a main loop of whole units, then one unit at a time, then a tail
+// of fewer elements than a unit that runs the very same vector code.
 
 template <typename T>
 using ComputeTag = hn::ScalableTag<typename Format<T>::Compute>;
 
-template <typename T>
-inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(typename Format<T>::Compute);
+template <typename T, class D>
+using UnitFor = Unit<hn::Vec<D>, Format<T>::kVectors>;
 
-template <class Op, typename T>
-HWY_INLINE hn::Vec<ComputeTag<T>> Combine(const T* a, const T* b) {
-  const ComputeTag<T> d;
-  auto result = Op()(d, Format<T>::Load(d, a), Format<T>::Load(d, b));
-  if constexpr (kAverages<Op>) result = hn::Div(result, hn::Set(d, 2));
+// Elements of the largest unit of any target.
+template <typename T>
+inline constexpr size_t kMaxUnitElements = Format<T>::kVectors* HWY_MAX_BYTES /
+                                           sizeof(typename Format<T>::Compute);
+
+// The first `rest` elements (fewer than a unit) of a buffer as a whole unit: masked
+// loads and stores where they are safe, else copies through a zeroed unit on the
+// stack (so nothing past the caller's buffers is ever touched). Used for the tail
+// of a buffer and for the head that aligns the main loop.
+template <typename T>
+class Partial {
+ public:
+  explicit Partial(size_t rest) : rest_(rest) {}
+
+  template <class D>
+  HWY_INLINE UnitFor<T, D> Load(D d, const T* from) const {
+    if constexpr (Format<T>::kMaskedTail) {
+      return Format<T>::LoadFirst(d, from, rest_);
+    } else {
+      T padded[kMaxUnitElements<T>] = {};
+      std::memcpy(padded, from, rest_ * sizeof(T));
+      return Format<T>::Load(d, padded);
+    }
+  }
+
+  template <class D>
+  HWY_INLINE void Store(D d, const UnitFor<T, D>& unit, T* to) const {
+    if constexpr (Format<T>::kMaskedTail) {
+      Format<T>::StoreFirst(d, unit, to, rest_);
+    } else {
+      T padded[kMaxUnitElements<T>];
+      Format<T>::Store(d, unit, padded);
+      std::memcpy(to, padded, rest_ * sizeof(T));
+    }
+  }
+
+ private:
+  size_t rest_;
+};
+
+// Elements to process before `out` is aligned to a whole storage vector (at most a
+// cache line), or 0 when that is not worth it. Without this, a buffer 16 bytes off a
+// cache line (malloc's usual placement) makes every AVX-512 load and store split two
+// lines and runs at three quarters of the speed in L2.
+template <typename T, class D>
+HWY_INLINE size_t AlignmentHead(D d, const T* out, size_t count) {
+  const size_t step = Format<T>::Elements(d);
+  const size_t alignment = std::min<size_t>(64, step * sizeof(T));
+  const size_t misaligned = reinterpret_cast<uintptr_t>(out) % alignment;
+  // Short buffers gain nothing; a pointer not aligned to its element cannot be fixed.
+  if (count < 16 * step || misaligned == 0 || misaligned % sizeof(T) != 0) return 0;
+  return (alignment - misaligned) / sizeof(T);
+}
+
+// a op b lane by lane, or the mean for AVG.
+template <class Op, class D, class U>
+HWY_INLINE U Combine(D d, const U& a, const U& b) {
+  U result;
+  for (size_t k = 0; k < std::size(a.v); ++k) {
+    result.v[k] = Op()(d, a.v[k], b.v[k]);
+    if constexpr (kAverages<Op>) result.v[k] = hn::Div(result.v[k], hn::Set(d, 2));
+  }
   return result;
 }
 
 template <class Op, typename T>
 void ReduceBinary(const void* a_bytes, const void* b_bytes, void* out_bytes, size_t count) {
+  using F = Format<T>;
   const T* a = static_cast<const T*>(a_bytes);
   const T* b = static_cast<const T*>(b_bytes);
   T* out = static_cast<T*>(out_bytes);
   const ComputeTag<T> d;
-  const size_t lanes = hn::Lanes(d);
-  size_t i = 0;
-  // Four vectors per iteration keep both load ports and the store port busy with the
+  const size_t step = F::Elements(d);
+  size_t i = AlignmentHead(d, out, count);
+  if (i != 0) {
+    const Partial<T> head(i);
+    head.Store(d, Combine<Op>(d, head.Load(d, a), head.Load(d, b)), out);
+  }
+  // Four units per iteration keep both load ports and the store port busy with the
   // loop bookkeeping off the critical path; eight measured no faster on AVX2/AVX-512.
-  for (; i + 4 * lanes <= count; i += 4 * lanes) {
-    const auto r0 = Combine<Op>(a + i, b + i);
-    const auto r1 = Combine<Op>(a + i + lanes, b + i + lanes);
-    const auto r2 = Combine<Op>(a + i + 2 * lanes, b + i + 2 * lanes);
-    const auto r3 = Combine<Op>(a + i + 3 * lanes, b + i + 3 * lanes);
-    Format<T>::Store(d, r0, out + i);
-    Format<T>::Store(d, r1, out + i + lanes);
-    Format<T>::Store(d, r2, out + i + 2 * lanes);
-    Format<T>::Store(d, r3, out + i + 3 * lanes);
+  for (; i + 4 * step <= count; i += 4 * step) {
+    const auto r0 = Combine<Op>(d, F::Load(d, a + i), F::Load(d, b + i));
+    const auto r1 = Combine<Op>(d, F::Load(d, a + i + step), F::Load(d, b + i + step));
+    const auto r2 = Combine<Op>(d, F::Load(d, a + i + 2 * step), F::Load(d, b + i + 2 * step));
+    const auto r3 = Combine<Op>(d, F::Load(d, a + i + 3 * step), F::Load(d, b + i + 3 * step));
+    F::Store(d, r0, out + i);
+    F::Store(d, r1, out + i + step);
+    F::Store(d, r2, out + i + 2 * step);
+    F::Store(d, r3, out + i + 3 * step);
   }
-  for (; i + lanes <= count; i += lanes) {
-    Format<T>::Store(d, Combine<Op>(a + i, b + i), out + i);
+  for (; i + step <= count; i += step) {
+    F::Store(d, Combine<Op>(d, F::Load(d, a + i), F::Load(d, b + i)), out + i);
   }
-  const size_t rest = count - i;
-  if (rest == 0) return;
-  T padded_a[kMaxLanes<T>] = {}, padded_b[kMaxLanes<T>] = {}, padded_out[kMaxLanes<T>];
-  std::memcpy(padded_a, a + i, rest * sizeof(T));
-  std::memcpy(padded_b, b + i, rest * sizeof(T));
-  Format<T>::Store(d, Combine<Op>(padded_a, padded_b), padded_out);
-  std::memcpy(out + i, padded_out, rest * sizeof(T));
+  if (i == count) return;
+  const Partial<T> tail(count - i);
+  tail.Store(d, Combine<Op>(d, tail.Load(d, a + i), tail.Load(d, b + i)), out + i);
 }
 
 template <class Op, typename T>
 void ReduceMany(const void* const* inputs, size_t num_inputs, void* out_bytes, size_t count) {
+  using F = Format<T>;
   T* out = static_cast<T*>(out_bytes);
-  auto input = [inputs](size_t j) { return static_cast<const T*>(inputs[j]); };
   const ComputeTag<T> d;
-  const size_t lanes = hn::Lanes(d);
+  const size_t step = F::Elements(d);
   const Op op;
-  // One pass over memory: every input's vector is folded in before the result is
-  // stored, left to right (the canonical order).
+  // One pass over memory: every input's unit is folded in before the result is
+  // stored, left to right (the canonical order). `load(p)` reads a unit at p.
   auto fold = [&](size_t i, auto load) {
-    auto accumulator = load(0, i);
-    for (size_t j = 1; j < num_inputs; ++j) accumulator = op(d, accumulator, load(j, i));
+    auto accumulator = load(static_cast<const T*>(inputs[0]) + i);
+    for (size_t j = 1; j < num_inputs; ++j) {
+      const auto next = load(static_cast<const T*>(inputs[j]) + i);
+      for (size_t k = 0; k < F::kVectors; ++k) {
+        accumulator.v[k] = op(d, accumulator.v[k], next.v[k]);
+      }
+    }
     if constexpr (kAverages<Op>) {
-      accumulator =
-          hn::Div(accumulator, hn::Set(d, static_cast<hn::TFromD<decltype(d)>>(num_inputs)));
+      const auto divisor = hn::Set(d, static_cast<typename F::Compute>(num_inputs));
+      for (size_t k = 0; k < F::kVectors; ++k) {
+        accumulator.v[k] = hn::Div(accumulator.v[k], divisor);
+      }
     }
     return accumulator;
   };
-  auto load_input = [&](size_t j, size_t i) { return Format<T>::Load(d, input(j) + i); };
-  size_t i = 0;
-  for (; i + lanes <= count; i += lanes) Format<T>::Store(d, fold(i, load_input), out + i);
-  const size_t rest = count - i;
-  if (rest == 0) return;
-  T padded[kMaxLanes<T>] = {}, padded_out[kMaxLanes<T>];
-  auto load_padded = [&](size_t j, size_t) {
-    std::memcpy(padded, input(j) + i, rest * sizeof(T));
-    return Format<T>::Load(d, padded);
-  };
-  Format<T>::Store(d, fold(i, load_padded), padded_out);
-  std::memcpy(out + i, padded_out, rest * sizeof(T));
+  size_t i = AlignmentHead(d, out, count);
+  if (i != 0) {
+    const Partial<T> head(i);
+    head.Store(d, fold(0, [d, &head](const T* from) { return head.Load(d, from); }), out);
+  }
+  for (; i + step <= count; i += step) {
+    F::Store(d, fold(i, [d](const T* from) { return F::Load(d, from); }), out + i);
+  }
+  if (i == count) return;
+  const Partial<T> tail(count - i);
+  tail.Store(d, fold(i, [d, &tail](const T* from) { return tail.Load(d, from); }), out + i);
 }
 
 template <typename T>
 void DivideBy(void* data_bytes, size_t count, size_t divisor) {
+  using F = Format<T>;
   T* data = static_cast<T*>(data_bytes);
   const ComputeTag<T> d;
-  const auto scale = hn::Set(d, static_cast<typename Format<T>::Compute>(divisor));
-  const size_t lanes = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + lanes <= count; i += lanes) {
-    Format<T>::Store(d, hn::Div(Format<T>::Load(d, data + i), scale), data + i);
+  const auto scale = hn::Set(d, static_cast<typename F::Compute>(divisor));
+  auto divide = [&](UnitFor<T, decltype(d)> unit) {
+    for (size_t k = 0; k < F::kVectors; ++k) unit.v[k] = hn::Div(unit.v[k], scale);
+    return unit;
+  };
+  const size_t step = F::Elements(d);
+  size_t i = AlignmentHead(d, data, count);
+  if (i != 0) {
+    const Partial<T> head(i);
+    head.Store(d, divide(head.Load(d, data)), data);
   }
-  const size_t rest = count - i;
-  if (rest == 0) return;
-  T padded[kMaxLanes<T>] = {};
-  std::memcpy(padded, data + i, rest * sizeof(T));
-  Format<T>::Store(d, hn::Div(Format<T>::Load(d, padded), scale), padded);
-  std::memcpy(data + i, padded, rest * sizeof(T));
+  for (; i + step <= count; i += step) F::Store(d, divide(F::Load(d, data + i)), data + i);
+  if (i == count) return;
+  const Partial<T> tail(count - i);
+  tail.Store(d, divide(tail.Load(d, data + i)), data + i);
 }
 
 // ------------------------------------------------------------------------------

@@ -59,6 +59,11 @@ const KernelTable& SimdKernels();
 // Scalar kernels for the types listed above; one table for all CPUs.
 const KernelTable& PortableKernels();
 
+// ops/reduce.cc resolves the two tables into one entry per (op, user datatype) once
+// and caches it. Tests that switch targets with hwy::SetSupportedTargetsForTest call
+// this afterwards so that the next call resolves against the new target.
+void ResetDispatchCacheForTest();
+
 }  // namespace zcoll::ops_internal
 
 #endif  // ZCOLL_OPS_REDUCE_KERNELS_H_
