@@ -4,8 +4,10 @@
 //
 //   #include "zcoll/zcoll.h"      // with deps = ["@zcoll//:zcoll"]
 //
-// It brings the public types: DataType, ReduceOp, Topology and the version; the
-// communicator and the collectives join it as they land. Everything else in the
+// It brings the public types (DataType, ReduceOp, Topology, the version) and the
+// local reductions of ops/reduce.h (ReduceLocal = MPI_Reduce_local, ReduceTwo,
+// ReduceMany, FinishAverage); the communicator and the collectives join it as they
+// land. Everything else in the
 // repository is internal and may change without notice.
 
 #ifndef ZCOLL_ZCOLL_H_
@@ -15,5 +17,6 @@
 #include "core/reduce_op.h"  // IWYU pragma: export
 #include "core/topology.h"   // IWYU pragma: export
 #include "core/version.h"    // IWYU pragma: export
+#include "ops/reduce.h"      // IWYU pragma: export
 
 #endif  // ZCOLL_ZCOLL_H_

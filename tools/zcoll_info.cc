@@ -1,6 +1,7 @@
 // zcoll_info: what zcoll can use on this machine.
 //
-// Prints the zcoll version, this node's hardware (hwloc), the libfabric providers and
+// Prints the zcoll version, the SIMD target the reduction kernels run on, this node's
+// hardware (hwloc), the libfabric providers and
 // UCX transports that open here, and zcoll's environment variables with their values.
 // Run it first when a job picks an unexpected transport or topology.
 //
@@ -16,6 +17,7 @@
 #include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/version.h"
+#include "ops/reduce.h"
 #include "transport/ofi/ofi_info.h"
 #include "transport/ucx/ucx_info.h"
 
@@ -111,6 +113,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   absl::PrintF("zcoll %s\n\n", zcoll::kVersion);
+  absl::PrintF("Reduction kernels: %s (best SIMD target of this CPU, chosen at run time)\n\n",
+               zcoll::ReduceKernelTarget());
   zcoll::PrintNode();
   zcoll::PrintOfi();
   zcoll::PrintUcx();

@@ -9,6 +9,7 @@ output=$("$info")
 echo "$output"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '^zcoll [0-9]\+\.[0-9]\+\.[0-9]\+$' <<<"$output" || fail "no version line"
+grep -Eq '^Reduction kernels: (AVX3|AVX2|SSE4|SSSE3|SCALAR) ' <<<"$output" || fail "no kernel target"
 grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, cores [1-9][0-9]*' <<<"$output" \
   || fail "no hardware counts"
 grep -Eq '^  shm +[^ ]+ +yes +yes .* yes$' <<<"$output" || fail "libfabric shm does not open"

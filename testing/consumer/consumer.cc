@@ -13,11 +13,18 @@ int main() {
   const absl::Status allowed =
       zcoll::CheckOpForDataType(zcoll::PredefinedOp::kSum, zcoll::kDataTypeOf<float>);
   absl::StatusOr<zcoll::Topology> topology = zcoll::Topology::Uniform(2, 2);
-  if (refused.ok() || !allowed.ok() || !topology.ok() || topology->num_nodes() != 2) {
+  float in[3] = {1, 2, 3}, inout[3] = {10, 20, 30};
+  const absl::Status reduced =
+      zcoll::ReduceLocal(zcoll::PredefinedOp::kSum, zcoll::DataType::kFloat, in, inout, 3);
+  if (refused.ok() || !allowed.ok() || !topology.ok() || topology->num_nodes() != 2 ||
+      !reduced.ok() || inout[2] != 33) {
     std::fprintf(stderr, "consumer: zcoll's public API misbehaves\n");
     return 1;
   }
   std::printf("MAX on complex: %s\n", refused.ToString().c_str());
   std::printf("topology: %s\n", topology->ToString().c_str());
+  std::printf("ReduceLocal sum: %g %g %g on %.*s\n", inout[0], inout[1], inout[2],
+              static_cast<int>(zcoll::ReduceKernelTarget().size()),
+              zcoll::ReduceKernelTarget().data());
   return 0;
 }
