@@ -1,8 +1,9 @@
 // Throughput of ReduceLocal for every datatype, op and size, next to the memory-bound
 // limit of a plain float add over the same buffers.
 //
-//   bazel run -c opt //ops:reduce_local_benchmark -- \
+//   bazel run -c opt //ops:reduce_local_benchmark --
 //       --benchmark_filter='BM_(ReduceLocal/(float|double|int32)/(sum|max)|StreamAdd)/'
+//   (one command line)
 //
 // Cases: BM_ReduceLocal/<dtype>/<op>/<bytes> (dtype and op named as in core/, bytes
 // 8 B .. 32 MiB by powers of 4, and 64 MiB) and BM_StreamAdd/<bytes>. bytes/s counts
