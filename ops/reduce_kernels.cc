@@ -317,33 +317,23 @@ HWY_INLINE V OrderedMin(V a, V b) {
 #endif
 }
 
-struct MaxOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kMax;
+// MAX and MIN. Floats propagate NaN (the left operand's first); see the file comment.
+template <bool kMax>
+struct ExtremumOp {
+  static constexpr PredefinedOp kOp = kMax ? PredefinedOp::kMax : PredefinedOp::kMin;
   template <typename C>
   static constexpr bool kDefinedFor = true;
   template <class D, class V>
   HWY_INLINE V operator()(D d, V a, V b) const {
     if constexpr (hwy::IsFloat<hn::TFromD<D>>()) {
-      return hn::IfThenElse(hn::IsNaN(a), a, OrderedMax(a, b));
+      return hn::IfThenElse(hn::IsNaN(a), a, kMax ? OrderedMax(a, b) : OrderedMin(a, b));
     } else {
-      return hn::Max(a, b);
+      return kMax ? hn::Max(a, b) : hn::Min(a, b);
     }
   }
 };
-
-struct MinOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kMin;
-  template <typename C>
-  static constexpr bool kDefinedFor = true;
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V a, V b) const {
-    if constexpr (hwy::IsFloat<hn::TFromD<D>>()) {
-      return hn::IfThenElse(hn::IsNaN(a), a, OrderedMin(a, b));
-    } else {
-      return hn::Min(a, b);
-    }
-  }
-};
+using MaxOp = ExtremumOp<true>;
+using MinOp = ExtremumOp<false>;
 
 struct SumOp {
   static constexpr PredefinedOp kOp = PredefinedOp::kSum;
@@ -383,69 +373,47 @@ struct ProdOp {
   }
 };
 
-struct BandOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kBand;
+// BAND, BOR, BXOR.
+template <PredefinedOp kOpValue>
+struct BitwiseOp {
+  static constexpr PredefinedOp kOp = kOpValue;
   template <typename C>
   static constexpr bool kDefinedFor = kIsInteger<C>;
   template <class D, class V>
   HWY_INLINE V operator()(D d, V a, V b) const {
-    return hn::And(a, b);
+    if constexpr (kOp == PredefinedOp::kBand) return hn::And(a, b);
+    if constexpr (kOp == PredefinedOp::kBor) return hn::Or(a, b);
+    if constexpr (kOp == PredefinedOp::kBxor) return hn::Xor(a, b);
   }
 };
+using BandOp = BitwiseOp<PredefinedOp::kBand>;
+using BorOp = BitwiseOp<PredefinedOp::kBor>;
+using BxorOp = BitwiseOp<PredefinedOp::kBxor>;
 
-struct BorOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kBor;
-  template <typename C>
-  static constexpr bool kDefinedFor = kIsInteger<C>;
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V a, V b) const {
-    return hn::Or(a, b);
-  }
-};
-
-struct BxorOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kBxor;
-  template <typename C>
-  static constexpr bool kDefinedFor = kIsInteger<C>;
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V a, V b) const {
-    return hn::Xor(a, b);
-  }
-};
-
-// Logical ops: nonzero is true; the result is 1 or 0.
-struct LandOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kLand;
+// LAND, LOR, LXOR: nonzero is true; the result is 1 or 0.
+template <PredefinedOp kOpValue>
+struct LogicalOp {
+  static constexpr PredefinedOp kOp = kOpValue;
   template <typename C>
   static constexpr bool kDefinedFor = kIsInteger<C>;
   template <class D, class V>
   HWY_INLINE V operator()(D d, V a, V b) const {
     const auto zero = hn::Zero(d);
-    return hn::IfThenElseZero(hn::And(hn::Ne(a, zero), hn::Ne(b, zero)), hn::Set(d, 1));
+    const auto a_true = hn::Ne(a, zero), b_true = hn::Ne(b, zero);
+    if constexpr (kOp == PredefinedOp::kLand) {
+      return hn::IfThenElseZero(hn::And(a_true, b_true), hn::Set(d, 1));
+    }
+    if constexpr (kOp == PredefinedOp::kLor) {
+      return hn::IfThenElseZero(hn::Or(a_true, b_true), hn::Set(d, 1));
+    }
+    if constexpr (kOp == PredefinedOp::kLxor) {
+      return hn::IfThenElseZero(hn::Xor(a_true, b_true), hn::Set(d, 1));
+    }
   }
 };
-
-struct LorOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kLor;
-  template <typename C>
-  static constexpr bool kDefinedFor = kIsInteger<C>;
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V a, V b) const {
-    const auto zero = hn::Zero(d);
-    return hn::IfThenElseZero(hn::Ne(hn::Or(a, b), zero), hn::Set(d, 1));
-  }
-};
-
-struct LxorOp {
-  static constexpr PredefinedOp kOp = PredefinedOp::kLxor;
-  template <typename C>
-  static constexpr bool kDefinedFor = kIsInteger<C>;
-  template <class D, class V>
-  HWY_INLINE V operator()(D d, V a, V b) const {
-    const auto zero = hn::Zero(d);
-    return hn::IfThenElseZero(hn::Xor(hn::Ne(a, zero), hn::Ne(b, zero)), hn::Set(d, 1));
-  }
-};
+using LandOp = LogicalOp<PredefinedOp::kLand>;
+using LorOp = LogicalOp<PredefinedOp::kLor>;
+using LxorOp = LogicalOp<PredefinedOp::kLxor>;
 
 template <class Op>
 inline constexpr bool kAverages = Op::kOp == PredefinedOp::kAvg;
