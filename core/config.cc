@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/numbers.h"
+
 namespace zcoll {
 namespace {
 
@@ -13,6 +15,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_LOG_LEVEL", "warning",
      "Least severe message printed to stderr: error, warning, info, debug or trace "
      "(or 0-4)."},
+    {"ZCOLL_WAIT_SPIN_US", "20",
+     "Microseconds a blocking wait polls before it starts yielding the core."},
+    {"ZCOLL_WAIT_YIELD_US", "200",
+     "Microseconds a blocking wait then polls with sched_yield before it sleeps on the "
+     "provider's wait object; lower it when ranks outnumber cores."},
 };
 
 }  // namespace
@@ -32,6 +39,20 @@ std::string EnvironmentValue(absl::string_view name) {
                "declared in core/config.cc\n",
                static_cast<int>(name.size()), name.data());
   std::abort();
+}
+
+uint64_t EnvironmentUnsigned(absl::string_view name) {
+  const std::string value = EnvironmentValue(name);
+  uint64_t parsed = 0;
+  if (absl::SimpleAtoi(value, &parsed)) return parsed;
+  for (const EnvironmentVariable& variable : kEnvironmentVariables) {
+    if (variable.name != name) continue;
+    std::fprintf(stderr, "zcoll: %.*s='%s' is not a non-negative integer; using %.*s\n",
+                 static_cast<int>(name.size()), name.data(), value.c_str(),
+                 static_cast<int>(variable.default_value.size()), variable.default_value.data());
+    (void)absl::SimpleAtoi(variable.default_value, &parsed);
+  }
+  return parsed;
 }
 
 }  // namespace zcoll

@@ -8,6 +8,7 @@
 #ifndef ZCOLL_CORE_CONFIG_H_
 #define ZCOLL_CORE_CONFIG_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -28,6 +29,10 @@ absl::Span<const EnvironmentVariable> EnvironmentVariables();
 // variable is unset or empty. `name` must be declared in EnvironmentVariables(); a
 // name that is not is a bug in zcoll and aborts with a message.
 std::string EnvironmentValue(absl::string_view name);
+
+// EnvironmentValue parsed as a non-negative integer. A value that does not parse is
+// reported once on stderr and the declared default is used instead.
+uint64_t EnvironmentUnsigned(absl::string_view name);
 
 }  // namespace zcoll
 

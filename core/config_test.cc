@@ -45,6 +45,18 @@ TEST(ConfigTest, UnsetOrEmptyMeansDefault) {
   ASSERT_EQ(unsetenv("ZCOLL_LOG_LEVEL"), 0);
 }
 
+TEST(ConfigTest, UnsignedValuesParseOrFallBackToTheDefault) {
+  ASSERT_EQ(setenv("ZCOLL_WAIT_SPIN_US", "7", 1), 0);
+  EXPECT_EQ(EnvironmentUnsigned("ZCOLL_WAIT_SPIN_US"), 7u);
+  ASSERT_EQ(setenv("ZCOLL_WAIT_SPIN_US", "-3", 1), 0);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(EnvironmentUnsigned("ZCOLL_WAIT_SPIN_US"), 20u);
+  EXPECT_THAT(testing::internal::GetCapturedStderr(),
+              testing::HasSubstr("ZCOLL_WAIT_SPIN_US='-3' is not a non-negative integer"));
+  ASSERT_EQ(unsetenv("ZCOLL_WAIT_SPIN_US"), 0);
+  EXPECT_EQ(EnvironmentUnsigned("ZCOLL_WAIT_SPIN_US"), 20u);
+}
+
 TEST(ConfigDeathTest, UndeclaredVariableIsABug) {
   EXPECT_DEATH(EnvironmentValue("ZCOLL_NOT_DECLARED"), "not declared in core/config.cc");
 }

@@ -10,17 +10,17 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/config.h"
+#include "core/mutex.h"
 
 namespace zcoll {
 namespace {
 
 constexpr LogLevel kDefaultLevel = LogLevel::kWarning;
 
-absl::Mutex prefix_mutex;
+Mutex prefix_mutex;
 std::string& LogPrefix() ABSL_EXCLUSIVE_LOCKS_REQUIRED(prefix_mutex) {
   static std::string* prefix = new std::string();
   return *prefix;
@@ -51,7 +51,7 @@ absl::string_view Basename(absl::string_view path) {
 void WriteLine(absl::string_view header, absl::string_view body) {
   std::string line;
   {
-    absl::MutexLock lock(&prefix_mutex);
+    MutexLock lock(&prefix_mutex);
     const std::string& prefix = LogPrefix();
     line = absl::StrCat(header, prefix.empty() ? "" : " ", prefix, "] ", body, "\n");
   }
@@ -109,7 +109,7 @@ void SetLogLevel(LogLevel level) {
 }
 
 void SetLogPrefix(absl::string_view prefix) {
-  absl::MutexLock lock(&prefix_mutex);
+  MutexLock lock(&prefix_mutex);
   LogPrefix() = std::string(prefix);
 }
 

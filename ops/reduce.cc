@@ -11,7 +11,7 @@
 #include "absl/base/optimization.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "ops/reduce_kernels.h"
 
@@ -113,7 +113,7 @@ std::unique_ptr<Dispatch> Resolve(const ops_internal::KernelTable& simd) {
 }
 
 std::atomic<const Dispatch*> current_dispatch{nullptr};
-absl::Mutex dispatch_mutex;
+Mutex dispatch_mutex;
 
 // Every table resolved so far (one per SIMD target; several only in tests), kept so
 // that a pointer handed out stays valid for the life of the process.
@@ -124,7 +124,7 @@ std::vector<std::unique_ptr<Dispatch>>& ResolvedTables()
 }
 
 ABSL_ATTRIBUTE_NOINLINE const Dispatch& CurrentDispatchSlow() {
-  absl::MutexLock lock(&dispatch_mutex);
+  MutexLock lock(&dispatch_mutex);
   const ops_internal::KernelTable* simd = &ops_internal::SimdKernels();
   const Dispatch* found = nullptr;
   for (const std::unique_ptr<Dispatch>& table : ResolvedTables()) {

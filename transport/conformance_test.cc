@@ -1,0 +1,391 @@
+// The conformance suite every transport provider must pass. One binary per provider
+// (transport/conformance.bzl), chosen with --provider=NAME; ranks are threads for
+// loopback and processes otherwise (testing/transport_harness.h).
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/transport_harness.h"
+#include "transport/transport.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RankContext;
+using testing::RunOptions;
+using testing::RunRanks;
+
+std::string* provider_flag = new std::string("loopback");
+
+const std::string& Provider() { return *provider_flag; }
+
+absl::Time Soon() { return absl::Now() + absl::Seconds(60); }
+
+uint8_t PatternByte(uint64_t seed, size_t i) {
+  return static_cast<uint8_t>((seed * 131 + i * 7 + (i >> 8) * 13) & 0xff);
+}
+
+std::vector<uint8_t> Pattern(uint64_t seed, size_t bytes) {
+  std::vector<uint8_t> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = PatternByte(seed, i);
+  return data;
+}
+
+// Index of the first byte that differs from the pattern, or -1.
+int64_t FirstMismatch(const uint8_t* data, size_t bytes, uint64_t seed) {
+  for (size_t i = 0; i < bytes; ++i) {
+    if (data[i] != PatternByte(seed, i)) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+void RunJob(int size, const std::function<void(RankContext&)>& body, RunOptions options = {}) {
+  const absl::Status status = RunRanks(Provider(), size, body, options);
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(ConformanceTest, SendRecvOfEverySizeBothWays) {
+  const std::vector<size_t> sizes = {
+      0, 1, 7, 64, 4095, 4096, 65537, 1 << 20, (1 << 20) + 3, size_t{16} << 20, size_t{64} << 20};
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    const int peer = 1 - context.rank();
+    for (size_t index = 0; index < sizes.size(); ++index) {
+      const size_t bytes = sizes[index];
+      const std::vector<uint8_t> out = Pattern(index + 10 * context.rank(), bytes);
+      std::vector<uint8_t> in(bytes, 0xee);
+      Completion sent, received;
+      ASSERT_TRUE(transport.PostRecv(peer, index, in.data(), bytes, &received).ok());
+      ASSERT_TRUE(transport.PostSend(peer, index, out.data(), bytes, &sent).ok());
+      const absl::Status send_status = transport.Wait(sent, Soon());
+      const absl::Status recv_status = transport.Wait(received, Soon());
+      ASSERT_TRUE(send_status.ok()) << bytes << " bytes: " << send_status;
+      ASSERT_TRUE(recv_status.ok()) << bytes << " bytes: " << recv_status;
+      EXPECT_EQ(received.bytes(), bytes);
+      EXPECT_EQ(FirstMismatch(in.data(), bytes, index + 10 * peer), -1)
+          << "message of " << bytes << " bytes from rank " << peer << " is corrupted";
+    }
+  });
+}
+
+TEST(ConformanceTest, ManyOutstandingOperations) {
+  constexpr int kMessages = 400;
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    const int peer = 1 - context.rank();
+    std::vector<std::vector<uint8_t>> outgoing, incoming;
+    std::vector<Completion> sends(kMessages), recvs(kMessages);
+    for (int i = 0; i < kMessages; ++i) {
+      const size_t bytes = (i * 977) % 9000 + 1;
+      outgoing.push_back(Pattern(i * 3 + context.rank(), bytes));
+      incoming.emplace_back(bytes);
+    }
+    // Receives in reverse order of the sends: matching is by tag, not by position.
+    for (int i = kMessages - 1; i >= 0; --i) {
+      ASSERT_TRUE(
+          transport.PostRecv(peer, i, incoming[i].data(), incoming[i].size(), &recvs[i]).ok());
+    }
+    for (int i = 0; i < kMessages; ++i) {
+      ASSERT_TRUE(
+          transport.PostSend(peer, i, outgoing[i].data(), outgoing[i].size(), &sends[i]).ok());
+    }
+    std::vector<const Completion*> all;
+    for (int i = 0; i < kMessages; ++i) all.push_back(&sends[i]), all.push_back(&recvs[i]);
+    ASSERT_TRUE(transport.WaitAll(all, Soon()).ok());
+    for (int i = 0; i < kMessages; ++i) {
+      ASSERT_EQ(FirstMismatch(incoming[i].data(), incoming[i].size(), i * 3 + peer), -1)
+          << "message " << i;
+    }
+  });
+}
+
+TEST(ConformanceTest, TagsMatchWhateverOrderReceivesArePostedIn) {
+  constexpr int kTags = 64;
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    if (context.rank() == 0) {
+      std::vector<std::vector<uint8_t>> messages;
+      std::vector<Completion> sends(kTags);
+      for (int tag = 0; tag < kTags; ++tag) messages.push_back(Pattern(tag, 100 + tag * 50));
+      for (int tag = 0; tag < kTags; ++tag) {
+        ASSERT_TRUE(transport
+                        .PostSend(1, tag * 1000 + 5, messages[tag].data(), messages[tag].size(),
+                                  &sends[tag])
+                        .ok());
+      }
+      for (const Completion& send : sends) ASSERT_TRUE(transport.Wait(send, Soon()).ok());
+    } else {
+      std::vector<int> order(kTags);
+      for (int tag = 0; tag < kTags; ++tag) order[tag] = tag;
+      std::shuffle(order.begin(), order.end(), std::mt19937(42));
+      std::vector<std::vector<uint8_t>> buffers(kTags, std::vector<uint8_t>(100 + kTags * 50));
+      std::vector<Completion> recvs(kTags);
+      for (int tag : order) {
+        ASSERT_TRUE(
+            transport
+                .PostRecv(0, tag * 1000 + 5, buffers[tag].data(), buffers[tag].size(), &recvs[tag])
+                .ok());
+      }
+      for (int tag = 0; tag < kTags; ++tag) {
+        ASSERT_TRUE(transport.Wait(recvs[tag], Soon()).ok());
+        EXPECT_EQ(recvs[tag].bytes(), 100u + tag * 50);
+        EXPECT_EQ(FirstMismatch(buffers[tag].data(), recvs[tag].bytes(), tag), -1) << tag;
+      }
+    }
+  });
+}
+
+TEST(ConformanceTest, MessagesWithOneTagArriveInOrder) {
+  constexpr int kMessages = 16;
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    std::vector<uint64_t> values(kMessages);
+    std::vector<Completion> completions(kMessages);
+    for (int i = 0; i < kMessages; ++i) {
+      values[i] = context.rank() == 0 ? 1000 + i : 0;
+      absl::Status posted =
+          context.rank() == 0
+              ? transport.PostSend(1, 77, &values[i], sizeof(uint64_t), &completions[i])
+              : transport.PostRecv(0, 77, &values[i], sizeof(uint64_t), &completions[i]);
+      ASSERT_TRUE(posted.ok());
+    }
+    for (int i = 0; i < kMessages; ++i) {
+      ASSERT_TRUE(transport.Wait(completions[i], Soon()).ok());
+      EXPECT_EQ(values[i], 1000u + i) << "message " << i << " overtook another";
+    }
+  });
+}
+
+TEST(ConformanceTest, MessageLongerThanTheReceiveBufferIsRefused) {
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    std::vector<uint8_t> data(100, 1);
+    Completion completion;
+    if (context.rank() == 0) {
+      ASSERT_TRUE(transport.PostSend(1, 3, data.data(), 100, &completion).ok());
+    } else {
+      ASSERT_TRUE(transport.PostRecv(0, 3, data.data(), 50, &completion).ok());
+    }
+    const absl::Status status = transport.Wait(completion, Soon());
+    if (context.rank() == 1) {
+      EXPECT_FALSE(status.ok()) << "a 100-byte message fit a 50-byte buffer";
+      EXPECT_FALSE(absl::IsDeadlineExceeded(status)) << status;
+    }
+  });
+}
+
+TEST(ConformanceTest, PutAndGetReachRegisteredMemoryAndNotify) {
+  for (size_t bytes : {size_t{1000}, size_t{8} << 20}) {
+    RunJob(2, [&](RankContext& context) {
+      Transport& transport = context.transport();
+      const size_t region_bytes = bytes + 4096;
+      std::vector<uint8_t> memory(region_bytes, 0x55);
+      absl::StatusOr<std::unique_ptr<MemoryRegion>> region =
+          transport.RegisterMemory(memory.data(), memory.size(), MemoryAccess::kRemoteReadWrite);
+      ASSERT_TRUE(region.ok()) << region.status();
+      const std::vector<std::string> keys = context.AllGather((*region)->packed_key());
+      if (context.rank() == 0) {
+        absl::StatusOr<std::unique_ptr<RemoteRegion>> remote = transport.ImportRegion(1, keys[1]);
+        ASSERT_TRUE(remote.ok()) << remote.status();
+        const std::vector<uint8_t> data = Pattern(5, bytes);
+        Completion put;
+        ASSERT_TRUE(transport.PostPut(data.data(), bytes, **remote, 100, 7, &put).ok());
+        ASSERT_TRUE(transport.Wait(put, Soon()).ok());
+        context.Barrier();  // rank 1 refills its region for the get
+        std::vector<uint8_t> read(bytes);
+        Completion get;
+        ASSERT_TRUE(transport.PostGet(read.data(), bytes, **remote, 50, 9, &get).ok());
+        ASSERT_TRUE(transport.Wait(get, Soon()).ok());
+        for (size_t i = 0; i < bytes; ++i) {
+          ASSERT_EQ(read[i], PatternByte(6, i + 50)) << "byte " << i << " of the get";
+        }
+      } else {
+        Completion put_done;
+        ASSERT_TRUE(transport.PostNotifyRecv(0, 7, &put_done).ok());
+        ASSERT_TRUE(transport.Wait(put_done, Soon()).ok());
+        EXPECT_EQ(memory[99], 0x55) << "the put wrote before its offset";
+        EXPECT_EQ(FirstMismatch(memory.data() + 100, bytes, 5), -1) << "the put's data";
+        EXPECT_EQ(memory[100 + bytes], 0x55) << "the put wrote past its end";
+        for (size_t i = 0; i < region_bytes; ++i) memory[i] = PatternByte(6, i);
+        context.Barrier();
+        Completion get_done;
+        ASSERT_TRUE(transport.PostNotifyRecv(0, 9, &get_done).ok());
+        ASSERT_TRUE(transport.Wait(get_done, Soon()).ok());
+      }
+      context.Barrier();  // nobody deregisters while a peer may still use the region
+    });
+  }
+}
+
+TEST(ConformanceTest, RemoteKeysAndRangesAreChecked) {
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    std::vector<uint8_t> memory(4096);
+    absl::StatusOr<std::unique_ptr<MemoryRegion>> region =
+        transport.RegisterMemory(memory.data(), memory.size(), MemoryAccess::kRemoteRead);
+    ASSERT_TRUE(region.ok()) << region.status();
+    const std::vector<std::string> keys = context.AllGather((*region)->packed_key());
+    if (context.rank() == 0) {
+      auto code = [](const auto& status_or) { return status_or.status().code(); };
+      EXPECT_EQ(code(transport.ImportRegion(1, "not a key")), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(code(transport.ImportRegion(1, keys[1].substr(0, keys[1].size() - 1))),
+                absl::StatusCode::kInvalidArgument);
+      const auto wrong_owner = transport.ImportRegion(1, keys[0]);
+      EXPECT_EQ(code(wrong_owner), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(wrong_owner.status().message(), HasSubstr("belongs to rank 0"));
+      absl::StatusOr<std::unique_ptr<RemoteRegion>> remote = transport.ImportRegion(1, keys[1]);
+      ASSERT_TRUE(remote.ok()) << remote.status();
+      std::vector<uint8_t> buffer(8192);
+      Completion unused;
+      const absl::Status read_only = transport.PostPut(buffer.data(), 10, **remote, 0, 1, &unused);
+      EXPECT_EQ(read_only.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(read_only.message(), HasSubstr("not registered for remote writes"));
+      const absl::Status past_end =
+          transport.PostGet(buffer.data(), 200, **remote, 4000, 1, &unused);
+      EXPECT_EQ(past_end.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(past_end.message(), HasSubstr("lie outside rank 1's region of 4096 bytes"));
+      EXPECT_EQ(transport.PostGet(buffer.data(), 8, **remote, ~size_t{0} - 4, 1, &unused).code(),
+                absl::StatusCode::kInvalidArgument);
+      EXPECT_FALSE(unused.done()) << "a refused operation must not complete";
+    }
+    context.Barrier();
+  });
+}
+
+TEST(ConformanceTest, BadArgumentsAreRefusedWithASentence) {
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    char byte = 0;
+    Completion unused;
+    const int self = context.rank(), size = context.size();
+    auto message = [](const absl::Status& status) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+      return std::string(status.message());
+    };
+    EXPECT_THAT(message(transport.PostSend(size, 0, &byte, 1, &unused)),
+                HasSubstr(absl::StrCat("peer ", size, " is not a rank")));
+    EXPECT_THAT(message(transport.PostRecv(-1, 0, &byte, 1, &unused)),
+                HasSubstr("peer -1 is not a rank"));
+    EXPECT_THAT(message(transport.PostSend(self, 0, &byte, 1, &unused)),
+                HasSubstr("peer is this rank"));
+    EXPECT_THAT(message(transport.PostSend(1 - self, kMaxTag + 1, &byte, 1, &unused)),
+                HasSubstr("exceeds the 40-bit tag space"));
+    EXPECT_THAT(message(transport.PostRecv(1 - self, 0, nullptr, 4, &unused)),
+                HasSubstr("the buffer is null but bytes is 4"));
+    EXPECT_FALSE(unused.done());
+    context.Barrier();
+  });
+}
+
+TEST(ConformanceTest, WaitGivesUpAtTheDeadline) {
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    uint32_t value = 0;
+    Completion completion;
+    if (context.rank() == 0) {
+      ASSERT_TRUE(transport.PostRecv(1, 5, &value, sizeof(value), &completion).ok());
+      const absl::Time start = absl::Now();
+      const absl::Status status = transport.Wait(completion, start + absl::Milliseconds(300));
+      const absl::Duration waited = absl::Now() - start;
+      EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+      EXPECT_GE(waited, absl::Milliseconds(300));
+      EXPECT_LT(waited, absl::Seconds(3)) << "the wait overslept its deadline";
+      context.Barrier();  // now the message comes, and the receive still completes
+      ASSERT_TRUE(transport.Wait(completion, Soon()).ok());
+      EXPECT_EQ(value, 0xabcdu);
+    } else {
+      context.Barrier();
+      value = 0xabcd;
+      ASSERT_TRUE(transport.PostSend(0, 5, &value, sizeof(value), &completion).ok());
+      ASSERT_TRUE(transport.Wait(completion, Soon()).ok());
+    }
+  });
+}
+
+TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
+  constexpr size_t kBytes = size_t{64} << 20;
+  RunOptions options;
+  options.ranks_that_die = {1};
+  RunJob(
+      2,
+      [&](RankContext& context) {
+        Transport& transport = context.transport();
+        std::vector<uint8_t> buffer(kBytes, 1);
+        Completion transfer, never;
+        if (context.rank() == 1) {
+          ASSERT_TRUE(transport.PostRecv(0, 1, buffer.data(), kBytes, &transfer).ok());
+          context.Barrier();
+          // Let the transfer start, then die in the middle of it.
+          (void)transport.Wait(transfer, absl::Now() + absl::Milliseconds(5));
+          context.Die();
+          return;
+        }
+        context.Barrier();
+        const absl::Time start = absl::Now();
+        ASSERT_TRUE(transport.PostSend(1, 1, buffer.data(), kBytes, &transfer).ok());
+        ASSERT_TRUE(transport.PostRecv(1, 2, buffer.data(), 8, &never).ok());
+        const absl::Time deadline = start + absl::Seconds(30);
+        const absl::Status send = transport.Wait(transfer, deadline);
+        const absl::Status recv = transport.Wait(never, deadline);
+        // The send may have finished before rank 1 died; the receive cannot.
+        if (!send.ok()) EXPECT_TRUE(absl::IsUnavailable(send)) << send;
+        EXPECT_TRUE(absl::IsUnavailable(recv)) << recv;
+        EXPECT_THAT(recv.message(), HasSubstr("rank 1"));
+        EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+        // Later operations with the dead peer fail at once too.
+        Completion after;
+        ASSERT_TRUE(transport.PostSend(1, 3, buffer.data(), 8, &after).ok());
+        EXPECT_TRUE(absl::IsUnavailable(transport.Wait(after, absl::Now() + absl::Seconds(10))));
+      },
+      options);
+}
+
+TEST(ConformanceTest, EveryPairOfFourRanksExchanges) {
+  constexpr size_t kBytes = 10000;
+  RunJob(4, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    const int me = context.rank();
+    std::vector<std::vector<uint8_t>> out, in;
+    std::vector<Completion> completions(2 * 3 * 4);
+    std::vector<int> sources;
+    int next = 0;
+    for (int peer = 0; peer < 4; ++peer) {
+      if (peer == me) continue;
+      for (int k = 0; k < 3; ++k) {
+        out.push_back(Pattern(me * 100 + peer * 10 + k, kBytes));
+        in.emplace_back(kBytes);
+        sources.push_back(peer * 100 + me * 10 + k);
+        ASSERT_TRUE(
+            transport.PostRecv(peer, k, in.back().data(), kBytes, &completions[next++]).ok());
+        ASSERT_TRUE(
+            transport.PostSend(peer, k, out.back().data(), kBytes, &completions[next++]).ok());
+      }
+    }
+    for (int i = 0; i < next; ++i) ASSERT_TRUE(transport.Wait(completions[i], Soon()).ok());
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ(FirstMismatch(in[i].data(), kBytes, sources[i]), -1) << "message " << i;
+    }
+  });
+}
+
+}  // namespace
+}  // namespace zcoll
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument.rfind("--provider=", 0) == 0) *zcoll::provider_flag = argument.substr(11);
+  }
+  std::printf("transport conformance suite for provider %s\n", zcoll::Provider().c_str());
+  return RUN_ALL_TESTS();
+}

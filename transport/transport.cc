@@ -1,0 +1,126 @@
+#include "transport/transport.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "core/config.h"
+
+namespace zcoll {
+namespace {
+
+// How a blocking wait backs off, read once per process (core/config.cc).
+struct WaitPolicy {
+  absl::Duration spin;
+  absl::Duration yield;
+};
+
+const WaitPolicy& GetWaitPolicy() {
+  static const WaitPolicy policy{absl::Microseconds(EnvironmentUnsigned("ZCOLL_WAIT_SPIN_US")),
+                                 absl::Microseconds(EnvironmentUnsigned("ZCOLL_WAIT_YIELD_US"))};
+  return policy;
+}
+
+// Sleeps start short (a message is likely soon) and double up to this bound, which
+// is also the longest a wait oversleeps a wake-up its provider cannot signal.
+constexpr absl::Duration kFirstSleep = absl::Microseconds(50);
+constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
+
+}  // namespace
+
+bool MemoryRegion::Contains(const void* pointer, size_t bytes) const {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(base_);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(pointer);
+  return at >= begin && at - begin <= length_ && bytes <= length_ - (at - begin);
+}
+
+absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
+  const WaitPolicy& policy = GetWaitPolicy();
+  absl::Time start = absl::InfinitePast();
+  absl::Duration sleep = kFirstSleep;
+  // Reading the clock costs about as much as a poll, so it is read every 16 polls.
+  for (uint64_t poll = 0;; ++poll) {
+    if (completion.done()) return completion.status();
+    absl::Status progress = Progress();
+    if (!progress.ok()) return progress;
+    if (completion.done()) return completion.status();
+    if (poll % 16 != 0) continue;
+    const absl::Time now = absl::Now();
+    if (start == absl::InfinitePast()) start = now;
+    if (now >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("rank ", rank_, " (", provider_name(),
+                                                      "): an operation did not complete within ",
+                                                      absl::FormatDuration(now - start)));
+    }
+    const absl::Duration waited = now - start;
+    if (waited < policy.spin) continue;
+    if (waited < policy.spin + policy.yield) {
+      sched_yield();
+      continue;
+    }
+    Sleep(std::min(sleep, deadline - now));
+    sleep = std::min(sleep * 2, kLongestSleep);
+  }
+}
+
+absl::Status Transport::WaitAll(absl::Span<const Completion* const> completions,
+                                absl::Time deadline) {
+  absl::Status first_error;
+  for (const Completion* completion : completions) {
+    absl::Status status = Wait(*completion, deadline);
+    if (absl::IsDeadlineExceeded(status) && !completion->done()) return status;
+    if (!status.ok() && first_error.ok()) first_error = std::move(status);
+  }
+  return first_error;
+}
+
+absl::Status Transport::CheckPeer(absl::string_view operation, int peer) const {
+  if (peer < 0 || peer >= size_) {
+    return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank_, ": peer ", peer,
+                                                   " is not a rank of the ", size_, "-rank job"));
+  }
+  if (peer == rank_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        operation, " on rank ", rank_, ": peer is this rank; a transfer to oneself is a copy"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Transport::CheckMessage(absl::string_view operation, int peer, uint64_t tag,
+                                     const void* data, size_t bytes) const {
+  if (absl::Status status = CheckPeer(operation, peer); !status.ok()) return status;
+  if (tag > kMaxTag) {
+    return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank_, ": tag ", tag,
+                                                   " exceeds the ", kTagBits, "-bit tag space"));
+  }
+  if (data == nullptr && bytes > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(operation, " on rank ", rank_, ": the buffer is null but bytes is ", bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Transport::CheckOneSided(absl::string_view operation, const void* data, size_t bytes,
+                                      const RemoteRegion& remote, size_t offset,
+                                      uint64_t notify_tag, MemoryAccess needed) const {
+  if (absl::Status status = CheckMessage(operation, remote.peer(), notify_tag, data, bytes);
+      !status.ok()) {
+    return status;
+  }
+  if (!Allows(remote.access(), needed)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(operation, " on rank ", rank_, ": rank ", remote.peer(),
+                     "'s region was not registered for ",
+                     needed == MemoryAccess::kRemoteWrite ? "remote writes" : "remote reads"));
+  }
+  if (offset > remote.length() || bytes > remote.length() - offset) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        operation, " on rank ", rank_, ": bytes [", offset, ", ", offset + bytes,
+        ") lie outside rank ", remote.peer(), "'s region of ", remote.length(), " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace zcoll

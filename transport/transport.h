@@ -1,0 +1,231 @@
+// The transport interface: the RDMA verbs zcoll's collectives move data with.
+//
+// A Transport connects one rank to the other ranks of a job through one provider
+// (libfabric, UCX, native shared memory, or in-process loopback). It offers
+//
+//   - memory registration: RegisterMemory gives a MemoryRegion whose packed key a
+//     peer turns into a RemoteRegion with ImportRegion;
+//   - two-sided tagged messages: PostSend / PostRecv, matched on (peer, tag) in the
+//     order they were posted; providers choose eager or rendezvous (zero-copy) by
+//     size;
+//   - one-sided transfers: PostPut writes into a peer's RemoteRegion, PostGet reads
+//     from one; each delivers `notify_tag` to the peer, whose PostNotifyRecv for
+//     that (peer, tag) completes once the data is in place (put) or has been read
+//     (get);
+//   - progress and blocking waits: Progress() polls; Wait() spins briefly, then
+//     yields, then sleeps on the provider's wait object, so that many ranks sharing
+//     few cores do not starve each other, and returns DeadlineExceeded at the
+//     deadline instead of hanging.
+//
+// Nothing here knows about collectives.
+//
+// Operations are posted with a caller-owned Completion, which the transport fills
+// in when the operation ends. The Completion, and the buffer of the operation, must
+// stay valid until the Completion is done or the Transport is destroyed (which ends
+// every pending operation with Aborted). Post functions refuse bad arguments at once
+// (InvalidArgument: peer out of range, tag above kMaxTag, null buffer, a transfer
+// outside a RemoteRegion); failures found later end the operation with a status:
+// Unavailable when a peer died (naming its rank and host), DeadlineExceeded is only
+// ever returned by Wait.
+//
+// Thread safety: a Transport is used by one thread at a time. Completions may be
+// written by the transport from another thread (loopback); done() has acquire
+// semantics, so a caller that sees done() also sees status() and bytes().
+
+#ifndef ZCOLL_TRANSPORT_TRANSPORT_H_
+#define ZCOLL_TRANSPORT_TRANSPORT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+namespace zcoll {
+
+// Tags are the caller's: 40 bits, so that providers whose tags carry no source
+// rank (UCX) can add one.
+inline constexpr int kTagBits = 40;
+inline constexpr uint64_t kMaxTag = (uint64_t{1} << kTagBits) - 1;
+
+enum class MemoryAccess : uint8_t {
+  kLocal = 0,        // only for local use (send/recv/put source/get target)
+  kRemoteRead = 1,   // peers may PostGet from it
+  kRemoteWrite = 2,  // peers may PostPut into it
+  kRemoteReadWrite = 3,
+};
+
+inline bool Allows(MemoryAccess granted, MemoryAccess wanted) {
+  return (static_cast<int>(granted) & static_cast<int>(wanted)) == static_cast<int>(wanted);
+}
+
+// The outcome of one posted operation.
+//
+// Memory ordering: Complete() writes the status and byte count, then publishes with
+// a release store; done() is an acquire load.
+class Completion {
+ public:
+  Completion() = default;
+  Completion(const Completion&) = delete;
+  Completion& operator=(const Completion&) = delete;
+
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // Valid once done().
+  const absl::Status& status() const { return status_; }
+  // Bytes received, for PostRecv; the transferred size otherwise.
+  size_t bytes() const { return bytes_; }
+
+  // Makes the Completion reusable; only when it is not pending.
+  void Reset() {
+    status_ = absl::OkStatus();
+    bytes_ = 0;
+    done_.store(false, std::memory_order_relaxed);
+  }
+
+  // For providers: ends the operation. Called exactly once per post.
+  void Complete(absl::Status status, size_t bytes) {
+    // An error gets a representation of its own: a Status copy shares a refcounted
+    // one, and completions of different threads (loopback ranks) must share nothing.
+    status_ = status.ok() ? absl::OkStatus() : absl::Status(status.code(), status.message());
+    bytes_ = bytes;
+    done_.store(true, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  absl::Status status_;
+  size_t bytes_ = 0;
+};
+
+// A registered range of this process's memory. Deregistered when destroyed; must not
+// be destroyed while an operation or a peer's RemoteRegion uses it.
+class MemoryRegion {
+ public:
+  virtual ~MemoryRegion() = default;
+  MemoryRegion(const MemoryRegion&) = delete;
+  MemoryRegion& operator=(const MemoryRegion&) = delete;
+
+  void* base() const { return base_; }
+  size_t length() const { return length_; }
+  MemoryAccess access() const { return access_; }
+  // What a peer passes to ImportRegion (bytes, self-describing and checked).
+  const std::string& packed_key() const { return packed_key_; }
+  // [pointer, pointer + bytes) lies inside the region.
+  bool Contains(const void* pointer, size_t bytes) const;
+
+ protected:
+  MemoryRegion(void* base, size_t length, MemoryAccess access)
+      : base_(base), length_(length), access_(access) {}
+  void set_packed_key(std::string key) { packed_key_ = std::move(key); }
+
+ private:
+  void* base_;
+  size_t length_;
+  MemoryAccess access_;
+  std::string packed_key_;
+};
+
+// A peer's MemoryRegion, imported from its packed key.
+class RemoteRegion {
+ public:
+  virtual ~RemoteRegion() = default;
+  RemoteRegion(const RemoteRegion&) = delete;
+  RemoteRegion& operator=(const RemoteRegion&) = delete;
+
+  int peer() const { return peer_; }
+  uint64_t base() const { return base_; }
+  size_t length() const { return length_; }
+  MemoryAccess access() const { return access_; }
+
+ protected:
+  RemoteRegion(int peer, uint64_t base, size_t length, MemoryAccess access)
+      : peer_(peer), base_(base), length_(length), access_(access) {}
+
+ private:
+  int peer_;
+  uint64_t base_;
+  size_t length_;
+  MemoryAccess access_;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // "loopback", "shm", "ofi:shm", "ofi:tcp;ofi_rxm", "ucx", ...
+  virtual absl::string_view provider_name() const = 0;
+
+  // This rank's address, to be passed to every peer's Connect.
+  virtual const std::string& address() const = 0;
+
+  // Connects to every peer; addresses[r] is rank r's address() (this rank's own entry
+  // is ignored). Called once, before anything is posted.
+  virtual absl::Status Connect(absl::Span<const std::string> addresses) = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* base, size_t length,
+                                                                       MemoryAccess access) = 0;
+  virtual absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(
+      int peer, absl::string_view packed_key) = 0;
+
+  // Two-sided messages. `region`, if given, is a registration covering the buffer.
+  // A receive completes with the byte count sent; a message longer than the receive
+  // buffer ends both sides with InvalidArgument.
+  virtual absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                Completion* completion, const MemoryRegion* region = nullptr) = 0;
+  virtual absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
+                                Completion* completion, const MemoryRegion* region = nullptr) = 0;
+
+  // One-sided transfers: `bytes` at `offset` of the peer's region `remote`.
+  virtual absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
+                               size_t offset, uint64_t notify_tag, Completion* completion,
+                               const MemoryRegion* region = nullptr) = 0;
+  virtual absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                               uint64_t notify_tag, Completion* completion,
+                               const MemoryRegion* region = nullptr) = 0;
+  // Completes when `peer`'s put or get with `notify_tag` has finished.
+  virtual absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) = 0;
+
+  // Advances pending operations without blocking. An error means the transport
+  // itself failed; every pending operation has then been ended.
+  virtual absl::Status Progress() = 0;
+
+  // Waits until `completion` is done, then returns its status; DeadlineExceeded (the
+  // operation stays pending) if the deadline passes first.
+  absl::Status Wait(const Completion& completion, absl::Time deadline);
+  // Waits for all; returns the first error in order, or DeadlineExceeded.
+  absl::Status WaitAll(absl::Span<const Completion* const> completions, absl::Time deadline);
+
+ protected:
+  Transport(int rank, int size) : rank_(rank), size_(size) {}
+
+  // Blocks for at most `timeout`, returning early when progress may be possible:
+  // the provider's wait object (an fd, a futex, a condition variable) fired.
+  virtual void Sleep(absl::Duration timeout) = 0;
+
+  // Argument checks shared by every provider.
+  absl::Status CheckPeer(absl::string_view operation, int peer) const;
+  absl::Status CheckMessage(absl::string_view operation, int peer, uint64_t tag, const void* data,
+                            size_t bytes) const;
+  absl::Status CheckOneSided(absl::string_view operation, const void* data, size_t bytes,
+                             const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                             MemoryAccess needed) const;
+
+ private:
+  int rank_;
+  int size_;
+};
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_TRANSPORT_TRANSPORT_H_

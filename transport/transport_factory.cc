@@ -1,0 +1,28 @@
+#include "transport/transport_factory.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace zcoll {
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view provider, int rank,
+                                                           int size) {
+  if (rank < 0 || rank >= size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CreateTransport: rank ", rank, " is not a rank of a ", size, "-rank job"));
+  }
+  if (provider == "loopback") {
+    return absl::InvalidArgumentError(
+        "CreateTransport: loopback transports are made by a LoopbackFabric, not by name");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown transport provider '", provider,
+                   "'; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
+}
+
+std::vector<std::string> AvailableProviders() { return {}; }
+
+}  // namespace zcoll
