@@ -17,6 +17,11 @@
 //     few cores do not starve each other, and returns DeadlineExceeded at the
 //     deadline instead of hanging.
 //
+// Every provider keeps one promise that makes "done" mean done: an operation
+// completes only when nothing it owes a peer (an acknowledgement, a notification)
+// still waits locally, so a rank whose operations are all complete may stop calling
+// Progress without stranding a peer.
+//
 // Nothing here knows about collectives.
 //
 // Operations are posted with a caller-owned Completion, which the transport fills

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "transport/shm/shm_transport.h"
 
 namespace zcoll {
 
@@ -14,6 +15,7 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view pro
     return absl::InvalidArgumentError(
         absl::StrCat("CreateTransport: rank ", rank, " is not a rank of a ", size, "-rank job"));
   }
+  if (provider == "shm") return CreateShmTransport(rank, size);
   if (provider == "loopback") {
     return absl::InvalidArgumentError(
         "CreateTransport: loopback transports are made by a LoopbackFabric, not by name");
@@ -23,6 +25,6 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view pro
                    "'; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
 }
 
-std::vector<std::string> AvailableProviders() { return {}; }
+std::vector<std::string> AvailableProviders() { return {"shm"}; }
 
 }  // namespace zcoll

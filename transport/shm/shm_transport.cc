@@ -1,0 +1,805 @@
+#include "transport/shm/shm_transport.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "transport/envelope.h"
+#include "transport/peer_monitor.h"
+
+namespace zcoll {
+namespace {
+
+constexpr absl::string_view kProvider = "shm";
+constexpr uint64_t kSegmentMagic = 0x6d6873636c6f637aULL;  // "zcolshm"
+constexpr uint32_t kSegmentVersion = 1;
+constexpr size_t kHeaderBytes = 4096;
+
+// Messages each inbound ring yields per Progress call: enough to drain a burst,
+// few enough that one busy peer does not starve the others.
+constexpr int kMessagesPerRing = 16;
+
+enum class Kind : uint32_t {
+  kEager = 1,       // the payload follows the header
+  kRendezvous = 2,  // `address` holds `bytes` to be read by the receiver
+  kFinished = 3,    // the receiver read rendezvous `request` (status 0) or refused it
+  kNotify = 4,      // a put or get with notify tag `tag` has finished
+};
+
+// One ring slot. `sequence` tells who may touch the slot: it equals the producer's
+// position when the slot is free for it, and position + 1 once published.
+//
+// Memory ordering: the producer fills the slot, then stores sequence with release;
+// the consumer loads sequence with acquire, reads the slot, then frees it with a
+// release store of position + slots.
+struct SlotHeader {
+  std::atomic<uint64_t> sequence;
+  uint32_t kind;
+  uint32_t status;
+  uint64_t tag;
+  uint64_t bytes;
+  uint64_t request;
+  uint64_t address;
+  uint64_t reserved[2];
+};
+static_assert(sizeof(SlotHeader) == 64, "a slot header is one cache line");
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared atomics must be lock-free");
+
+// The first page of a segment. The rings follow it: ring r holds what rank r sends
+// the owner.
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t ranks;
+  uint32_t owner;
+  uint32_t slots;
+  uint64_t slot_bytes;  // header + payload, a multiple of 64
+  uint64_t ring_bytes;
+  alignas(64) std::atomic<uint32_t> attached;  // peers that mapped the segment
+  alignas(64) std::atomic<uint32_t> doorbell;  // futex word senders bump
+  std::atomic<uint32_t> sleeping;              // the owner waits on doorbell
+};
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+
+size_t RoundUp(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+long Futex(std::atomic<uint32_t>* word, int operation, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), operation, value, timeout, nullptr,
+                 0);
+}
+
+std::atomic<uint64_t> transports_made{0};
+
+// A mapped segment: our own or a peer's.
+struct Mapping {
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+
+  SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base); }
+  SlotHeader* Slot(int ring, uint64_t position) const {
+    const SegmentHeader* h = header();
+    return reinterpret_cast<SlotHeader*>(base + kHeaderBytes + ring * h->ring_bytes +
+                                         (position % h->slots) * h->slot_bytes);
+  }
+};
+
+// A message on its way into a peer's ring.
+//
+// `completion` is the local operation that ends when this message is in the peer's
+// ring: an eager send, a receive with its acknowledgement, a put or get with its
+// notification. An operation never completes while a message it owes a peer waits
+// in a queue, so a rank whose operations are all done has nothing left to deliver
+// and may stop calling Progress.
+struct Outgoing {
+  Kind kind;
+  uint32_t status = 0;
+  uint64_t tag = 0;
+  uint64_t bytes = 0;
+  uint64_t request = 0;
+  uint64_t address = 0;
+  const void* payload = nullptr;  // kEager
+  Completion* completion = nullptr;
+  absl::Status completion_status;
+  size_t completion_bytes = 0;
+};
+
+struct PostedRecv {
+  int source;
+  uint64_t tag;
+  void* data;
+  size_t bytes;
+  Completion* completion;
+};
+
+// A message that arrived before its receive was posted.
+struct Unexpected {
+  int source;
+  uint64_t tag;
+  Kind kind;
+  uint64_t bytes;
+  uint64_t request = 0;          // kRendezvous
+  uint64_t address = 0;          // kRendezvous
+  std::vector<uint8_t> payload;  // kEager
+};
+
+struct PendingSend {
+  int peer;
+  size_t bytes;
+  Completion* completion;
+};
+
+struct NotifyWait {
+  int source;
+  uint64_t tag;
+  Completion* completion;
+};
+
+class ShmRegion final : public MemoryRegion {
+ public:
+  ShmRegion(int rank, void* base, size_t length, MemoryAccess access)
+      : MemoryRegion(base, length, access) {
+    set_packed_key(PackRemoteKey({.provider = std::string(kProvider),
+                                  .owner = rank,
+                                  .base = reinterpret_cast<uintptr_t>(base),
+                                  .length = length,
+                                  .access = access}));
+  }
+};
+
+class ShmRemote final : public RemoteRegion {
+ public:
+  ShmRemote(int peer, uint64_t base, size_t length, MemoryAccess access)
+      : RemoteRegion(peer, base, length, access) {}
+};
+
+class ShmTransport final : public Transport {
+ public:
+  ShmTransport(int rank, int size, const ShmOptions& options)
+      : Transport(rank, size),
+        eager_bytes_(options.eager_bytes),
+        slots_(options.ring_slots),
+        peers_(size),
+        receive_positions_(size, 0),
+        monitor_(size) {}
+
+  ~ShmTransport() override;
+
+  absl::Status Initialize();
+
+  absl::string_view provider_name() const override { return kProvider; }
+  const std::string& address() const override { return address_; }
+  absl::Status Connect(absl::Span<const std::string> addresses) override;
+
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* base, size_t length,
+                                                               MemoryAccess access) override {
+    if (base == nullptr && length > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RegisterMemory on rank ", rank(), ": base is null but length is ", length));
+    }
+    return std::make_unique<ShmRegion>(rank(), base, length, access);
+  }
+
+  absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(int peer,
+                                                             absl::string_view packed) override {
+    RETURN_IF_ERROR(CheckPeer("ImportRegion", peer));
+    ASSIGN_OR_RETURN(RemoteKey key, UnpackRemoteKey(packed, kProvider, peer, rank()));
+    return std::make_unique<ShmRemote>(peer, key.base, key.length, key.access);
+  }
+
+  absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                        Completion* completion, const MemoryRegion* region) override;
+  absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
+                        const MemoryRegion* region) override;
+  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override;
+  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override;
+  absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
+  absl::Status Progress() override;
+
+ protected:
+  void Sleep(absl::Duration timeout) override;
+
+ private:
+  struct Peer {
+    std::string segment;
+    pid_t pid = 0;
+    Mapping mapping;
+    uint64_t send_position = 0;   // our next slot in its ring for us
+    std::deque<Outgoing> queued;  // waiting for free slots, in order
+    bool dead = false;
+  };
+
+  absl::Status CheckReady(absl::string_view operation) const {
+    if (connected_) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat(operation, " on rank ", rank(), ": Connect has not been called"));
+  }
+
+  absl::Status PeerGone(int peer) const {
+    return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " exited"));
+  }
+
+  absl::Status Truncated(int source, uint64_t tag, uint64_t bytes, size_t capacity) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a message of ", bytes, " bytes from rank ", source, " to rank ", rank(),
+                     " (tag ", tag, ") does not fit the receive buffer of ", capacity, " bytes"));
+  }
+
+  // Puts `message` into `peer`'s ring now if a slot is free and nothing is queued
+  // before it; otherwise queues it.
+  void Send(int peer, Outgoing message);
+  bool TryPublish(int peer, const Outgoing& message);
+  void FlushQueues();
+
+  void DrainRing(int source);
+  void Handle(int source, const SlotHeader& slot, const uint8_t* payload);
+  // Reads a rendezvous message into `recv` and acknowledges it.
+  void Pull(int source, uint64_t tag, uint64_t bytes, uint64_t request, uint64_t address,
+            const PostedRecv& recv);
+  void DeliverNotify(int source, uint64_t tag);
+
+  // process_vm_readv / process_vm_writev of all `bytes`, retrying partial copies.
+  absl::Status CrossCopy(int peer, bool write, void* local, uint64_t remote, size_t bytes) const;
+
+  void FailPeer(int peer);
+  void MaybeUnlink();
+
+  const size_t eager_bytes_;
+  const size_t slots_;
+  std::string segment_name_;
+  int segment_fd_ = -1;
+  Mapping own_;
+  bool unlinked_ = false;
+  std::string address_;
+  bool connected_ = false;
+
+  std::vector<Peer> peers_;
+  std::vector<uint64_t> receive_positions_;
+  PeerMonitor monitor_;
+  std::deque<PostedRecv> posted_;
+  std::deque<Unexpected> unexpected_;
+  std::deque<NotifyWait> notify_waits_;
+  std::deque<std::pair<int, uint64_t>> notifies_;
+  absl::flat_hash_map<uint64_t, PendingSend> rendezvous_;
+  uint64_t next_request_ = 1;
+  int next_ring_ = 0;
+  bool any_queued_ = false;
+};
+
+absl::Status ShmTransport::Initialize() {
+  if (eager_bytes_ == 0 || slots_ < 2) {
+    return absl::InvalidArgumentError("ShmOptions: eager_bytes must be positive, ring_slots >= 2");
+  }
+  // Let peers read and write our memory with process_vm_* under Yama's ptrace scope 1.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  std::random_device random;
+  segment_name_ = absl::StrCat("/zcoll-shm-", getpid(), "-", rank(), "-", transports_made++, "-",
+                               absl::Hex(random()));
+  const size_t slot_bytes = sizeof(SlotHeader) + RoundUp(eager_bytes_, 64);
+  const size_t ring_bytes = slot_bytes * slots_;
+  own_.bytes = kHeaderBytes + ring_bytes * size();
+  segment_fd_ = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (segment_fd_ < 0) {
+    return absl::UnavailableError(absl::StrCat("rank ", rank(), ": shm_open(", segment_name_,
+                                               ") failed: ", std::strerror(errno)));
+  }
+  if (ftruncate(segment_fd_, static_cast<off_t>(own_.bytes)) != 0) {
+    return absl::ResourceExhaustedError(absl::StrCat("rank ", rank(), ": cannot size ",
+                                                     segment_name_, " to ", own_.bytes,
+                                                     " bytes: ", std::strerror(errno)));
+  }
+  void* memory = mmap(nullptr, own_.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, segment_fd_, 0);
+  if (memory == MAP_FAILED) {
+    return absl::ResourceExhaustedError(absl::StrCat("rank ", rank(), ": mmap of ", segment_name_,
+                                                     " failed: ", std::strerror(errno)));
+  }
+  own_.base = static_cast<uint8_t*>(memory);
+  SegmentHeader* header = new (own_.base) SegmentHeader();
+  header->version = kSegmentVersion;
+  header->ranks = static_cast<uint32_t>(size());
+  header->owner = static_cast<uint32_t>(rank());
+  header->slots = static_cast<uint32_t>(slots_);
+  header->slot_bytes = slot_bytes;
+  header->ring_bytes = ring_bytes;
+  for (int ring = 0; ring < size(); ++ring) {
+    for (uint64_t position = 0; position < slots_; ++position) {
+      new (own_.Slot(ring, position)) SlotHeader();
+      own_.Slot(ring, position)->sequence.store(position, std::memory_order_relaxed);
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  header->magic = kSegmentMagic;  // peers map the segment only after Connect
+  address_ = EncodePeerAddress({.provider = std::string(kProvider),
+                                .host = LocalHostName(),
+                                .pid = getpid(),
+                                .provider_address = segment_name_});
+  return absl::OkStatus();
+}
+
+ShmTransport::~ShmTransport() {
+  const absl::Status aborted =
+      absl::AbortedError(absl::StrCat("rank ", rank(), "'s shm transport was destroyed"));
+  for (const PostedRecv& recv : posted_) recv.completion->Complete(aborted, 0);
+  for (const NotifyWait& wait : notify_waits_) wait.completion->Complete(aborted, 0);
+  for (auto& [request, send] : rendezvous_) send.completion->Complete(aborted, 0);
+  for (Peer& peer : peers_) {
+    for (const Outgoing& message : peer.queued) {
+      if (message.completion != nullptr) message.completion->Complete(aborted, 0);
+    }
+    if (peer.mapping.base != nullptr) munmap(peer.mapping.base, peer.mapping.bytes);
+  }
+  if (own_.base != nullptr) munmap(own_.base, own_.bytes);
+  if (segment_fd_ >= 0) close(segment_fd_);
+  if (!segment_name_.empty() && !unlinked_) shm_unlink(segment_name_.c_str());
+}
+
+absl::Status ShmTransport::Connect(absl::Span<const std::string> addresses) {
+  if (addresses.size() != static_cast<size_t>(size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", rank(), ": Connect got ", addresses.size(), " addresses for ", size(), " ranks"));
+  }
+  const SegmentHeader* mine = own_.header();
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer == rank()) continue;
+    ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], kProvider, peer));
+    if (address.host != LocalHostName()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank ", rank(), ": the shm transport needs all ranks on one host, but rank ", peer,
+          " is on ", address.host, " and this rank on ", LocalHostName()));
+    }
+    Peer& entry = peers_[peer];
+    entry.segment = address.provider_address;
+    entry.pid = static_cast<pid_t>(address.pid);
+    const int fd = shm_open(entry.segment.c_str(), O_RDWR, 0);
+    struct stat info;
+    if (fd < 0 || fstat(fd, &info) != 0) {
+      const std::string error = std::strerror(errno);
+      if (fd >= 0) close(fd);
+      return absl::UnavailableError(absl::StrCat("rank ", rank(), ": cannot open rank ", peer,
+                                                 "'s segment ", entry.segment, ": ", error));
+    }
+    void* memory = mmap(nullptr, info.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (memory == MAP_FAILED) {
+      return absl::UnavailableError(absl::StrCat("rank ", rank(), ": cannot map rank ", peer,
+                                                 "'s segment: ", std::strerror(errno)));
+    }
+    entry.mapping = {static_cast<uint8_t*>(memory), static_cast<size_t>(info.st_size)};
+    const SegmentHeader* header = entry.mapping.header();
+    if (entry.mapping.bytes < kHeaderBytes || header->magic != kSegmentMagic ||
+        header->version != kSegmentVersion || header->owner != static_cast<uint32_t>(peer) ||
+        header->ranks != static_cast<uint32_t>(size()) || header->slots != mine->slots ||
+        header->slot_bytes != mine->slot_bytes ||
+        entry.mapping.bytes < kHeaderBytes + header->ring_bytes * size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank(), ": rank ", peer, "'s segment ", entry.segment,
+                       " does not match this transport (another job, or different ShmOptions)"));
+    }
+    entry.mapping.header()->attached.fetch_add(1, std::memory_order_acq_rel);
+    monitor_.Watch(peer, address.host, address.pid);
+  }
+  connected_ = true;
+  MaybeUnlink();
+  return absl::OkStatus();
+}
+
+void ShmTransport::MaybeUnlink() {
+  if (unlinked_ ||
+      own_.header()->attached.load(std::memory_order_acquire) + 1 < static_cast<uint32_t>(size())) {
+    return;
+  }
+  // Every peer has mapped the segment: the name is no longer needed, and unlinking
+  // it now means it cannot outlive the job, however the job ends.
+  shm_unlink(segment_name_.c_str());
+  unlinked_ = true;
+}
+
+bool ShmTransport::TryPublish(int peer, const Outgoing& message) {
+  Peer& entry = peers_[peer];
+  SlotHeader* slot = entry.mapping.Slot(rank(), entry.send_position);
+  if (slot->sequence.load(std::memory_order_acquire) != entry.send_position) return false;
+  slot->kind = static_cast<uint32_t>(message.kind);
+  slot->status = message.status;
+  slot->tag = message.tag;
+  slot->bytes = message.bytes;
+  slot->request = message.request;
+  slot->address = message.address;
+  if (message.kind == Kind::kEager && message.bytes > 0) {
+    std::memcpy(reinterpret_cast<uint8_t*>(slot) + sizeof(SlotHeader), message.payload,
+                message.bytes);
+  }
+  slot->sequence.store(entry.send_position + 1, std::memory_order_release);
+  ++entry.send_position;
+  // Pairs with the owner's fence in Sleep: either it sees this message before it
+  // sleeps, or we see that it sleeps and ring the doorbell.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  SegmentHeader* header = entry.mapping.header();
+  if (header->sleeping.load(std::memory_order_relaxed) != 0) {
+    header->doorbell.fetch_add(1, std::memory_order_relaxed);
+    Futex(&header->doorbell, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+  if (message.completion != nullptr) {
+    message.completion->Complete(message.completion_status, message.completion_bytes);
+  }
+  return true;
+}
+
+void ShmTransport::Send(int peer, Outgoing message) {
+  Peer& entry = peers_[peer];
+  if (entry.queued.empty() && TryPublish(peer, message)) return;
+  entry.queued.push_back(message);
+  any_queued_ = true;
+}
+
+void ShmTransport::FlushQueues() {
+  if (!any_queued_) return;
+  any_queued_ = false;
+  for (int peer = 0; peer < size(); ++peer) {
+    Peer& entry = peers_[peer];
+    while (!entry.queued.empty() && TryPublish(peer, entry.queued.front()))
+      entry.queued.pop_front();
+    if (!entry.queued.empty()) any_queued_ = true;
+  }
+}
+
+absl::Status ShmTransport::CrossCopy(int peer, bool write, void* local, uint64_t remote,
+                                     size_t bytes) const {
+  size_t done = 0;
+  while (done < bytes) {
+    iovec local_piece{static_cast<uint8_t*>(local) + done, bytes - done};
+    iovec remote_piece{reinterpret_cast<void*>(remote + done), bytes - done};
+    const ssize_t copied =
+        write ? process_vm_writev(peers_[peer].pid, &local_piece, 1, &remote_piece, 1, 0)
+              : process_vm_readv(peers_[peer].pid, &local_piece, 1, &remote_piece, 1, 0);
+    if (copied > 0) {
+      done += static_cast<size_t>(copied);
+      continue;
+    }
+    if (copied < 0 && errno == EINTR) continue;
+    if (copied < 0 && errno == ESRCH) return PeerGone(peer);
+    if (copied < 0 && (errno == EPERM || errno == ENOSYS)) {
+      return absl::UnavailableError(
+          absl::StrCat("rank ", rank(), ": cross-memory attach with ", monitor_.Describe(peer),
+                       " is not permitted here (", std::strerror(errno),
+                       "); the shm transport needs process_vm_readv between ranks of one user"));
+    }
+    return absl::InternalError(
+        absl::StrCat("rank ", rank(), ": ", write ? "process_vm_writev" : "process_vm_readv",
+                     " with ", monitor_.Describe(peer), " failed at byte ", done, " of ", bytes,
+                     ": ", copied < 0 ? std::strerror(errno) : "no progress"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShmTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                    Completion* completion, const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostSend"));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+  if (peers_[peer].dead) {
+    completion->Complete(PeerGone(peer), 0);
+    return absl::OkStatus();
+  }
+  if (bytes <= eager_bytes_) {
+    Send(peer, {.kind = Kind::kEager,
+                .tag = tag,
+                .bytes = bytes,
+                .payload = data,
+                .completion = completion,
+                .completion_bytes = bytes});
+    return absl::OkStatus();
+  }
+  const uint64_t request = next_request_++;
+  rendezvous_[request] = {peer, bytes, completion};
+  Send(peer, {.kind = Kind::kRendezvous,
+              .tag = tag,
+              .bytes = bytes,
+              .request = request,
+              .address = reinterpret_cast<uintptr_t>(data)});
+  return absl::OkStatus();
+}
+
+absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
+                                    Completion* completion, const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostRecv"));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+  const PostedRecv recv{peer, tag, data, bytes, completion};
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if (it->source != peer || it->tag != tag) continue;
+    if (it->kind == Kind::kEager) {
+      if (it->bytes > bytes) {
+        completion->Complete(Truncated(peer, tag, it->bytes, bytes), 0);
+      } else {
+        if (it->bytes > 0) std::memcpy(data, it->payload.data(), it->bytes);
+        completion->Complete(absl::OkStatus(), it->bytes);
+      }
+    } else {
+      Pull(peer, tag, it->bytes, it->request, it->address, recv);
+    }
+    unexpected_.erase(it);
+    return absl::OkStatus();
+  }
+  if (peers_[peer].dead) {
+    completion->Complete(PeerGone(peer), 0);
+    return absl::OkStatus();
+  }
+  posted_.push_back(recv);
+  return absl::OkStatus();
+}
+
+void ShmTransport::Pull(int source, uint64_t tag, uint64_t bytes, uint64_t request,
+                        uint64_t address, const PostedRecv& recv) {
+  absl::Status status;
+  uint32_t acknowledgement = 0;
+  if (bytes > recv.bytes) {
+    status = Truncated(source, tag, bytes, recv.bytes);
+    acknowledgement = 1;
+  } else {
+    status = CrossCopy(source, /*write=*/false, recv.data, address, bytes);
+    if (!status.ok()) acknowledgement = 2;
+  }
+  const size_t received = status.ok() ? bytes : 0;
+  if (peers_[source].dead) {
+    recv.completion->Complete(status, received);
+    return;
+  }
+  // The receive ends when the sender's acknowledgement is in its ring.
+  Send(source, {.kind = Kind::kFinished,
+                .status = acknowledgement,
+                .request = request,
+                .completion = recv.completion,
+                .completion_status = std::move(status),
+                .completion_bytes = received});
+}
+
+absl::Status ShmTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
+                                   size_t offset, uint64_t notify_tag, Completion* completion,
+                                   const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostPut"));
+  RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
+                                MemoryAccess::kRemoteWrite));
+  const int peer = remote.peer();
+  if (peers_[peer].dead) {
+    completion->Complete(PeerGone(peer), 0);
+    return absl::OkStatus();
+  }
+  absl::Status written =
+      CrossCopy(peer, /*write=*/true, const_cast<void*>(data), remote.base() + offset, bytes);
+  if (!written.ok()) {
+    completion->Complete(std::move(written), 0);
+    return absl::OkStatus();
+  }
+  // The notification follows the data (the write has returned, so the peer sees it);
+  // the put ends once the notification is in the peer's ring.
+  Send(peer, {.kind = Kind::kNotify,
+              .tag = notify_tag,
+              .completion = completion,
+              .completion_bytes = bytes});
+  return absl::OkStatus();
+}
+
+absl::Status ShmTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
+                                   size_t offset, uint64_t notify_tag, Completion* completion,
+                                   const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostGet"));
+  RETURN_IF_ERROR(
+      CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag, MemoryAccess::kRemoteRead));
+  const int peer = remote.peer();
+  if (peers_[peer].dead) {
+    completion->Complete(PeerGone(peer), 0);
+    return absl::OkStatus();
+  }
+  absl::Status read = CrossCopy(peer, /*write=*/false, data, remote.base() + offset, bytes);
+  if (!read.ok()) {
+    completion->Complete(std::move(read), 0);
+    return absl::OkStatus();
+  }
+  Send(peer, {.kind = Kind::kNotify,
+              .tag = notify_tag,
+              .completion = completion,
+              .completion_bytes = bytes});
+  return absl::OkStatus();
+}
+
+absl::Status ShmTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) {
+  RETURN_IF_ERROR(CheckReady("PostNotifyRecv"));
+  RETURN_IF_ERROR(CheckMessage("PostNotifyRecv", peer, notify_tag, nullptr, 0));
+  for (auto it = notifies_.begin(); it != notifies_.end(); ++it) {
+    if (it->first == peer && it->second == notify_tag) {
+      notifies_.erase(it);
+      completion->Complete(absl::OkStatus(), 0);
+      return absl::OkStatus();
+    }
+  }
+  if (peers_[peer].dead) {
+    completion->Complete(PeerGone(peer), 0);
+    return absl::OkStatus();
+  }
+  notify_waits_.push_back({peer, notify_tag, completion});
+  return absl::OkStatus();
+}
+
+void ShmTransport::DeliverNotify(int source, uint64_t tag) {
+  for (auto it = notify_waits_.begin(); it != notify_waits_.end(); ++it) {
+    if (it->source == source && it->tag == tag) {
+      it->completion->Complete(absl::OkStatus(), 0);
+      notify_waits_.erase(it);
+      return;
+    }
+  }
+  notifies_.emplace_back(source, tag);
+}
+
+void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* payload) {
+  const Kind kind = static_cast<Kind>(slot.kind);
+  switch (kind) {
+    case Kind::kEager:
+    case Kind::kRendezvous: {
+      for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        if (it->source != source || it->tag != slot.tag) continue;
+        const PostedRecv recv = *it;
+        posted_.erase(it);
+        if (kind == Kind::kRendezvous) {
+          Pull(source, slot.tag, slot.bytes, slot.request, slot.address, recv);
+        } else if (slot.bytes > recv.bytes) {
+          recv.completion->Complete(Truncated(source, slot.tag, slot.bytes, recv.bytes), 0);
+        } else {
+          if (slot.bytes > 0) std::memcpy(recv.data, payload, slot.bytes);
+          recv.completion->Complete(absl::OkStatus(), slot.bytes);
+        }
+        return;
+      }
+      Unexpected message{source, slot.tag, kind, slot.bytes, slot.request, slot.address, {}};
+      if (kind == Kind::kEager) message.payload.assign(payload, payload + slot.bytes);
+      unexpected_.push_back(std::move(message));
+      return;
+    }
+    case Kind::kFinished: {
+      auto it = rendezvous_.find(slot.request);
+      if (it == rendezvous_.end()) return;  // already failed (the peer was declared dead)
+      const PendingSend send = it->second;
+      rendezvous_.erase(it);
+      if (slot.status == 0) {
+        send.completion->Complete(absl::OkStatus(), send.bytes);
+      } else {
+        send.completion->Complete(
+            absl::InvalidArgumentError(absl::StrCat(
+                "rank ", source,
+                (slot.status == 1 ? " refused a message of " : " failed to read a message of "),
+                send.bytes, " bytes from rank ", rank(),
+                (slot.status == 1 ? ": it does not fit the receive buffer" : ""))),
+            0);
+      }
+      return;
+    }
+    case Kind::kNotify:
+      DeliverNotify(source, slot.tag);
+      return;
+  }
+  ZCOLL_LOG(ERROR) << "rank " << rank() << ": unknown message kind " << slot.kind << " from rank "
+                   << source << " ignored";
+}
+
+void ShmTransport::DrainRing(int source) {
+  uint64_t& position = receive_positions_[source];
+  for (int handled = 0; handled < kMessagesPerRing; ++handled) {
+    SlotHeader* slot = own_.Slot(source, position);
+    if (slot->sequence.load(std::memory_order_acquire) != position + 1) return;
+    Handle(source, *slot, reinterpret_cast<const uint8_t*>(slot) + sizeof(SlotHeader));
+    slot->sequence.store(position + slots_, std::memory_order_release);
+    ++position;
+  }
+}
+
+void ShmTransport::FailPeer(int peer) {
+  Peer& entry = peers_[peer];
+  entry.dead = true;
+  const absl::Status gone = PeerGone(peer);
+  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << gone.message();
+  // A posted receive never has a matching arrived message (those are matched on
+  // arrival), and the ring was drained before this call: nothing more will come.
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (it->source != peer) {
+      ++it;
+      continue;
+    }
+    it->completion->Complete(gone, 0);
+    it = posted_.erase(it);
+  }
+  for (auto it = notify_waits_.begin(); it != notify_waits_.end();) {
+    if (it->source != peer) {
+      ++it;
+      continue;
+    }
+    it->completion->Complete(gone, 0);
+    it = notify_waits_.erase(it);
+  }
+  for (auto it = rendezvous_.begin(); it != rendezvous_.end();) {
+    if (it->second.peer != peer) {
+      ++it;
+      continue;
+    }
+    it->second.completion->Complete(gone, 0);
+    rendezvous_.erase(it++);
+  }
+  for (const Outgoing& message : entry.queued) {
+    if (message.completion != nullptr) message.completion->Complete(gone, 0);
+  }
+  entry.queued.clear();
+}
+
+absl::Status ShmTransport::Progress() {
+  if (!connected_) return absl::OkStatus();
+  for (int peer : monitor_.NewDeaths()) {
+    // Read what it sent before dying, then fail what is left.
+    DrainRing(peer);
+    FailPeer(peer);
+  }
+  // Round-robin start so that one chatty peer does not always go first.
+  for (int i = 0; i < size(); ++i) {
+    const int source = (next_ring_ + i) % size();
+    if (source != rank()) DrainRing(source);
+  }
+  next_ring_ = (next_ring_ + 1) % size();
+  FlushQueues();
+  MaybeUnlink();
+  return absl::OkStatus();
+}
+
+void ShmTransport::Sleep(absl::Duration timeout) {
+  if (!connected_) {
+    absl::SleepFor(timeout);
+    return;
+  }
+  // A full ring frees up without ringing our doorbell: poll it soon.
+  if (any_queued_) timeout = std::min(timeout, absl::Microseconds(100));
+  SegmentHeader* header = own_.header();
+  header->sleeping.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint32_t doorbell = header->doorbell.load(std::memory_order_relaxed);
+  bool ready = false;
+  for (int source = 0; source < size() && !ready; ++source) {
+    if (source == rank()) continue;
+    const uint64_t position = receive_positions_[source];
+    ready = own_.Slot(source, position)->sequence.load(std::memory_order_acquire) == position + 1;
+  }
+  if (!ready) {
+    const timespec limit = absl::ToTimespec(std::max(timeout, absl::ZeroDuration()));
+    Futex(&header->doorbell, FUTEX_WAIT, doorbell, &limit);
+  }
+  header->sleeping.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateShmTransport(int rank, int size,
+                                                              const ShmOptions& options) {
+  auto transport = std::make_unique<ShmTransport>(rank, size, options);
+  RETURN_IF_ERROR(transport->Initialize());
+  return transport;
+}
+
+}  // namespace zcoll
