@@ -1,8 +1,6 @@
 #include "testing/transport_harness.h"
 
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "core/mutex.h"
 #include "gtest/gtest.h"
+#include "transport/bootstrap/forked_job.h"
 #include "transport/loopback/loopback_transport.h"
 #include "transport/transport_factory.h"
 
@@ -113,157 +112,73 @@ absl::Status RunThreads(int size, const std::function<void(RankContext&)>& body,
 }
 
 // ---------------------------------------------------------------------------------
-// Processes.
+// Processes (transport/bootstrap/forked_job.h).
 
-constexpr int kMaxRanks = 16;
-constexpr size_t kSlotBytes = 64 * 1024;
-
-// Lives in a MAP_SHARED anonymous mapping made before fork.
-struct SharedMeeting {
-  std::atomic<uint32_t> arrived;
-  std::atomic<uint32_t> generation;
-  struct Slot {
-    std::atomic<uint32_t> length;
-    char bytes[kSlotBytes];
-  } slots[kMaxRanks];
-};
-
-class ProcessMeeting final : public RankMeeting {
+class ForkedMeetingAdapter final : public RankMeeting {
  public:
-  ProcessMeeting(SharedMeeting* shared, int size, absl::Time deadline)
-      : shared_(shared), size_(size), deadline_(deadline) {}
-
-  void Barrier(int rank) override { Meet(size_); }
-
-  // The generation-counting barrier over shared memory. A rank that waits past the
-  // job's deadline gives up and exits, so a dead peer cannot hang the test.
-  void Meet(int participants) {
-    const uint32_t generation = shared_->generation.load(std::memory_order_acquire);
-    if (shared_->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 ==
-        static_cast<uint32_t>(participants)) {
-      shared_->arrived.store(0, std::memory_order_relaxed);
-      shared_->generation.fetch_add(1, std::memory_order_release);
-      return;
-    }
-    while (shared_->generation.load(std::memory_order_acquire) == generation) {
-      if (absl::Now() > deadline_) {
-        std::fprintf(stderr, "test harness: a barrier timed out; a rank never arrived\n");
-        std::fflush(nullptr);
-        _exit(3);
-      }
-      absl::SleepFor(absl::Microseconds(100));
-    }
-  }
-
+  ForkedMeetingAdapter(ForkMeeting& meeting, int size) : meeting_(meeting), size_(size) {}
+  void Barrier(int rank) override { meeting_.Barrier(size_); }
   std::vector<std::string> AllGather(int rank, const std::string& value) override {
-    if (value.size() > kSlotBytes) {
+    if (value.size() > 64 * 1024) {
       ADD_FAILURE() << "AllGather of " << value.size() << " bytes exceeds the harness's slots";
-      return {};
     }
-    std::memcpy(shared_->slots[rank].bytes, value.data(), value.size());
-    shared_->slots[rank].length.store(static_cast<uint32_t>(value.size()),
-                                      std::memory_order_release);
-    Meet(size_);
-    std::vector<std::string> all;
-    for (int r = 0; r < size_; ++r) {
-      const uint32_t length = shared_->slots[r].length.load(std::memory_order_acquire);
-      all.emplace_back(shared_->slots[r].bytes, length);
-    }
-    Meet(size_);
-    return all;
+    return meeting_.AllGather(rank, value);
   }
 
  private:
-  SharedMeeting* shared_;
+  ForkMeeting& meeting_;
   int size_;
-  absl::Time deadline_;
 };
 
-[[noreturn]] void RunChild(absl::string_view provider, int rank, int size,
-                           const std::function<void(RankContext&)>& body, SharedMeeting* shared,
-                           const RunOptions& options, absl::Time deadline) {
-  ProcessMeeting meeting(shared, size, deadline);
+int RunChild(absl::string_view provider, int rank, int size,
+             const std::function<void(RankContext&)>& body, ForkMeeting& fork_meeting,
+             const RunOptions& options) {
+  ForkedMeetingAdapter meeting(fork_meeting, size);
   absl::StatusOr<std::unique_ptr<Transport>> transport =
       CreateProcessTransport(provider, rank, size);
   if (!transport.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", rank, transport.status().ToString().c_str());
-    std::fflush(nullptr);
-    _exit(2);
+    return 2;
   }
   const std::vector<std::string> addresses = meeting.AllGather(rank, (*transport)->address());
   const absl::Status connected = (*transport)->Connect(addresses);
   if (!connected.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", rank, connected.ToString().c_str());
-    std::fflush(nullptr);
-    _exit(2);
+    return 2;
   }
-  int exit_code = 0;
-  {
-    RankContext context(rank, size, std::move(*transport), &meeting, /*is_process=*/true);
-    body(context);
-    meeting.Meet(size - static_cast<int>(options.ranks_that_die.size()));
-    exit_code = ::testing::Test::HasFailure() ? 1 : 0;
-  }  // the transport is destroyed here, after every survivor finished
-  std::fflush(nullptr);
-  _exit(exit_code);
+  RankContext context(rank, size, std::move(*transport), &meeting, /*is_process=*/true);
+  body(context);
+  // The transport is destroyed (with `context`) only after every survivor finished.
+  fork_meeting.Barrier(size - static_cast<int>(options.ranks_that_die.size()));
+  return ::testing::Test::HasFailure() ? 1 : 0;
 }
 
 absl::Status RunProcesses(absl::string_view provider, int size,
                           const std::function<void(RankContext&)>& body,
                           const RunOptions& options) {
-  if (size > kMaxRanks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the harness runs at most ", kMaxRanks, " ranks"));
-  }
-  void* memory = mmap(nullptr, sizeof(SharedMeeting), PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return absl::InternalError("mmap of the harness's meeting failed");
-  auto* shared = new (memory) SharedMeeting();
-  const absl::Time deadline = absl::Now() + options.timeout;
-  std::fflush(nullptr);  // no buffered output is duplicated into the children
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < size; ++rank) {
-    const pid_t pid = fork();
-    if (pid == 0) RunChild(provider, rank, size, body, shared, options, deadline);
-    if (pid < 0) return absl::InternalError("fork failed");
-    children.push_back(pid);
-  }
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      size,
+      [&](int rank, ForkMeeting& meeting) {
+        return RunChild(provider, rank, size, body, meeting, options);
+      },
+      options.timeout);
+  if (!outcomes.ok()) return outcomes.status();
   std::vector<std::string> failures;
-  std::vector<bool> finished(size, false);
-  int remaining = size;
-  while (remaining > 0) {
-    for (int rank = 0; rank < size; ++rank) {
-      if (finished[rank]) continue;
-      int status = 0;
-      if (waitpid(children[rank], &status, WNOHANG) != children[rank]) continue;
-      finished[rank] = true;
-      --remaining;
-      const bool should_die = options.ranks_that_die.count(rank) > 0;
-      if (should_die) {
-        if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
-          failures.push_back(absl::StrCat("rank ", rank, " was meant to die but exited"));
-        }
-      } else if (WIFSIGNALED(status)) {
-        failures.push_back(absl::StrCat("rank ", rank, " died of signal ", WTERMSIG(status)));
-      } else if (WEXITSTATUS(status) != 0) {
-        failures.push_back(absl::StrCat("rank ", rank, " failed (exit ", WEXITSTATUS(status), ")"));
+  for (int rank = 0; rank < size; ++rank) {
+    const RankOutcome& outcome = (*outcomes)[rank];
+    if (!outcome.finished) {
+      failures.push_back(absl::StrCat("rank ", rank, " did not finish within ",
+                                      absl::FormatDuration(options.timeout)));
+    } else if (options.ranks_that_die.count(rank)) {
+      if (outcome.signal != SIGKILL) {
+        failures.push_back(absl::StrCat("rank ", rank, " was meant to die but exited"));
       }
+    } else if (outcome.signal != 0) {
+      failures.push_back(absl::StrCat("rank ", rank, " died of signal ", outcome.signal));
+    } else if (outcome.exit_code != 0) {
+      failures.push_back(absl::StrCat("rank ", rank, " failed (exit ", outcome.exit_code, ")"));
     }
-    if (remaining == 0) break;
-    if (absl::Now() > deadline + absl::Seconds(5)) {
-      for (int rank = 0; rank < size; ++rank) {
-        if (finished[rank]) continue;
-        kill(children[rank], SIGKILL);
-        waitpid(children[rank], nullptr, 0);
-        failures.push_back(absl::StrCat("rank ", rank, " did not finish within ",
-                                        absl::FormatDuration(options.timeout)));
-      }
-      break;
-    }
-    absl::SleepFor(absl::Milliseconds(2));
   }
-  shared->~SharedMeeting();
-  munmap(memory, sizeof(SharedMeeting));
   if (!failures.empty()) return absl::InternalError(absl::StrJoin(failures, "; "));
   return absl::OkStatus();
 }

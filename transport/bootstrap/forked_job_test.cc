@@ -1,0 +1,62 @@
+#include "transport/bootstrap/forked_job.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace zcoll {
+namespace {
+
+TEST(ForkedJobTest, RanksGatherEachOthersValuesAndReportExitCodes) {
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      4,
+      [](int rank, ForkMeeting& meeting) {
+        const std::vector<std::string> all = meeting.AllGather(rank, absl::StrCat("rank", rank));
+        for (int r = 0; r < 4; ++r) {
+          if (all[r] != absl::StrCat("rank", r)) return 10 + r;
+        }
+        meeting.Barrier(4);
+        return rank;  // distinct exit codes show each outcome is the right rank's
+      },
+      absl::Seconds(30));
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_TRUE((*outcomes)[rank].finished);
+    EXPECT_EQ((*outcomes)[rank].exit_code, rank);
+  }
+}
+
+TEST(ForkedJobTest, AKilledRankMakesTheOthersTimeOutInsteadOfHanging) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      2,
+      [](int rank, ForkMeeting& meeting) {
+        if (rank == 1) kill(getpid(), SIGKILL);
+        meeting.Barrier(2);
+        return 0;
+      },
+      absl::Milliseconds(500));
+  ASSERT_TRUE(outcomes.ok());
+  EXPECT_EQ((*outcomes)[1].signal, SIGKILL);
+  EXPECT_EQ((*outcomes)[0].exit_code, ForkMeeting::kMeetingTimedOut);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+TEST(ForkedJobTest, SizesOutsideTheLimitAreRefused) {
+  EXPECT_EQ(RunForkedJob(
+                0, [](int, ForkMeeting&) { return 0; }, absl::Seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunForkedJob(
+                65, [](int, ForkMeeting&) { return 0; }, absl::Seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace zcoll

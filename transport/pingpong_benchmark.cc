@@ -1,0 +1,203 @@
+// Point-to-point latency and bandwidth of one transport provider between two forked
+// ranks on this host.
+//
+//   bazel run -c opt //transport:pingpong_benchmark -- --provider=shm
+//
+// Prints `provider,bytes,latency_us,bandwidth_MBps` for 8 B .. 64 MiB by powers of 4
+// (and 4 MiB):
+//   latency_us      one-way latency: half of the mean round trip of a ping-pong
+//                   (what fi_pingpong reports as usec/xfer and ucx_perftest tag_lat);
+//   bandwidth_MBps  10^6 bytes per second of a stream: rank 0 keeps a window of sends
+//                   in flight, rank 1 receives them and answers each window with one
+//                   small message (like ucx_perftest tag_bw).
+// transport/compare_pingpong.sh runs fi_pingpong and ucx_perftest next to it.
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "transport/bootstrap/forked_job.h"
+#include "transport/transport.h"
+#include "transport/transport_factory.h"
+
+namespace zcoll {
+namespace {
+
+constexpr size_t kMaxBytes = size_t{64} << 20;
+constexpr uint64_t kPingTag = 1, kStreamTag = 2, kAckTag = 3;
+
+struct Options {
+  std::string provider = "shm";
+  size_t min_bytes = 8;
+  size_t max_bytes = kMaxBytes;
+};
+
+std::vector<size_t> Sizes(const Options& options) {
+  std::vector<size_t> sizes;
+  for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= 4) {
+    sizes.push_back(bytes);
+  }
+  const size_t four_mib = size_t{4} << 20;
+  if (options.min_bytes <= four_mib && four_mib <= options.max_bytes &&
+      std::find(sizes.begin(), sizes.end(), four_mib) == sizes.end()) {
+    sizes.push_back(four_mib);
+    std::sort(sizes.begin(), sizes.end());
+  }
+  return sizes;
+}
+
+// Enough repetitions for a stable mean, about a quarter of a second per size.
+int Iterations(size_t bytes) {
+  return static_cast<int>(
+      std::clamp<size_t>((size_t{256} << 20) / std::max<size_t>(bytes, 1024), 20, 20000));
+}
+
+int Window(size_t bytes) {
+  return bytes <= (size_t{64} << 10) ? 64 : (bytes <= (1 << 20) ? 16 : 4);
+}
+
+absl::Time Deadline() { return absl::Now() + absl::Seconds(60); }
+
+#define CHECK_OK_OR_RETURN(expression)                                         \
+  do {                                                                         \
+    const absl::Status check_status = (expression);                            \
+    if (!check_status.ok()) {                                                  \
+      std::fprintf(stderr, "pingpong: %s\n", check_status.ToString().c_str()); \
+      return 1;                                                                \
+    }                                                                          \
+  } while (false)
+
+int RankMain(const Options& options, int rank, ForkMeeting& meeting) {
+  absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(options.provider, rank, 2);
+  CHECK_OK_OR_RETURN(created.status());
+  Transport& transport = **created;
+  CHECK_OK_OR_RETURN(transport.Connect(meeting.AllGather(rank, transport.address())));
+  const int peer = 1 - rank;
+  const size_t buffer_bytes = options.max_bytes * 1;
+  std::vector<uint8_t> send(buffer_bytes, static_cast<uint8_t>(rank)), recv(buffer_bytes);
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> send_region =
+      transport.RegisterMemory(send.data(), send.size(), MemoryAccess::kLocal);
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> recv_region =
+      transport.RegisterMemory(recv.data(), recv.size(), MemoryAccess::kLocal);
+  CHECK_OK_OR_RETURN(send_region.status());
+  CHECK_OK_OR_RETURN(recv_region.status());
+  uint32_t ack = 0;
+  for (size_t bytes : Sizes(options)) {
+    // Latency: ping-pong, receives posted before each send.
+    const int iterations = Iterations(bytes), warm_up = std::max(2, iterations / 10);
+    absl::Time start;
+    for (int i = 0; i < warm_up + iterations; ++i) {
+      if (i == warm_up) {
+        meeting.Barrier(2);
+        start = absl::Now();
+      }
+      Completion sent, received;
+      CHECK_OK_OR_RETURN(
+          transport.PostRecv(peer, kPingTag, recv.data(), bytes, &received, recv_region->get()));
+      if (rank == 0) {
+        CHECK_OK_OR_RETURN(
+            transport.PostSend(peer, kPingTag, send.data(), bytes, &sent, send_region->get()));
+        CHECK_OK_OR_RETURN(transport.Wait(received, Deadline()));
+        CHECK_OK_OR_RETURN(transport.Wait(sent, Deadline()));
+      } else {
+        CHECK_OK_OR_RETURN(transport.Wait(received, Deadline()));
+        CHECK_OK_OR_RETURN(
+            transport.PostSend(peer, kPingTag, send.data(), bytes, &sent, send_region->get()));
+        CHECK_OK_OR_RETURN(transport.Wait(sent, Deadline()));
+      }
+    }
+    const double latency_us = absl::ToDoubleMicroseconds(absl::Now() - start) / iterations / 2;
+
+    // Bandwidth: windows of sends, each acknowledged by one small message. Every
+    // message of a window reuses the same buffer, as the tools do.
+    const int window = Window(bytes);
+    const int rounds = std::max(4, iterations / window);
+    std::vector<Completion> completions(window);
+    for (int round = 0; round < rounds + 1; ++round) {
+      if (round == 1) {
+        meeting.Barrier(2);
+        start = absl::Now();
+      }
+      Completion ack_done;
+      if (rank == 0) {
+        CHECK_OK_OR_RETURN(transport.PostRecv(peer, kAckTag, &ack, sizeof(ack), &ack_done));
+        for (Completion& completion : completions) {
+          completion.Reset();
+          CHECK_OK_OR_RETURN(transport.PostSend(peer, kStreamTag, send.data(), bytes, &completion,
+                                                send_region->get()));
+        }
+        for (Completion& completion : completions) {
+          CHECK_OK_OR_RETURN(transport.Wait(completion, Deadline()));
+        }
+        CHECK_OK_OR_RETURN(transport.Wait(ack_done, Deadline()));
+      } else {
+        for (Completion& completion : completions) {
+          completion.Reset();
+          CHECK_OK_OR_RETURN(transport.PostRecv(peer, kStreamTag, recv.data(), bytes, &completion,
+                                                recv_region->get()));
+        }
+        for (Completion& completion : completions) {
+          CHECK_OK_OR_RETURN(transport.Wait(completion, Deadline()));
+        }
+        CHECK_OK_OR_RETURN(transport.PostSend(peer, kAckTag, &ack, sizeof(ack), &ack_done));
+        CHECK_OK_OR_RETURN(transport.Wait(ack_done, Deadline()));
+      }
+    }
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    const double bandwidth = static_cast<double>(bytes) * window * rounds / seconds / 1e6;
+    if (rank == 0) {
+      std::printf("%s,%zu,%.3f,%.1f\n", options.provider.c_str(), bytes, latency_us, bandwidth);
+      std::fflush(stdout);
+    }
+  }
+  meeting.Barrier(2);
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::vector<std::string> parts = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
+    bool ok = parts.size() == 2;
+    if (ok && parts[0] == "--provider") {
+      options.provider = parts[1];
+    } else if (ok && parts[0] == "--min") {
+      ok = absl::SimpleAtoi(parts[1], &options.min_bytes) && options.min_bytes > 0;
+    } else if (ok && parts[0] == "--max") {
+      ok = absl::SimpleAtoi(parts[1], &options.max_bytes) && options.max_bytes <= kMaxBytes;
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      std::fprintf(stderr,
+                   "pingpong_benchmark: bad argument '%s'\n"
+                   "usage: pingpong_benchmark [--provider=shm|ofi|ofi:NAME|ucx|ucx:TLS] "
+                   "[--min=8] [--max=67108864]\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      2, [&](int rank, ForkMeeting& meeting) { return RankMain(options, rank, meeting); },
+      absl::Minutes(10));
+  if (!outcomes.ok()) {
+    std::fprintf(stderr, "pingpong_benchmark: %s\n", outcomes.status().ToString().c_str());
+    return 1;
+  }
+  for (const RankOutcome& outcome : *outcomes) {
+    if (!outcome.finished || outcome.exit_code != 0) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace zcoll
+
+int main(int argc, char** argv) { return zcoll::Main(argc, argv); }
