@@ -183,9 +183,16 @@ class Transport {
   virtual absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(
       int peer, absl::string_view packed_key) = 0;
 
+  // Providers that register buffers passed without a MemoryRegion cache those
+  // registrations; call this before freeing or remapping such memory so that a stale
+  // registration is never used (RegistrationCache). A no-op for providers that do
+  // not register.
+  virtual void InvalidateRegistrations(const void* pointer, size_t bytes) {}
+
   // Two-sided messages. `region`, if given, is a registration covering the buffer.
   // A receive completes with the byte count sent; a message longer than the receive
-  // buffer ends both sides with InvalidArgument.
+  // buffer ends the receive with InvalidArgument (and the send too, where the
+  // provider learns of it).
   virtual absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
                                 Completion* completion, const MemoryRegion* region = nullptr) = 0;
   virtual absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes,

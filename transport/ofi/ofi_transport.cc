@@ -1,0 +1,714 @@
+#include "transport/ofi/ofi_transport.h"
+
+#include <poll.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "transport/envelope.h"
+#include "transport/peer_monitor.h"
+#include "transport/registration_cache.h"
+#include "transport/wire.h"
+
+namespace zcoll {
+namespace {
+
+constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
+// Notifications live in their own tag space, above every caller tag.
+constexpr uint64_t kNotifyBit = uint64_t{1} << 62;
+// Registrations kept for buffers passed without a MemoryRegion.
+constexpr size_t kCachedRegistrations = 256;
+// How long a post may keep finding the provider's queues full before giving up.
+constexpr absl::Duration kPostPatience = absl::Seconds(30);
+
+absl::Status FabricError(absl::string_view what, int rc) {
+  return absl::UnavailableError(absl::StrCat(what, " failed: ", fi_strerror(-rc)));
+}
+
+template <typename T>
+struct FidCloser {
+  void operator()(T* object) const {
+    if (object != nullptr) fi_close(&object->fid);
+  }
+};
+template <typename T>
+using FidPtr = std::unique_ptr<T, FidCloser<T>>;
+
+struct InfoDeleter {
+  void operator()(fi_info* info) const { fi_freeinfo(info); }
+};
+using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
+
+class OfiRegion final : public MemoryRegion {
+ public:
+  OfiRegion(void* base, size_t length, MemoryAccess access, fid_mr* mr)
+      : MemoryRegion(base, length, access), mr_(mr) {}
+  ~OfiRegion() override {
+    if (mr_ != nullptr) fi_close(&mr_->fid);
+  }
+  void* descriptor() const { return mr_ != nullptr ? fi_mr_desc(mr_) : nullptr; }
+  uint64_t key() const { return mr_ != nullptr ? fi_mr_key(mr_) : 0; }
+  void set_packed(std::string key) { set_packed_key(std::move(key)); }
+
+ private:
+  fid_mr* mr_;
+};
+
+class OfiRemote final : public RemoteRegion {
+ public:
+  OfiRemote(int peer, uint64_t base, size_t length, MemoryAccess access, uint64_t key,
+            bool virtual_addressing)
+      : RemoteRegion(peer, base, length, access),
+        key_(key),
+        virtual_addressing_(virtual_addressing) {}
+  uint64_t key() const { return key_; }
+  // The address libfabric wants for `offset` into the region.
+  uint64_t TargetAddress(size_t offset) const {
+    return virtual_addressing_ ? base() + offset : offset;
+  }
+
+ private:
+  uint64_t key_;
+  bool virtual_addressing_;
+};
+
+// The state of one posted operation; libfabric hands `context` back on completion.
+struct Operation {
+  fi_context2 context;  // first: libfabric's op_context points here
+  enum class Kind { kSend, kRecv, kNotifyRecv, kNotifySend, kPut, kGet } kind;
+  int peer = -1;
+  Completion* completion = nullptr;  // null once the operation was ended early
+  size_t bytes = 0;
+  uint64_t notify_tag = 0;                           // kPut / kGet: sent once the transfer is done
+  std::shared_ptr<const MemoryRegion> registration;  // a cached one kept alive
+};
+
+class OfiTransport final : public Transport {
+ public:
+  OfiTransport(int rank, int size) : Transport(rank, size), monitor_(size) {}
+  ~OfiTransport() override;
+
+  absl::Status Initialize(absl::string_view provider);
+
+  absl::string_view provider_name() const override { return name_; }
+  const std::string& address() const override { return address_; }
+  absl::Status Connect(absl::Span<const std::string> addresses) override;
+
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* base, size_t length,
+                                                               MemoryAccess access) override;
+  absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(int peer,
+                                                             absl::string_view packed) override;
+  void InvalidateRegistrations(const void* pointer, size_t bytes) override {
+    cache_->Invalidate(pointer, bytes);
+  }
+
+  absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                        Completion* completion, const MemoryRegion* region) override;
+  absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
+                        const MemoryRegion* region) override;
+  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override;
+  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override;
+  absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
+  absl::Status Progress() override;
+
+ protected:
+  void Sleep(absl::Duration timeout) override;
+
+ private:
+  absl::Status CheckReady(absl::string_view operation) const {
+    if (connected_) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat(operation, " on rank ", rank(), ": Connect has not been called"));
+  }
+  absl::Status PeerGone(int peer, absl::string_view why) const {
+    return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " ", why));
+  }
+
+  // The descriptor for a local buffer: from the caller's region, else a cached
+  // registration (which `operation` then keeps alive) when the provider needs one.
+  absl::StatusOr<void*> Descriptor(const void* data, size_t bytes, const MemoryRegion* region,
+                                   Operation* operation);
+
+  // Calls `post` until the provider accepts the operation, progressing while its
+  // queues are full.
+  absl::Status Post(absl::string_view what, Operation* operation,
+                    const std::function<ssize_t()>& post);
+  // Post for a new operation: on failure the operation is discarded (the caller
+  // returns the error; the Completion is not touched).
+  absl::Status PostNew(absl::string_view what, Operation* operation,
+                       const std::function<ssize_t()>& post);
+  void Discard(Operation* operation) {
+    operation->completion = nullptr;
+    Finish(operation, absl::OkStatus(), 0);
+  }
+
+  Operation* NewOperation(Operation::Kind kind, int peer, Completion* completion, size_t bytes) {
+    auto* operation = new Operation();
+    operation->kind = kind;
+    operation->peer = peer;
+    operation->completion = completion;
+    operation->bytes = bytes;
+    live_.insert(operation);
+    return operation;
+  }
+  void Finish(Operation* operation, absl::Status status, size_t bytes) {
+    if (operation->completion != nullptr) operation->completion->Complete(std::move(status), bytes);
+    live_.erase(operation);
+    delete operation;
+  }
+  // Sends the notification that ends a put or get.
+  void SendNotify(Operation* transfer);
+  void HandleCompletion(Operation* operation, size_t length);
+  void HandleError(const fi_cq_err_entry& error);
+  void FailPeer(int peer, const absl::Status& why);
+
+  std::string name_;
+  std::string address_;
+  bool connected_ = false;
+  InfoPtr info_;
+  FidPtr<fid_fabric> fabric_;
+  FidPtr<fid_domain> domain_;
+  FidPtr<fid_av> av_;
+  FidPtr<fid_cq> cq_;
+  FidPtr<fid_ep> endpoint_;
+  int wait_fd_ = -1;
+  bool needs_local_descriptors_ = false;
+  bool virtual_addressing_ = false;
+  bool provider_keys_ = false;
+  bool endpoint_bound_registrations_ = false;
+  bool delivery_complete_ = true;  // cleared if the provider refuses the flag
+  std::atomic<uint64_t> next_key_{1};
+  std::vector<fi_addr_t> addresses_;
+  std::vector<bool> dead_;
+  PeerMonitor monitor_;
+  std::unique_ptr<RegistrationCache> cache_;
+  absl::flat_hash_set<Operation*> live_;
+  uint64_t progress_calls_ = 0;
+  uint64_t notify_payload_ = 0;
+};
+
+absl::Status OfiTransport::Initialize(absl::string_view provider) {
+  InfoPtr hints(fi_allocinfo());
+  if (hints == nullptr) return absl::ResourceExhaustedError("fi_allocinfo failed");
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps =
+      FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  // Messages with one tag must not overtake each other.
+  hints->tx_attr->msg_order = FI_ORDER_SAS;
+  hints->rx_attr->msg_order = FI_ORDER_SAS;
+  if (!provider.empty()) hints->fabric_attr->prov_name = strdup(std::string(provider).c_str());
+  fi_info* list = nullptr;
+  const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list);
+  if (rc != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("rank ", rank(), ": libfabric has no reliable-datagram provider ",
+                     provider.empty() ? "" : absl::StrCat("named '", provider, "' "),
+                     "with tagged messages and RMA on this machine (", fi_strerror(-rc),
+                     "); zcoll_info lists the providers that open here"));
+  }
+  InfoPtr all(list);
+  // Take the first entry whose fabric, domain and endpoint open.
+  absl::Status last_error;
+  for (fi_info* info = list; info != nullptr; info = info->next) {
+    fid_fabric* fabric = nullptr;
+    fid_domain* domain = nullptr;
+    int opened = fi_fabric(info->fabric_attr, &fabric, nullptr);
+    if (opened == 0) opened = fi_domain(fabric, info, &domain, nullptr);
+    if (opened != 0) {
+      if (fabric != nullptr) fi_close(&fabric->fid);
+      last_error = FabricError(absl::StrCat("opening ", info->fabric_attr->prov_name), opened);
+      continue;
+    }
+    fabric_.reset(fabric);
+    domain_.reset(domain);
+    info_.reset(fi_dupinfo(info));
+    break;
+  }
+  if (domain_ == nullptr) return last_error;
+  fi_info* info = info_.get();
+  name_ = absl::StrCat("ofi:", info->fabric_attr->prov_name);
+  const int mr_mode = info->domain_attr->mr_mode;
+  needs_local_descriptors_ = (mr_mode & FI_MR_LOCAL) != 0;
+  virtual_addressing_ = (mr_mode & FI_MR_VIRT_ADDR) != 0;
+  provider_keys_ = (mr_mode & FI_MR_PROV_KEY) != 0;
+  endpoint_bound_registrations_ = (mr_mode & FI_MR_ENDPOINT) != 0;
+  if (mr_mode & FI_MR_RAW) {
+    return absl::UnimplementedError(absl::StrCat(
+        name_, " needs raw (over 64-bit) memory keys, which zcoll does not support yet"));
+  }
+
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  fid_av* av = nullptr;
+  if (int failed = fi_av_open(domain_.get(), &av_attr, &av, nullptr); failed != 0) {
+    return FabricError("fi_av_open", failed);
+  }
+  av_.reset(av);
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.wait_obj = FI_WAIT_FD;
+  fid_cq* cq = nullptr;
+  if (fi_cq_open(domain_.get(), &cq_attr, &cq, nullptr) != 0) {
+    // Not every provider offers a wait fd; then waits sleep briefly instead.
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if (int failed = fi_cq_open(domain_.get(), &cq_attr, &cq, nullptr); failed != 0) {
+      return FabricError("fi_cq_open", failed);
+    }
+  } else if (fi_control(&cq->fid, FI_GETWAIT, &wait_fd_) != 0) {
+    wait_fd_ = -1;
+  }
+  cq_.reset(cq);
+  if (info->addr_format == FI_ADDR_STR && std::string(info->fabric_attr->prov_name) == "shm") {
+    // libfabric's shm names its memory after "fi_shm://PID"; processes in different
+    // PID namespaces (containers, Bazel's sandbox) then collide in the shared
+    // /dev/shm. A random name cannot.
+    std::random_device random;
+    const std::string name =
+        absl::StrCat("fi_shm://zcoll-", getpid(), "-", absl::Hex(random()), absl::Hex(random()));
+    free(info->src_addr);
+    info->src_addr = strdup(name.c_str());
+    info->src_addrlen = name.size() + 1;
+  }
+  fid_ep* endpoint = nullptr;
+  if (int failed = fi_endpoint(domain_.get(), info, &endpoint, nullptr); failed != 0) {
+    return FabricError("fi_endpoint", failed);
+  }
+  endpoint_.reset(endpoint);
+  if (int failed = fi_ep_bind(endpoint, &av->fid, 0); failed != 0) {
+    return FabricError("binding the address vector", failed);
+  }
+  if (int failed = fi_ep_bind(endpoint, &cq->fid, FI_TRANSMIT | FI_RECV); failed != 0) {
+    return FabricError("binding the completion queue", failed);
+  }
+  if (int failed = fi_enable(endpoint); failed != 0) return FabricError("fi_enable", failed);
+  std::string name(256, '\0');
+  size_t name_length = name.size();
+  if (int failed = fi_getname(&endpoint->fid, name.data(), &name_length); failed != 0) {
+    return FabricError("fi_getname", failed);
+  }
+  name.resize(name_length);
+  address_ = EncodePeerAddress(
+      {.provider = name_, .host = LocalHostName(), .pid = getpid(), .provider_address = name});
+  cache_ = std::make_unique<RegistrationCache>(
+      [this](void* base, size_t length, MemoryAccess access) {
+        return RegisterMemory(base, length, access);
+      },
+      kCachedRegistrations);
+  return absl::OkStatus();
+}
+
+OfiTransport::~OfiTransport() {
+  // Closing the endpoint first cancels everything it had, so that no completion
+  // refers to an Operation freed below.
+  endpoint_.reset();
+  const absl::Status aborted =
+      absl::AbortedError(absl::StrCat("rank ", rank(), "'s ", name_, " transport was destroyed"));
+  for (Operation* operation : live_) {
+    if (operation->completion != nullptr) operation->completion->Complete(aborted, 0);
+    delete operation;
+  }
+  live_.clear();
+  cache_.reset();  // registrations before the domain
+  cq_.reset();
+  av_.reset();
+  domain_.reset();
+  fabric_.reset();
+}
+
+absl::Status OfiTransport::Connect(absl::Span<const std::string> addresses) {
+  if (addresses.size() != static_cast<size_t>(size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", rank(), ": Connect got ", addresses.size(), " addresses for ", size(), " ranks"));
+  }
+  addresses_.assign(size(), FI_ADDR_UNSPEC);
+  dead_.assign(size(), false);
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer == rank()) continue;
+    ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], name_, peer));
+    const int inserted =
+        fi_av_insert(av_.get(), address.provider_address.data(), 1, &addresses_[peer], 0, nullptr);
+    if (inserted != 1) {
+      return absl::UnavailableError(
+          absl::StrCat("rank ", rank(), ": fi_av_insert of rank ", peer, "'s address failed"));
+    }
+    monitor_.Watch(peer, address.host, address.pid);
+  }
+  connected_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MemoryRegion>> OfiTransport::RegisterMemory(void* base,
+                                                                           size_t length,
+                                                                           MemoryAccess access) {
+  if (base == nullptr && length > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RegisterMemory on rank ", rank(), ": base is null but length is ", length));
+  }
+  uint64_t flags = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
+  if (Allows(access, MemoryAccess::kRemoteRead)) flags |= FI_REMOTE_READ;
+  if (Allows(access, MemoryAccess::kRemoteWrite)) flags |= FI_REMOTE_WRITE;
+  fid_mr* mr = nullptr;
+  const uint64_t requested_key = provider_keys_ ? 0 : next_key_++;
+  if (int failed = fi_mr_reg(domain_.get(), base, length, flags, 0, requested_key, 0, &mr, nullptr);
+      failed != 0) {
+    return absl::ResourceExhaustedError(absl::StrCat("RegisterMemory on rank ", rank(), ": ",
+                                                     length, " bytes: ", fi_strerror(-failed)));
+  }
+  auto region = std::make_unique<OfiRegion>(base, length, access, mr);
+  if (endpoint_bound_registrations_) {
+    if (int failed = fi_mr_bind(mr, &endpoint_->fid, 0); failed != 0) {
+      return FabricError("fi_mr_bind", failed);
+    }
+    if (int failed = fi_mr_enable(mr); failed != 0) return FabricError("fi_mr_enable", failed);
+  }
+  WireWriter key;
+  key.U64(region->key());
+  region->set_packed(PackRemoteKey({.provider = name_,
+                                    .owner = rank(),
+                                    .base = reinterpret_cast<uintptr_t>(base),
+                                    .length = length,
+                                    .access = access,
+                                    .provider_key = std::move(key).Finish()}));
+  return region;
+}
+
+absl::StatusOr<std::unique_ptr<RemoteRegion>> OfiTransport::ImportRegion(int peer,
+                                                                         absl::string_view packed) {
+  RETURN_IF_ERROR(CheckPeer("ImportRegion", peer));
+  ASSIGN_OR_RETURN(RemoteKey key, UnpackRemoteKey(packed, name_, peer, rank()));
+  WireReader reader(key.provider_key);
+  uint64_t mr_key = 0;
+  if (!reader.U64(mr_key) || !reader.at_end()) {
+    return absl::InvalidArgumentError(absl::StrCat("ImportRegion on rank ", rank(),
+                                                   ": the key given for rank ", peer,
+                                                   " carries no libfabric memory key"));
+  }
+  return std::make_unique<OfiRemote>(peer, key.base, key.length, key.access, mr_key,
+                                     virtual_addressing_);
+}
+
+absl::StatusOr<void*> OfiTransport::Descriptor(const void* data, size_t bytes,
+                                               const MemoryRegion* region, Operation* operation) {
+  if (!needs_local_descriptors_ || bytes == 0) return nullptr;
+  if (region != nullptr && region->Contains(data, bytes)) {
+    return static_cast<const OfiRegion*>(region)->descriptor();
+  }
+  ASSIGN_OR_RETURN(operation->registration, cache_->Acquire(data, bytes, MemoryAccess::kLocal));
+  return static_cast<const OfiRegion*>(operation->registration.get())->descriptor();
+}
+
+absl::Status OfiTransport::Post(absl::string_view what, Operation* operation,
+                                const std::function<ssize_t()>& post) {
+  const absl::Time give_up = absl::Now() + kPostPatience;
+  while (true) {
+    const ssize_t rc = post();
+    if (rc == 0) return absl::OkStatus();
+    if (rc != -FI_EAGAIN) {
+      return FabricError(absl::StrCat(what, " on rank ", rank()), static_cast<int>(rc));
+    }
+    // Full queues drain as completions are read; a queue full of operations for a
+    // peer that died never drains.
+    RETURN_IF_ERROR(Progress());
+    if (dead_[operation->peer]) return PeerGone(operation->peer, "is gone");
+    if (absl::Now() > give_up) {
+      return absl::UnavailableError(absl::StrCat(what, " on rank ", rank(), ": ", name_,
+                                                 " accepted nothing for ",
+                                                 absl::FormatDuration(kPostPatience)));
+    }
+  }
+}
+
+absl::Status OfiTransport::PostNew(absl::string_view what, Operation* operation,
+                                   const std::function<ssize_t()>& post) {
+  absl::Status posted = Post(what, operation, post);
+  if (posted.ok()) return posted;
+  if (dead_[operation->peer]) {
+    // Like every operation with a dead peer: it ends with Unavailable.
+    Finish(operation, std::move(posted), 0);
+    return absl::OkStatus();
+  }
+  Discard(operation);
+  return posted;
+}
+
+absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                    Completion* completion, const MemoryRegion* region) {
+  RETURN_IF_ERROR(CheckReady("PostSend"));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
+  absl::StatusOr<void*> descriptor = Descriptor(data, bytes, region, operation);
+  if (!descriptor.ok()) {
+    Discard(operation);
+    return descriptor.status();
+  }
+  return PostNew("fi_tsend", operation, [&] {
+    return fi_tsend(endpoint_.get(), data, bytes, *descriptor, addresses_[peer], tag,
+                    &operation->context);
+  });
+}
+
+absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
+                                    Completion* completion, const MemoryRegion* region) {
+  RETURN_IF_ERROR(CheckReady("PostRecv"));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, bytes);
+  absl::StatusOr<void*> descriptor = Descriptor(data, bytes, region, operation);
+  if (!descriptor.ok()) {
+    Discard(operation);
+    return descriptor.status();
+  }
+  return PostNew("fi_trecv", operation, [&] {
+    return fi_trecv(endpoint_.get(), data, bytes, *descriptor, addresses_[peer], tag, 0,
+                    &operation->context);
+  });
+}
+
+absl::Status OfiTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
+                                   size_t offset, uint64_t notify_tag, Completion* completion,
+                                   const MemoryRegion* region) {
+  RETURN_IF_ERROR(CheckReady("PostPut"));
+  RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
+                                MemoryAccess::kRemoteWrite));
+  const int peer = remote.peer();
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kPut, peer, completion, bytes);
+  operation->notify_tag = notify_tag;
+  if (bytes == 0) {
+    SendNotify(operation);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<void*> found = Descriptor(data, bytes, region, operation);
+  if (!found.ok()) {
+    Discard(operation);
+    return found.status();
+  }
+  void* descriptor = *found;
+  const auto& target = static_cast<const OfiRemote&>(remote);
+  iovec local{const_cast<void*>(data), bytes};
+  fi_rma_iov remote_iov{target.TargetAddress(offset), bytes, target.key()};
+  fi_msg_rma message{};
+  message.msg_iov = &local;
+  message.desc = &descriptor;
+  message.iov_count = 1;
+  message.addr = addresses_[peer];
+  message.rma_iov = &remote_iov;
+  message.rma_iov_count = 1;
+  message.context = &operation->context;
+  return PostNew("fi_writemsg", operation, [&]() -> ssize_t {
+    // The notification must not overtake the data: delivery complete where offered.
+    if (delivery_complete_) {
+      const ssize_t rc =
+          fi_writemsg(endpoint_.get(), &message, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+      if (rc != -FI_EBADFLAGS && rc != -FI_EINVAL) return rc;
+      delivery_complete_ = false;
+    }
+    return fi_writemsg(endpoint_.get(), &message, FI_COMPLETION);
+  });
+}
+
+absl::Status OfiTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
+                                   size_t offset, uint64_t notify_tag, Completion* completion,
+                                   const MemoryRegion* region) {
+  RETURN_IF_ERROR(CheckReady("PostGet"));
+  RETURN_IF_ERROR(
+      CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag, MemoryAccess::kRemoteRead));
+  const int peer = remote.peer();
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kGet, peer, completion, bytes);
+  operation->notify_tag = notify_tag;
+  if (bytes == 0) {
+    SendNotify(operation);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<void*> found = Descriptor(data, bytes, region, operation);
+  if (!found.ok()) {
+    Discard(operation);
+    return found.status();
+  }
+  void* descriptor = *found;
+  const auto& source = static_cast<const OfiRemote&>(remote);
+  return PostNew("fi_read", operation, [&] {
+    return fi_read(endpoint_.get(), data, bytes, descriptor, addresses_[peer],
+                   source.TargetAddress(offset), source.key(), &operation->context);
+  });
+}
+
+absl::Status OfiTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) {
+  RETURN_IF_ERROR(CheckReady("PostNotifyRecv"));
+  RETURN_IF_ERROR(CheckMessage("PostNotifyRecv", peer, notify_tag, nullptr, 0));
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kNotifyRecv, peer, completion, 0);
+  return PostNew("fi_trecv", operation, [&] {
+    return fi_trecv(endpoint_.get(), nullptr, 0, nullptr, addresses_[peer], notify_tag | kNotifyBit,
+                    0, &operation->context);
+  });
+}
+
+void OfiTransport::SendNotify(Operation* transfer) {
+  // The transfer's Operation becomes the notification's: its completion ends the
+  // put or get, so the operation is done only once nothing is owed to the peer.
+  transfer->kind = Operation::Kind::kNotifySend;
+  const absl::Status posted = Post("fi_tsend (notification)", transfer, [&] {
+    return fi_tsend(endpoint_.get(), nullptr, 0, nullptr, addresses_[transfer->peer],
+                    transfer->notify_tag | kNotifyBit, &transfer->context);
+  });
+  // A notification that cannot be sent ends the put or get with the reason.
+  if (!posted.ok()) Finish(transfer, posted, 0);
+}
+
+void OfiTransport::HandleCompletion(Operation* operation, size_t length) {
+  switch (operation->kind) {
+    case Operation::Kind::kPut:
+    case Operation::Kind::kGet:
+      if (operation->completion == nullptr) {
+        Finish(operation, absl::OkStatus(), 0);
+      } else {
+        SendNotify(operation);
+      }
+      return;
+    case Operation::Kind::kRecv:
+      Finish(operation, absl::OkStatus(), length);
+      return;
+    default:
+      Finish(operation, absl::OkStatus(), operation->bytes);
+  }
+}
+
+void OfiTransport::HandleError(const fi_cq_err_entry& error) {
+  auto* operation = static_cast<Operation*>(error.op_context);
+  if (operation == nullptr || !live_.contains(operation)) return;
+  const int peer = operation->peer;
+  absl::Status status;
+  if (error.err == FI_ETRUNC) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "a message from rank ", peer, " to rank ", rank(), " does not fit the receive buffer of ",
+        operation->bytes, " bytes (", error.olen, " bytes left over)"));
+  } else if (error.err == FI_ECANCELED) {
+    status = absl::AbortedError(absl::StrCat("rank ", rank(), ": the operation was cancelled"));
+  } else {
+    const char* detail = fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, nullptr, 0);
+    status = PeerGone(peer, absl::StrCat("is unreachable: ", fi_strerror(error.err),
+                                         detail != nullptr ? absl::StrCat(" (", detail, ")") : ""));
+  }
+  if (absl::IsUnavailable(status)) {
+    FailPeer(peer, status);
+    if (live_.contains(operation)) Finish(operation, status, 0);
+    return;
+  }
+  Finish(operation, status, 0);
+}
+
+void OfiTransport::FailPeer(int peer, const absl::Status& why) {
+  if (dead_[peer]) return;
+  dead_[peer] = true;
+  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
+  for (Operation* operation : std::vector<Operation*>(live_.begin(), live_.end())) {
+    if (operation->peer != peer || operation->completion == nullptr) continue;
+    // The provider may still hold the operation: end it for the caller now, and let
+    // its eventual completion (or cancellation) free it.
+    operation->completion->Complete(why, 0);
+    operation->completion = nullptr;
+    if (operation->kind == Operation::Kind::kRecv ||
+        operation->kind == Operation::Kind::kNotifyRecv) {
+      fi_cancel(&endpoint_->fid, &operation->context);
+    }
+  }
+}
+
+absl::Status OfiTransport::Progress() {
+  if (!connected_) return absl::OkStatus();
+  if (++progress_calls_ % 128 == 0) {
+    for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
+  }
+  fi_cq_tagged_entry entries[16];
+  while (true) {
+    const ssize_t read = fi_cq_read(cq_.get(), entries, 16);
+    if (read > 0) {
+      for (ssize_t i = 0; i < read; ++i) {
+        auto* operation = static_cast<Operation*>(entries[i].op_context);
+        if (operation != nullptr && live_.contains(operation)) {
+          HandleCompletion(operation, entries[i].len);
+        }
+      }
+      continue;
+    }
+    if (read == -FI_EAVAIL) {
+      fi_cq_err_entry error{};
+      if (fi_cq_readerr(cq_.get(), &error, 0) > 0) HandleError(error);
+      continue;
+    }
+    if (read == -FI_EAGAIN) return absl::OkStatus();
+    return FabricError(absl::StrCat("rank ", rank(), ": fi_cq_read"), static_cast<int>(read));
+  }
+}
+
+void OfiTransport::Sleep(absl::Duration timeout) {
+  for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
+  if (wait_fd_ < 0) {
+    // No wait object: a short nap, so that progress (which some providers need from
+    // us) keeps going.
+    monitor_.SleepUntilDeath(std::min(timeout, absl::Microseconds(200)));
+    return;
+  }
+  fid* fids[] = {&cq_->fid};
+  if (fi_trywait(fabric_.get(), fids, 1) != FI_SUCCESS) return;  // completions are ready
+  std::vector<pollfd> polls{{wait_fd_, POLLIN, 0}};
+  for (int fd : monitor_.fds()) {
+    if (fd >= 0) polls.push_back({fd, POLLIN, 0});
+  }
+  const timespec limit = absl::ToTimespec(std::max(timeout, absl::ZeroDuration()));
+  ppoll(polls.data(), polls.size(), &limit, nullptr);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateOfiTransport(absl::string_view provider, int rank,
+                                                              int size) {
+  auto transport = std::make_unique<OfiTransport>(rank, size);
+  RETURN_IF_ERROR(transport->Initialize(provider));
+  return transport;
+}
+
+}  // namespace zcoll
