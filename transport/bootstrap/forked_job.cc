@@ -1,5 +1,6 @@
 #include "transport/bootstrap/forked_job.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -9,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -128,13 +131,33 @@ absl::StatusOr<std::vector<RankOutcome>> RunForkedJob(
     if (remaining > 0) absl::SleepFor(absl::Milliseconds(1));
   }
   for (int rank = 0; rank < size; ++rank) {
-    if (outcomes[rank].finished) continue;
-    kill(children[rank], SIGKILL);
-    waitpid(children[rank], nullptr, 0);
+    if (!outcomes[rank].finished) {
+      kill(children[rank], SIGKILL);
+      waitpid(children[rank], nullptr, 0);
+    }
+    SweepSharedMemory(children[rank]);
   }
   shared->~SharedMeeting();
   munmap(memory, sizeof(SharedMeeting));
   return outcomes;
+}
+
+int SweepSharedMemory(int64_t pid) {
+  const std::string prefixes[] = {absl::StrCat("zcoll-", pid, "-"),
+                                  absl::StrCat("zcoll-shm-", pid, "-")};
+  DIR* directory = opendir("/dev/shm");
+  if (directory == nullptr) return 0;
+  int removed = 0;
+  while (dirent* entry = readdir(directory)) {
+    const absl::string_view name = entry->d_name;
+    for (const std::string& prefix : prefixes) {
+      if (absl::StartsWith(name, prefix) && shm_unlink(absl::StrCat("/", name).c_str()) == 0) {
+        ++removed;
+      }
+    }
+  }
+  closedir(directory);
+  return removed;
 }
 
 }  // namespace zcoll

@@ -12,6 +12,7 @@
 #ifndef ZCOLL_TRANSPORT_BOOTSTRAP_FORKED_JOB_H_
 #define ZCOLL_TRANSPORT_BOOTSTRAP_FORKED_JOB_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -42,10 +43,17 @@ struct RankOutcome {
 
 // Forks `size` (at most 64) children; child r runs `rank_main(r, meeting)` and exits
 // with its return value. Waits for all, killing those still running `timeout` after
-// the start. Returns each rank's outcome.
+// the start, and sweeps what dead children left in /dev/shm. Returns each rank's
+// outcome.
 absl::StatusOr<std::vector<RankOutcome>> RunForkedJob(
     int size, const std::function<int(int rank, ForkMeeting& meeting)>& rank_main,
     absl::Duration timeout);
+
+// Removes the shared-memory objects that zcoll's transports name after process
+// `pid` ("zcoll-<pid>-..." from libfabric shm, "zcoll-shm-<pid>-..." from zcoll's
+// shm). Only for processes known to be dead: a killed process cannot unlink its
+// own. Returns how many were removed.
+int SweepSharedMemory(int64_t pid);
 
 }  // namespace zcoll
 

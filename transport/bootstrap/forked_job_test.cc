@@ -1,8 +1,12 @@
 #include "transport/bootstrap/forked_job.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -43,6 +47,30 @@ TEST(ForkedJobTest, AKilledRankMakesTheOthersTimeOutInsteadOfHanging) {
   EXPECT_EQ((*outcomes)[1].signal, SIGKILL);
   EXPECT_EQ((*outcomes)[0].exit_code, ForkMeeting::kMeetingTimedOut);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+TEST(ForkedJobTest, WhatADeadRankLeftInDevShmIsSwept) {
+  std::string leftover;
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      1,
+      [](int rank, ForkMeeting&) {
+        const std::string name = absl::StrCat("/zcoll-", getpid(), "-test");
+        const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+        if (fd < 0) return 1;
+        kill(getpid(), SIGKILL);  // dies without unlinking
+        return 0;
+      },
+      absl::Seconds(30));
+  ASSERT_TRUE(outcomes.ok());
+  EXPECT_EQ((*outcomes)[0].signal, SIGKILL);
+  DIR* directory = opendir("/dev/shm");
+  ASSERT_NE(directory, nullptr);
+  while (dirent* entry = readdir(directory)) {
+    EXPECT_FALSE(absl::EndsWith(entry->d_name, "-test") &&
+                 absl::StartsWith(entry->d_name, "zcoll-"))
+        << entry->d_name << " was left behind";
+  }
+  closedir(directory);
 }
 
 TEST(ForkedJobTest, SizesOutsideTheLimitAreRefused) {
