@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "transport/ofi/ofi_transport.h"
 #include "transport/shm/shm_transport.h"
+#include "transport/ucx/ucx_transport.h"
 
 namespace zcoll {
 
@@ -26,6 +27,8 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view pro
     if (name == "verbs") return CreateOfiTransport("verbs;ofi_rxm", rank, size);
     return CreateOfiTransport(name, rank, size);
   }
+  if (provider == "ucx") return CreateUcxTransport("", rank, size);
+  if (absl::StartsWith(provider, "ucx:")) return CreateUcxTransport(provider.substr(4), rank, size);
   if (provider == "loopback") {
     return absl::InvalidArgumentError(
         "CreateTransport: loopback transports are made by a LoopbackFabric, not by name");
@@ -35,6 +38,8 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view pro
                    "'; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
 }
 
-std::vector<std::string> AvailableProviders() { return {"shm", "ofi", "ofi:shm", "ofi:tcp"}; }
+std::vector<std::string> AvailableProviders() {
+  return {"shm", "ofi", "ofi:shm", "ofi:tcp", "ucx", "ucx:tcp"};
+}
 
 }  // namespace zcoll

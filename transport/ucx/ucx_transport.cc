@@ -1,0 +1,628 @@
+#include "transport/ucx/ucx_transport.h"
+
+#include <poll.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "transport/envelope.h"
+#include "transport/peer_monitor.h"
+#include "transport/wire.h"
+
+namespace zcoll {
+namespace {
+
+// UCX tag layout: [63] unused | [62] notification | [61..40] source rank | [39..0] tag.
+constexpr int kRankBits = 22;
+constexpr uint64_t kNotifyBit = uint64_t{1} << 62;
+constexpr uint64_t kFullMask = ~uint64_t{0};
+constexpr int kMaxRanks = 1 << kRankBits;
+constexpr absl::Duration kConnectTimeout = absl::Seconds(60);
+
+uint64_t UcxTag(uint64_t tag, int source, bool notify) {
+  return tag | (static_cast<uint64_t>(source) << kTagBits) | (notify ? kNotifyBit : 0);
+}
+
+absl::Status UcxError(absl::string_view what, ucs_status_t status) {
+  return absl::UnavailableError(absl::StrCat(what, " failed: ", ucs_status_string(status)));
+}
+
+class UcxRegion final : public MemoryRegion {
+ public:
+  UcxRegion(ucp_context_h context, void* base, size_t length, MemoryAccess access, ucp_mem_h memh)
+      : MemoryRegion(base, length, access), context_(context), memh_(memh) {}
+  ~UcxRegion() override { ucp_mem_unmap(context_, memh_); }
+  void set_packed(std::string key) { set_packed_key(std::move(key)); }
+
+ private:
+  ucp_context_h context_;
+  ucp_mem_h memh_;
+};
+
+class UcxRemote final : public RemoteRegion {
+ public:
+  UcxRemote(int peer, uint64_t base, size_t length, MemoryAccess access, ucp_rkey_h rkey)
+      : RemoteRegion(peer, base, length, access), rkey_(rkey) {}
+  ~UcxRemote() override { ucp_rkey_destroy(rkey_); }
+  ucp_rkey_h rkey() const { return rkey_; }
+
+ private:
+  ucp_rkey_h rkey_;
+};
+
+class UcxTransport;
+
+// One posted operation; UCX hands it back as the callbacks' user_data.
+struct Operation {
+  enum class Kind { kSend, kRecv, kPut, kGet, kFlush, kNotifySend } kind;
+  UcxTransport* transport;
+  int peer;
+  Completion* completion;  // null once the operation was ended early
+  size_t bytes;
+  uint64_t notify_tag = 0;
+  void* request = nullptr;  // UCX's, while pending
+};
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(int rank, int size) : Transport(rank, size), monitor_(size) {}
+  ~UcxTransport() override;
+
+  absl::Status Initialize(absl::string_view transports);
+
+  absl::string_view provider_name() const override { return "ucx"; }
+  const std::string& address() const override { return address_; }
+  absl::Status Connect(absl::Span<const std::string> addresses) override;
+
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* base, size_t length,
+                                                               MemoryAccess access) override;
+  absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(int peer,
+                                                             absl::string_view packed) override;
+
+  absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                        Completion* completion, const MemoryRegion* region) override;
+  absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
+                        const MemoryRegion* region) override;
+  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override;
+  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override;
+  absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
+  absl::Status Progress() override;
+
+  // UCX callbacks land here.
+  void Completed(Operation* operation, ucs_status_t status, size_t length);
+  void EndpointFailed(int peer, ucs_status_t status);
+
+ protected:
+  void Sleep(absl::Duration timeout) override;
+
+ private:
+  absl::Status CheckReady(absl::string_view operation) const {
+    if (connected_) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat(operation, " on rank ", rank(), ": Connect has not been called"));
+  }
+  absl::Status PeerGone(int peer, absl::string_view why) const {
+    return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " ", why));
+  }
+
+  Operation* NewOperation(Operation::Kind kind, int peer, Completion* completion, size_t bytes) {
+    auto* operation = new Operation{kind, this, peer, completion, bytes};
+    live_.insert(operation);
+    return operation;
+  }
+  void Finish(Operation* operation, absl::Status status, size_t bytes) {
+    if (operation->completion != nullptr) operation->completion->Complete(std::move(status), bytes);
+    live_.erase(operation);
+    delete operation;
+  }
+
+  // What a _nbx call returned: done at once, failed, or pending (the callback comes).
+  // For a new operation a failure is returned and the operation discarded.
+  absl::Status Started(Operation* operation, ucs_status_ptr_t result, absl::string_view what,
+                       size_t immediate_bytes);
+  ucp_request_param_t Params(Operation* operation) const;
+  // Chains: a put's flush, then the notification; a get's notification.
+  void Continue(Operation* operation);
+  void SendNotify(Operation* operation);
+  void FailPeer(int peer, const absl::Status& why);
+  absl::Status FinishWireup();
+
+  std::string address_;
+  bool connected_ = false;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  int wait_fd_ = -1;
+  std::vector<ucp_ep_h> endpoints_;
+  std::vector<bool> dead_;
+  PeerMonitor monitor_;
+  absl::flat_hash_set<Operation*> live_;
+  uint64_t progress_calls_ = 0;
+};
+
+void SendCallback(void* request, ucs_status_t status, void* user_data) {
+  auto* operation = static_cast<Operation*>(user_data);
+  ucp_request_free(request);
+  operation->request = nullptr;
+  operation->transport->Completed(operation, status, operation->bytes);
+}
+
+void RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                  void* user_data) {
+  auto* operation = static_cast<Operation*>(user_data);
+  ucp_request_free(request);
+  operation->request = nullptr;
+  operation->transport->Completed(operation, status, info != nullptr ? info->length : 0);
+}
+
+struct EndpointErrorArgument {
+  UcxTransport* transport;
+  int peer;
+};
+
+void EndpointErrorCallback(void* argument, ucp_ep_h, ucs_status_t status) {
+  auto* error = static_cast<EndpointErrorArgument*>(argument);
+  error->transport->EndpointFailed(error->peer, status);
+}
+
+std::vector<std::unique_ptr<EndpointErrorArgument>>& ErrorArguments() {
+  // Owned per process; endpoints reference them until destroyed with the transport.
+  static auto* arguments = new std::vector<std::unique_ptr<EndpointErrorArgument>>();
+  return *arguments;
+}
+
+absl::Status UcxTransport::Initialize(absl::string_view transports) {
+  if (size() > kMaxRanks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the UCX transport supports at most ", kMaxRanks, " ranks, not ", size()));
+  }
+  ucp_config_t* config = nullptr;
+  if (ucs_status_t read = ucp_config_read(nullptr, nullptr, &config); read != UCS_OK) {
+    return UcxError("ucp_config_read", read);
+  }
+  if (!transports.empty()) {
+    const ucs_status_t modified = ucp_config_modify(config, "TLS", std::string(transports).c_str());
+    if (modified != UCS_OK) {
+      ucp_config_release(config);
+      return absl::InvalidArgumentError(absl::StrCat("UCX does not accept the transport list '",
+                                                     transports,
+                                                     "': ", ucs_status_string(modified)));
+    }
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  const ucs_status_t initialized = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (initialized != UCS_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("rank ", rank(), ": ucp_init failed (", ucs_status_string(initialized), ")",
+                     transports.empty() ? "" : absl::StrCat(" with UCX_TLS=", transports),
+                     "; zcoll_info lists the UCX transports of this machine"));
+  }
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  if (ucs_status_t created = ucp_worker_create(context_, &worker_params, &worker_);
+      created != UCS_OK) {
+    return UcxError("ucp_worker_create", created);
+  }
+  if (ucp_worker_get_efd(worker_, &wait_fd_) != UCS_OK) wait_fd_ = -1;
+  ucp_address_t* worker_address = nullptr;
+  size_t address_length = 0;
+  if (ucs_status_t got = ucp_worker_get_address(worker_, &worker_address, &address_length);
+      got != UCS_OK) {
+    return UcxError("ucp_worker_get_address", got);
+  }
+  address_ =
+      EncodePeerAddress({.provider = "ucx",
+                         .host = LocalHostName(),
+                         .pid = getpid(),
+                         .provider_address = std::string(
+                             reinterpret_cast<const char*>(worker_address), address_length)});
+  ucp_worker_release_address(worker_, worker_address);
+  return absl::OkStatus();
+}
+
+UcxTransport::~UcxTransport() {
+  const absl::Status aborted =
+      absl::AbortedError(absl::StrCat("rank ", rank(), "'s ucx transport was destroyed"));
+  for (Operation* operation : std::vector<Operation*>(live_.begin(), live_.end())) {
+    if (operation->completion != nullptr) operation->completion->Complete(aborted, 0);
+    operation->completion = nullptr;
+    if (operation->request != nullptr) ucp_request_cancel(worker_, operation->request);
+  }
+  // Let cancellations run their callbacks, then close the endpoints without waiting
+  // for peers that may be gone.
+  if (worker_ != nullptr) {
+    for (int i = 0; i < 100 && ucp_worker_progress(worker_) != 0; ++i) {
+    }
+    for (ucp_ep_h endpoint : endpoints_) {
+      if (endpoint == nullptr) continue;
+      ucp_request_param_t params{};
+      params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      params.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      ucs_status_ptr_t closing = ucp_ep_close_nbx(endpoint, &params);
+      if (UCS_PTR_IS_PTR(closing)) {
+        for (int i = 0; i < 1000 && ucp_request_check_status(closing) == UCS_INPROGRESS; ++i) {
+          ucp_worker_progress(worker_);
+        }
+        ucp_request_free(closing);
+      }
+    }
+  }
+  for (Operation* operation : live_) delete operation;
+  live_.clear();
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+absl::Status UcxTransport::Connect(absl::Span<const std::string> addresses) {
+  if (addresses.size() != static_cast<size_t>(size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", rank(), ": Connect got ", addresses.size(), " addresses for ", size(), " ranks"));
+  }
+  endpoints_.assign(size(), nullptr);
+  dead_.assign(size(), false);
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer == rank()) continue;
+    ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], "ucx", peer));
+    auto& argument = ErrorArguments().emplace_back(new EndpointErrorArgument{this, peer});
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address = reinterpret_cast<const ucp_address_t*>(address.provider_address.data());
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = EndpointErrorCallback;
+    params.err_handler.arg = argument.get();
+    if (ucs_status_t created = ucp_ep_create(worker_, &params, &endpoints_[peer]);
+        created != UCS_OK) {
+      return UcxError(absl::StrCat("rank ", rank(), ": ucp_ep_create to rank ", peer), created);
+    }
+    monitor_.Watch(peer, address.host, address.pid);
+  }
+  connected_ = true;
+  return FinishWireup();
+}
+
+absl::Status UcxTransport::FinishWireup() {
+  // Every rank calls Connect, so all progress together here. Establishing every
+  // endpoint now means none is torn down half-connected later: UCX 1.13 asserts in
+  // wireup when a peer closes an endpoint whose TCP lanes are still being set up.
+  std::vector<ucs_status_ptr_t> flushes;
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer == rank()) continue;
+    ucp_request_param_t params{};
+    const ucs_status_ptr_t flush = ucp_ep_flush_nbx(endpoints_[peer], &params);
+    if (UCS_PTR_IS_ERR(flush)) {
+      return UcxError(absl::StrCat("rank ", rank(), ": connecting to rank ", peer),
+                      UCS_PTR_STATUS(flush));
+    }
+    if (flush != nullptr) flushes.push_back(flush);
+  }
+  const absl::Time give_up = absl::Now() + kConnectTimeout;
+  for (ucs_status_ptr_t flush : flushes) {
+    ucs_status_t status;
+    while ((status = ucp_request_check_status(flush)) == UCS_INPROGRESS) {
+      ucp_worker_progress(worker_);
+      if (absl::Now() > give_up) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("rank ", rank(), ": UCX endpoints were not connected within ",
+                         absl::FormatDuration(kConnectTimeout), " (do all ranks call Connect?)"));
+      }
+    }
+    ucp_request_free(flush);
+    if (status != UCS_OK) return UcxError(absl::StrCat("rank ", rank(), ": connecting"), status);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MemoryRegion>> UcxTransport::RegisterMemory(void* base,
+                                                                           size_t length,
+                                                                           MemoryAccess access) {
+  if (base == nullptr && length > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RegisterMemory on rank ", rank(), ": base is null but length is ", length));
+  }
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = base;
+  params.length = std::max<size_t>(length, 1);
+  ucp_mem_h memh = nullptr;
+  if (ucs_status_t mapped = ucp_mem_map(context_, &params, &memh); mapped != UCS_OK) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "RegisterMemory on rank ", rank(), ": ", length, " bytes: ", ucs_status_string(mapped)));
+  }
+  auto region = std::make_unique<UcxRegion>(context_, base, length, access, memh);
+  void* packed = nullptr;
+  size_t packed_size = 0;
+  if (ucs_status_t packed_ok = ucp_rkey_pack(context_, memh, &packed, &packed_size);
+      packed_ok != UCS_OK) {
+    return UcxError("ucp_rkey_pack", packed_ok);
+  }
+  region->set_packed(
+      PackRemoteKey({.provider = "ucx",
+                     .owner = rank(),
+                     .base = reinterpret_cast<uintptr_t>(base),
+                     .length = length,
+                     .access = access,
+                     .provider_key = std::string(static_cast<char*>(packed), packed_size)}));
+  ucp_rkey_buffer_release(packed);
+  return region;
+}
+
+absl::StatusOr<std::unique_ptr<RemoteRegion>> UcxTransport::ImportRegion(int peer,
+                                                                         absl::string_view packed) {
+  RETURN_IF_ERROR(CheckReady("ImportRegion"));
+  RETURN_IF_ERROR(CheckPeer("ImportRegion", peer));
+  ASSIGN_OR_RETURN(RemoteKey key, UnpackRemoteKey(packed, "ucx", peer, rank()));
+  ucp_rkey_h rkey = nullptr;
+  if (ucs_status_t unpacked = ucp_ep_rkey_unpack(endpoints_[peer], key.provider_key.data(), &rkey);
+      unpacked != UCS_OK) {
+    return absl::InvalidArgumentError(absl::StrCat("ImportRegion on rank ", rank(),
+                                                   ": UCX cannot unpack rank ", peer,
+                                                   "'s key: ", ucs_status_string(unpacked)));
+  }
+  return std::make_unique<UcxRemote>(peer, key.base, key.length, key.access, rkey);
+}
+
+ucp_request_param_t UcxTransport::Params(Operation* operation) const {
+  ucp_request_param_t params{};
+  params.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  params.user_data = operation;
+  if (operation->kind == Operation::Kind::kRecv) {
+    params.cb.recv = RecvCallback;
+    // UCX 1.13 leaves recv_info unfilled when a receive completes immediately, so
+    // receives always report through the callback, which has the length.
+    params.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  } else {
+    params.cb.send = SendCallback;
+  }
+  return params;
+}
+
+absl::Status UcxTransport::Started(Operation* operation, ucs_status_ptr_t result,
+                                   absl::string_view what, size_t immediate_bytes) {
+  if (UCS_PTR_IS_PTR(result)) {
+    // With UCP_OP_ATTR_FLAG_NO_IMM_CMPL the callback may already have run inside the
+    // _nbx call, completing and freeing the operation (and the request).
+    if (live_.contains(operation)) operation->request = result;
+    return absl::OkStatus();
+  }
+  const ucs_status_t status = UCS_PTR_STATUS(result);
+  if (status == UCS_OK) {
+    Completed(operation, UCS_OK, immediate_bytes);
+    return absl::OkStatus();
+  }
+  if (dead_[operation->peer] || status == UCS_ERR_CONNECTION_RESET ||
+      status == UCS_ERR_ENDPOINT_TIMEOUT || status == UCS_ERR_UNREACHABLE) {
+    Completed(operation, status, 0);
+    return absl::OkStatus();
+  }
+  operation->completion = nullptr;  // the caller returns the error
+  Finish(operation, absl::OkStatus(), 0);
+  return UcxError(absl::StrCat(what, " on rank ", rank()), status);
+}
+
+absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                    Completion* completion, const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostSend"));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
+  const ucp_request_param_t params = Params(operation);
+  return Started(
+      operation,
+      ucp_tag_send_nbx(endpoints_[peer], data, bytes, UcxTag(tag, rank(), false), &params),
+      "ucp_tag_send_nbx", bytes);
+}
+
+absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
+                                    Completion* completion, const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostRecv"));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, bytes);
+  const ucp_request_param_t params = Params(operation);
+  const ucs_status_ptr_t result =
+      ucp_tag_recv_nbx(worker_, data, bytes, UcxTag(tag, peer, false), kFullMask, &params);
+  return Started(operation, result, "ucp_tag_recv_nbx", 0);
+}
+
+absl::Status UcxTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) {
+  RETURN_IF_ERROR(CheckReady("PostNotifyRecv"));
+  RETURN_IF_ERROR(CheckMessage("PostNotifyRecv", peer, notify_tag, nullptr, 0));
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, 0);
+  const ucp_request_param_t params = Params(operation);
+  const ucs_status_ptr_t result =
+      ucp_tag_recv_nbx(worker_, nullptr, 0, UcxTag(notify_tag, peer, true), kFullMask, &params);
+  return Started(operation, result, "ucp_tag_recv_nbx (notification)", 0);
+}
+
+absl::Status UcxTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
+                                   size_t offset, uint64_t notify_tag, Completion* completion,
+                                   const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostPut"));
+  RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
+                                MemoryAccess::kRemoteWrite));
+  const int peer = remote.peer();
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kPut, peer, completion, bytes);
+  operation->notify_tag = notify_tag;
+  const ucp_request_param_t params = Params(operation);
+  const auto& target = static_cast<const UcxRemote&>(remote);
+  return Started(
+      operation,
+      ucp_put_nbx(endpoints_[peer], data, bytes, target.base() + offset, target.rkey(), &params),
+      "ucp_put_nbx", bytes);
+}
+
+absl::Status UcxTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
+                                   size_t offset, uint64_t notify_tag, Completion* completion,
+                                   const MemoryRegion*) {
+  RETURN_IF_ERROR(CheckReady("PostGet"));
+  RETURN_IF_ERROR(
+      CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag, MemoryAccess::kRemoteRead));
+  const int peer = remote.peer();
+  if (dead_[peer]) {
+    completion->Complete(PeerGone(peer, "is gone"), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kGet, peer, completion, bytes);
+  operation->notify_tag = notify_tag;
+  const ucp_request_param_t params = Params(operation);
+  const auto& source = static_cast<const UcxRemote&>(remote);
+  return Started(
+      operation,
+      ucp_get_nbx(endpoints_[peer], data, bytes, source.base() + offset, source.rkey(), &params),
+      "ucp_get_nbx", bytes);
+}
+
+void UcxTransport::SendNotify(Operation* operation) {
+  operation->kind = Operation::Kind::kNotifySend;
+  const ucp_request_param_t params = Params(operation);
+  const ucs_status_ptr_t result =
+      ucp_tag_send_nbx(endpoints_[operation->peer], nullptr, 0,
+                       UcxTag(operation->notify_tag, rank(), true), &params);
+  if (UCS_PTR_IS_PTR(result)) {
+    operation->request = result;
+    return;
+  }
+  Completed(operation, UCS_PTR_STATUS(result), 0);
+}
+
+void UcxTransport::Continue(Operation* operation) {
+  if (operation->kind == Operation::Kind::kPut) {
+    // The put completed locally; a flush makes it visible at the peer before the
+    // notification says so.
+    operation->kind = Operation::Kind::kFlush;
+    const ucp_request_param_t params = Params(operation);
+    const ucs_status_ptr_t result = ucp_ep_flush_nbx(endpoints_[operation->peer], &params);
+    if (UCS_PTR_IS_PTR(result)) {
+      operation->request = result;
+      return;
+    }
+    if (UCS_PTR_STATUS(result) != UCS_OK) {
+      Completed(operation, UCS_PTR_STATUS(result), 0);
+      return;
+    }
+  }
+  SendNotify(operation);
+}
+
+void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t length) {
+  if (!live_.contains(operation)) return;
+  if (status == UCS_OK) {
+    switch (operation->kind) {
+      case Operation::Kind::kPut:
+      case Operation::Kind::kGet:
+      case Operation::Kind::kFlush:
+        if (operation->completion == nullptr) break;
+        if (operation->kind == Operation::Kind::kFlush) {
+          SendNotify(operation);
+        } else {
+          Continue(operation);
+        }
+        return;
+      case Operation::Kind::kRecv:
+        Finish(operation, absl::OkStatus(), length);
+        return;
+      default:
+        break;
+    }
+    Finish(operation, absl::OkStatus(), operation->bytes);
+    return;
+  }
+  absl::Status error;
+  if (status == UCS_ERR_MESSAGE_TRUNCATED) {
+    error = absl::InvalidArgumentError(
+        absl::StrCat("a message from rank ", operation->peer, " to rank ", rank(),
+                     " does not fit the receive buffer of ", operation->bytes, " bytes"));
+  } else if (status == UCS_ERR_CANCELED) {
+    error = absl::AbortedError(absl::StrCat("rank ", rank(), ": the operation was cancelled"));
+  } else {
+    error = PeerGone(operation->peer, absl::StrCat("is unreachable: ", ucs_status_string(status)));
+    FailPeer(operation->peer, error);
+  }
+  if (live_.contains(operation)) Finish(operation, std::move(error), 0);
+}
+
+void UcxTransport::EndpointFailed(int peer, ucs_status_t status) {
+  FailPeer(peer, PeerGone(peer, absl::StrCat("is unreachable: ", ucs_status_string(status))));
+}
+
+void UcxTransport::FailPeer(int peer, const absl::Status& why) {
+  if (dead_[peer]) return;
+  dead_[peer] = true;
+  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
+  for (Operation* operation : std::vector<Operation*>(live_.begin(), live_.end())) {
+    if (operation->peer != peer || operation->completion == nullptr) continue;
+    operation->completion->Complete(why, 0);
+    operation->completion = nullptr;
+    // Receives are not tied to the endpoint, so UCX would keep them: cancel them.
+    if (operation->kind == Operation::Kind::kRecv && operation->request != nullptr) {
+      ucp_request_cancel(worker_, operation->request);
+    }
+  }
+}
+
+absl::Status UcxTransport::Progress() {
+  if (!connected_) return absl::OkStatus();
+  if (++progress_calls_ % 128 == 0) {
+    for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
+  }
+  // Bounded, so that a flood of arrivals cannot keep one call busy forever.
+  for (int i = 0; i < 64 && ucp_worker_progress(worker_) != 0; ++i) {
+  }
+  return absl::OkStatus();
+}
+
+void UcxTransport::Sleep(absl::Duration timeout) {
+  for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
+  if (wait_fd_ < 0) {
+    monitor_.SleepUntilDeath(std::min(timeout, absl::Microseconds(200)));
+    return;
+  }
+  if (ucp_worker_arm(worker_) != UCS_OK) return;  // events are waiting already
+  std::vector<pollfd> polls{{wait_fd_, POLLIN, 0}};
+  for (int fd : monitor_.fds()) {
+    if (fd >= 0) polls.push_back({fd, POLLIN, 0});
+  }
+  const timespec limit = absl::ToTimespec(std::max(timeout, absl::ZeroDuration()));
+  ppoll(polls.data(), polls.size(), &limit, nullptr);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateUcxTransport(absl::string_view transports,
+                                                              int rank, int size) {
+  auto transport = std::make_unique<UcxTransport>(rank, size);
+  RETURN_IF_ERROR(transport->Initialize(transports));
+  return transport;
+}
+
+}  // namespace zcoll
