@@ -11,7 +11,8 @@ def transport_conformance_tests(providers, deps = []):
       deps: what the providers need linked in addition to the harness.
     """
     for provider in providers:
-        suffix = provider.replace(":", "_").replace(";", "_").replace(",", "_")
+        suffix = (provider.replace(":", "_").replace(";", "_").replace(",", "_")
+            .replace("+", "_and_").replace("/", "_on_") + ("_nodes" if "/" in provider else ""))
         native.cc_test(
             name = "conformance_%s_test" % suffix,
             size = "medium",

@@ -76,6 +76,19 @@ absl::Status Transport::WaitAll(absl::Span<const Completion* const> completions,
   return first_error;
 }
 
+absl::Status Transport::BeginConnect(absl::Span<const std::string> addresses) {
+  if (addresses.size() != static_cast<size_t>(size_)) {
+    return absl::InvalidArgumentError(absl::StrCat("rank ", rank_, " (", provider_name(),
+                                                   "): Connect got ", addresses.size(),
+                                                   " addresses for ", size_, " ranks"));
+  }
+  reachable_.assign(size_, false);
+  for (int peer = 0; peer < size_; ++peer) {
+    reachable_[peer] = peer != rank_ && !addresses[peer].empty();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Transport::CheckPeer(absl::string_view operation, int peer) const {
   if (peer < 0 || peer >= size_) {
     return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank_, ": peer ", peer,
@@ -84,6 +97,10 @@ absl::Status Transport::CheckPeer(absl::string_view operation, int peer) const {
   if (peer == rank_) {
     return absl::InvalidArgumentError(absl::StrCat(
         operation, " on rank ", rank_, ": peer is this rank; a transfer to oneself is a copy"));
+  }
+  if (!reachable_.empty() && !reachable_[peer]) {
+    return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank_, ": rank ", peer,
+                                                   " is not connected through ", provider_name()));
   }
   return absl::OkStatus();
 }

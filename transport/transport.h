@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -175,7 +176,9 @@ class Transport {
   virtual const std::string& address() const = 0;
 
   // Connects to every peer; addresses[r] is rank r's address() (this rank's own entry
-  // is ignored). Called once, before anything is posted.
+  // is ignored). An empty address means this transport will never be used with that
+  // peer (a routed job reaches it through another transport); operations with it are
+  // refused. Called once, before anything is posted.
   virtual absl::Status Connect(absl::Span<const std::string> addresses) = 0;
 
   virtual absl::StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* base, size_t length,
@@ -225,6 +228,13 @@ class Transport {
   // the provider's wait object (an fd, a futex, a condition variable) fired.
   virtual void Sleep(absl::Duration timeout) = 0;
 
+  // For providers' Connect: checks the address count and records which peers have
+  // an address.
+  absl::Status BeginConnect(absl::Span<const std::string> addresses);
+  bool Reachable(int peer) const {
+    return peer < static_cast<int>(reachable_.size()) && reachable_[peer];
+  }
+
   // Argument checks shared by every provider.
   absl::Status CheckPeer(absl::string_view operation, int peer) const;
   absl::Status CheckMessage(absl::string_view operation, int peer, uint64_t tag, const void* data,
@@ -234,8 +244,11 @@ class Transport {
                              MemoryAccess needed) const;
 
  private:
+  friend class RoutedTransport;  // sleeps on the transports it routes through
+
   int rank_;
   int size_;
+  std::vector<bool> reachable_;
 };
 
 }  // namespace zcoll

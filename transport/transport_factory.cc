@@ -1,27 +1,31 @@
 #include "transport/transport_factory.h"
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "transport/ofi/ofi_info.h"
 #include "transport/ofi/ofi_transport.h"
+#include "transport/routed_transport.h"
 #include "transport/shm/shm_transport.h"
+#include "transport/ucx/ucx_info.h"
 #include "transport/ucx/ucx_transport.h"
 
 namespace zcoll {
+namespace {
 
-absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view provider, int rank,
-                                                           int size) {
-  if (rank < 0 || rank >= size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CreateTransport: rank ", rank, " is not a rank of a ", size, "-rank job"));
-  }
+absl::StatusOr<std::unique_ptr<Transport>> CreateSingle(absl::string_view provider, int rank,
+                                                        int size) {
   if (provider == "shm") return CreateShmTransport(rank, size);
   if (provider == "ofi") return CreateOfiTransport("", rank, size);
   if (absl::StartsWith(provider, "ofi:")) {
-    absl::string_view name = provider.substr(4);
+    const absl::string_view name = provider.substr(4);
     // Short names for the layered providers zcoll users mean.
     if (name == "tcp") return CreateOfiTransport("tcp;ofi_rxm", rank, size);
     if (name == "verbs") return CreateOfiTransport("verbs;ofi_rxm", rank, size);
@@ -38,8 +42,92 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view pro
                    "'; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
 }
 
+// The reason `provider` cannot be used, with what could be.
+absl::Status Unusable(absl::string_view role, absl::string_view provider, int rank,
+                      const absl::Status& why) {
+  return absl::Status(
+      why.code(), absl::StrCat("rank ", rank, ": the ", role, " provider '", provider,
+                               "' cannot be used: ", why.message(),
+                               "; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view provider, int rank,
+                                                           int size) {
+  if (rank < 0 || rank >= size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CreateTransport: rank ", rank, " is not a rank of a ", size, "-rank job"));
+  }
+  // LOCAL+NETWORK/K: K emulated nodes in blocks.
+  const std::vector<absl::string_view> routed = absl::StrSplit(provider, absl::MaxSplits('/', 1));
+  if (routed.size() == 2) {
+    const std::vector<absl::string_view> parts = absl::StrSplit(routed[0], absl::MaxSplits('+', 1));
+    int nodes = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(routed[1], &nodes) || nodes < 1 || nodes > size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("transport provider '", provider,
+                       "' is not LOCAL+NETWORK/NODES with 1 <= NODES <= ", size));
+    }
+    std::vector<int> node_of_rank(size);
+    for (int r = 0; r < size; ++r) node_of_rank[r] = static_cast<int>(int64_t{r} * nodes / size);
+    return CreateNodeAwareTransport(parts[0], parts[1], rank, size, std::move(node_of_rank));
+  }
+  return CreateSingle(provider, rank, size);
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateNodeAwareTransport(
+    absl::string_view local_provider, absl::string_view network_provider, int rank, int size,
+    std::vector<int> node_of_rank) {
+  if (static_cast<int>(node_of_rank.size()) != size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CreateNodeAwareTransport: ", node_of_rank.size(), " node ids for ", size, " ranks"));
+  }
+  bool has_local_peer = false, has_remote_peer = false;
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank) continue;
+    (node_of_rank[peer] == node_of_rank[rank] ? has_local_peer : has_remote_peer) = true;
+  }
+  std::unique_ptr<Transport> local, network;
+  if (has_local_peer || !has_remote_peer) {
+    absl::StatusOr<std::unique_ptr<Transport>> made = CreateSingle(local_provider, rank, size);
+    if (!made.ok()) return Unusable("local", local_provider, rank, made.status());
+    local = std::move(*made);
+  }
+  if (has_remote_peer) {
+    absl::StatusOr<std::unique_ptr<Transport>> made = CreateSingle(network_provider, rank, size);
+    if (!made.ok()) return Unusable("network", network_provider, rank, made.status());
+    network = std::move(*made);
+  }
+  if (!network) return local;  // one node: no routing needed
+  return CreateRoutedTransport(std::move(local), std::move(network), std::move(node_of_rank));
+}
+
 std::vector<std::string> AvailableProviders() {
-  return {"shm", "ofi", "ofi:shm", "ofi:tcp", "ucx", "ucx:tcp"};
+  std::vector<std::string> available = {"shm"};
+  std::set<std::string> ofi;
+  if (absl::StatusOr<std::vector<ofi::OfiProviderInfo>> providers = ofi::ListOfiProviders();
+      providers.ok()) {
+    for (const ofi::OfiProviderInfo& provider : *providers) {
+      if (!provider.open_status.ok() || !provider.tagged || !provider.rma) continue;
+      std::string name = provider.provider;
+      if (name == "tcp;ofi_rxm") name = "tcp";
+      if (name == "verbs;ofi_rxm") name = "verbs";
+      ofi.insert(absl::StrCat("ofi:", name));
+    }
+  }
+  if (!ofi.empty()) available.push_back("ofi");
+  available.insert(available.end(), ofi.begin(), ofi.end());
+  if (absl::StatusOr<std::vector<ucx::UcxTransportInfo>> transports = ucx::ListUcxTransports();
+      transports.ok() && !transports->empty()) {
+    available.push_back("ucx");
+    std::set<std::string> names;
+    for (const ucx::UcxTransportInfo& transport : *transports) {
+      names.insert(absl::StrCat("ucx:", transport.transport));
+    }
+    available.insert(available.end(), names.begin(), names.end());
+  }
+  return available;
 }
 
 }  // namespace zcoll

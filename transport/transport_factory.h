@@ -1,15 +1,18 @@
-// Creates a Transport from a provider name, as ZCOLL_PROVIDER and tests spell it:
+// Creates Transports from provider names, as ZCOLL_PROVIDER and tests spell them:
 //
-//   shm            zcoll's native shared-memory transport (same host only)
+//   shm            zcoll's native shared-memory transport (one host)
 //   ofi            libfabric, the first RDM provider that opens here
-//   ofi:NAME       libfabric provider NAME: shm, tcp (means tcp;ofi_rxm), verbs
+//   ofi:NAME       libfabric provider NAME: shm, tcp (tcp;ofi_rxm), verbs
 //                  (verbs;ofi_rxm), efa, cxi, or any name fi_info lists
-//   ucx            UCX with its default transports
+//   ucx            UCX with its own choice of transports
 //   ucx:TLS        UCX restricted to TLS (UCX_TLS syntax: tcp, posix,cma,self, rc, ...)
+//   LOCAL+NETWORK/K  a routed transport over K nodes, ranks placed in blocks:
+//                  LOCAL within a node, NETWORK between nodes ("shm+ofi:tcp/2");
+//                  for tests and benchmarks of emulated multi-node jobs
 //
 // "loopback" is not created here: its transports come from a LoopbackFabric.
-// An unknown or unusable name is InvalidArgument / Unavailable with a sentence that
-// lists what this machine offers.
+// A name that is unknown or cannot work here is an error whose sentence lists the
+// providers this machine offers.
 
 #ifndef ZCOLL_TRANSPORT_TRANSPORT_FACTORY_H_
 #define ZCOLL_TRANSPORT_TRANSPORT_FACTORY_H_
@@ -27,7 +30,15 @@ namespace zcoll {
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view provider, int rank,
                                                            int size);
 
-// Provider names that can be created on this machine.
+// The transport of a job spread over nodes: `local_provider` between ranks of one
+// node and `network_provider` between nodes, per `node_of_rank`. A single-node job
+// uses only the local provider; a rank alone on its node only the network one.
+absl::StatusOr<std::unique_ptr<Transport>> CreateNodeAwareTransport(
+    absl::string_view local_provider, absl::string_view network_provider, int rank, int size,
+    std::vector<int> node_of_rank);
+
+// Provider names that open on this machine (probed: libfabric providers and UCX
+// transports that are present).
 std::vector<std::string> AvailableProviders();
 
 }  // namespace zcoll

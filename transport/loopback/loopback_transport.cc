@@ -151,13 +151,9 @@ class LoopbackTransport final : public Transport {
   const std::string& address() const override { return address_; }
 
   absl::Status Connect(absl::Span<const std::string> addresses) override {
-    if (addresses.size() != static_cast<size_t>(size())) {
-      return absl::InvalidArgumentError(absl::StrCat("rank ", rank(), ": Connect got ",
-                                                     addresses.size(), " addresses for ", size(),
-                                                     " ranks"));
-    }
+    RETURN_IF_ERROR(BeginConnect(addresses));
     for (int peer = 0; peer < size(); ++peer) {
-      if (peer == rank()) continue;
+      if (!Reachable(peer)) continue;
       ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], kProvider, peer));
       WireReader reader(address.provider_address);
       uint64_t fabric = 0;

@@ -341,14 +341,11 @@ OfiTransport::~OfiTransport() {
 }
 
 absl::Status OfiTransport::Connect(absl::Span<const std::string> addresses) {
-  if (addresses.size() != static_cast<size_t>(size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", rank(), ": Connect got ", addresses.size(), " addresses for ", size(), " ranks"));
-  }
+  RETURN_IF_ERROR(BeginConnect(addresses));
   addresses_.assign(size(), FI_ADDR_UNSPEC);
   dead_.assign(size(), false);
   for (int peer = 0; peer < size(); ++peer) {
-    if (peer == rank()) continue;
+    if (!Reachable(peer)) continue;
     ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], name_, peer));
     const int inserted =
         fi_av_insert(av_.get(), address.provider_address.data(), 1, &addresses_[peer], 0, nullptr);

@@ -290,6 +290,7 @@ class ShmTransport final : public Transport {
   int segment_fd_ = -1;
   Mapping own_;
   bool unlinked_ = false;
+  uint32_t expected_attachments_ = 0;  // peers that map our segment (reachable ones)
   std::string address_;
   bool connected_ = false;
 
@@ -375,13 +376,10 @@ ShmTransport::~ShmTransport() {
 }
 
 absl::Status ShmTransport::Connect(absl::Span<const std::string> addresses) {
-  if (addresses.size() != static_cast<size_t>(size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", rank(), ": Connect got ", addresses.size(), " addresses for ", size(), " ranks"));
-  }
+  RETURN_IF_ERROR(BeginConnect(addresses));
   const SegmentHeader* mine = own_.header();
   for (int peer = 0; peer < size(); ++peer) {
-    if (peer == rank()) continue;
+    if (!Reachable(peer)) continue;
     ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], kProvider, peer));
     if (address.host != LocalHostName()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -419,14 +417,15 @@ absl::Status ShmTransport::Connect(absl::Span<const std::string> addresses) {
     entry.mapping.header()->attached.fetch_add(1, std::memory_order_acq_rel);
     monitor_.Watch(peer, address.host, address.pid);
   }
+  for (int peer = 0; peer < size(); ++peer) expected_attachments_ += Reachable(peer) ? 1 : 0;
   connected_ = true;
   MaybeUnlink();
   return absl::OkStatus();
 }
 
 void ShmTransport::MaybeUnlink() {
-  if (unlinked_ ||
-      own_.header()->attached.load(std::memory_order_acquire) + 1 < static_cast<uint32_t>(size())) {
+  if (unlinked_ || !connected_ ||
+      own_.header()->attached.load(std::memory_order_acquire) < expected_attachments_) {
     return;
   }
   // Every peer has mapped the segment: the name is no longer needed, and unlinking
@@ -778,7 +777,7 @@ absl::Status ShmTransport::Progress() {
   // Round-robin start so that one chatty peer does not always go first.
   for (int i = 0; i < size(); ++i) {
     const int source = (next_ring_ + i) % size();
-    if (source != rank()) DrainRing(source);
+    if (Reachable(source)) DrainRing(source);
   }
   next_ring_ = (next_ring_ + 1) % size();
   FlushQueues();
@@ -808,7 +807,7 @@ void ShmTransport::Sleep(absl::Duration timeout) {
   const uint32_t doorbell = header->doorbell.load(std::memory_order_relaxed);
   bool ready = false;
   for (int source = 0; source < size() && !ready; ++source) {
-    if (source == rank()) continue;
+    if (!Reachable(source)) continue;
     const uint64_t position = receive_positions_[source];
     ready = own_.Slot(source, position)->sequence.load(std::memory_order_acquire) == position + 1;
   }

@@ -269,14 +269,11 @@ UcxTransport::~UcxTransport() {
 }
 
 absl::Status UcxTransport::Connect(absl::Span<const std::string> addresses) {
-  if (addresses.size() != static_cast<size_t>(size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", rank(), ": Connect got ", addresses.size(), " addresses for ", size(), " ranks"));
-  }
+  RETURN_IF_ERROR(BeginConnect(addresses));
   endpoints_.assign(size(), nullptr);
   dead_.assign(size(), false);
   for (int peer = 0; peer < size(); ++peer) {
-    if (peer == rank()) continue;
+    if (!Reachable(peer)) continue;
     ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], "ucx", peer));
     auto& argument = ErrorArguments().emplace_back(new EndpointErrorArgument{this, peer});
     ucp_ep_params_t params{};
@@ -302,7 +299,7 @@ absl::Status UcxTransport::FinishWireup() {
   // wireup when a peer closes an endpoint whose TCP lanes are still being set up.
   std::vector<ucs_status_ptr_t> flushes;
   for (int peer = 0; peer < size(); ++peer) {
-    if (peer == rank()) continue;
+    if (!Reachable(peer)) continue;
     ucp_request_param_t params{};
     const ucs_status_ptr_t flush = ucp_ep_flush_nbx(endpoints_[peer], &params);
     if (UCS_PTR_IS_ERR(flush)) {
