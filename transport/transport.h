@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -232,13 +233,22 @@ class Transport {
   // an address.
   absl::Status BeginConnect(absl::Span<const std::string> addresses);
   bool Reachable(int peer) const {
-    return peer < static_cast<int>(reachable_.size()) && reachable_[peer];
+    return peer >= 0 && peer < static_cast<int>(reachable_.size()) && reachable_[peer] != 0;
   }
 
-  // Argument checks shared by every provider.
-  absl::Status CheckPeer(absl::string_view operation, int peer) const;
+  // Argument checks shared by every provider: an inline test of the good case, and
+  // out of line the sentence that says what is wrong.
+  absl::Status CheckPeer(absl::string_view operation, int peer) const {
+    if (ABSL_PREDICT_TRUE(PeerIsValid(peer))) return absl::OkStatus();
+    return CheckPeerSlow(operation, peer);
+  }
   absl::Status CheckMessage(absl::string_view operation, int peer, uint64_t tag, const void* data,
-                            size_t bytes) const;
+                            size_t bytes) const {
+    if (ABSL_PREDICT_TRUE(PeerIsValid(peer) && tag <= kMaxTag && (data != nullptr || bytes == 0))) {
+      return absl::OkStatus();
+    }
+    return CheckMessageSlow(operation, peer, tag, data, bytes);
+  }
   absl::Status CheckOneSided(absl::string_view operation, const void* data, size_t bytes,
                              const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
                              MemoryAccess needed) const;
@@ -246,9 +256,16 @@ class Transport {
  private:
   friend class RoutedTransport;  // sleeps on the transports it routes through
 
+  bool PeerIsValid(int peer) const {
+    return peer >= 0 && peer < size_ && peer != rank_ && (reachable_.empty() || reachable_[peer]);
+  }
+  absl::Status CheckPeerSlow(absl::string_view operation, int peer) const;
+  absl::Status CheckMessageSlow(absl::string_view operation, int peer, uint64_t tag,
+                                const void* data, size_t bytes) const;
+
   int rank_;
   int size_;
-  std::vector<bool> reachable_;
+  std::vector<uint8_t> reachable_;  // by peer; empty until Connect
 };
 
 }  // namespace zcoll

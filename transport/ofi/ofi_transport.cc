@@ -18,11 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "transport/envelope.h"
+#include "transport/operation_pool.h"
 #include "transport/peer_monitor.h"
 #include "transport/registration_cache.h"
 #include "transport/wire.h"
@@ -98,6 +98,8 @@ struct Operation {
   size_t bytes = 0;
   uint64_t notify_tag = 0;                           // kPut / kGet: sent once the transfer is done
   std::shared_ptr<const MemoryRegion> registration;  // a cached one kept alive
+  Operation* pool_previous = nullptr;                // OperationPool's
+  Operation* pool_next = nullptr;
 };
 
 class OfiTransport final : public Transport {
@@ -158,24 +160,25 @@ class OfiTransport final : public Transport {
   // returns the error; the Completion is not touched).
   absl::Status PostNew(absl::string_view what, Operation* operation,
                        const std::function<ssize_t()>& post);
+  absl::Status Inject(int peer, uint64_t tag, const void* data, size_t bytes,
+                      Completion* completion);
   void Discard(Operation* operation) {
     operation->completion = nullptr;
     Finish(operation, absl::OkStatus(), 0);
   }
 
   Operation* NewOperation(Operation::Kind kind, int peer, Completion* completion, size_t bytes) {
-    auto* operation = new Operation();
+    Operation* operation = operations_.Acquire();
     operation->kind = kind;
     operation->peer = peer;
     operation->completion = completion;
     operation->bytes = bytes;
-    live_.insert(operation);
     return operation;
   }
   void Finish(Operation* operation, absl::Status status, size_t bytes) {
     if (operation->completion != nullptr) operation->completion->Complete(std::move(status), bytes);
-    live_.erase(operation);
-    delete operation;
+    operation->registration.reset();
+    operations_.Release(operation);
   }
   // Sends the notification that ends a put or get.
   void SendNotify(Operation* transfer);
@@ -203,7 +206,9 @@ class OfiTransport final : public Transport {
   std::vector<bool> dead_;
   PeerMonitor monitor_;
   std::unique_ptr<RegistrationCache> cache_;
-  absl::flat_hash_set<Operation*> live_;
+  // Every operation libfabric holds is live here until its completion is read.
+  OperationPool<Operation> operations_;
+  size_t inject_bytes_ = 0;
   uint64_t progress_calls_ = 0;
   uint64_t notify_payload_ = 0;
 };
@@ -252,6 +257,7 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
   if (domain_ == nullptr) return last_error;
   fi_info* info = info_.get();
   name_ = absl::StrCat("ofi:", info->fabric_attr->prov_name);
+  inject_bytes_ = info->tx_attr->inject_size;
   const int mr_mode = info->domain_attr->mr_mode;
   needs_local_descriptors_ = (mr_mode & FI_MR_LOCAL) != 0;
   virtual_addressing_ = (mr_mode & FI_MR_VIRT_ADDR) != 0;
@@ -328,11 +334,10 @@ OfiTransport::~OfiTransport() {
   endpoint_.reset();
   const absl::Status aborted =
       absl::AbortedError(absl::StrCat("rank ", rank(), "'s ", name_, " transport was destroyed"));
-  for (Operation* operation : live_) {
+  operations_.ForEachLive([&](Operation* operation) {
     if (operation->completion != nullptr) operation->completion->Complete(aborted, 0);
-    delete operation;
-  }
-  live_.clear();
+    operations_.Release(operation);
+  });
   cache_.reset();  // registrations before the domain
   cq_.reset();
   av_.reset();
@@ -461,6 +466,7 @@ absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, si
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
   }
+  if (bytes <= inject_bytes_) return Inject(peer, tag, data, bytes, completion);
   Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
   absl::StatusOr<void*> descriptor = Descriptor(data, bytes, region, operation);
   if (!descriptor.ok()) {
@@ -471,6 +477,33 @@ absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, si
     return fi_tsend(endpoint_.get(), data, bytes, *descriptor, addresses_[peer], tag,
                     &operation->context);
   });
+}
+
+absl::Status OfiTransport::Inject(int peer, uint64_t tag, const void* data, size_t bytes,
+                                  Completion* completion) {
+  // The provider copies an injected message at once: the buffer is free on return,
+  // no completion is reported, and nothing is owed to the peer.
+  const absl::Time give_up = absl::Now() + kPostPatience;
+  while (true) {
+    const ssize_t rc = fi_tinject(endpoint_.get(), data, bytes, addresses_[peer], tag);
+    if (rc == 0) {
+      completion->Complete(absl::OkStatus(), bytes);
+      return absl::OkStatus();
+    }
+    if (rc != -FI_EAGAIN) {
+      return FabricError(absl::StrCat("fi_tinject on rank ", rank()), static_cast<int>(rc));
+    }
+    RETURN_IF_ERROR(Progress());
+    if (dead_[peer]) {
+      completion->Complete(PeerGone(peer, "is gone"), 0);
+      return absl::OkStatus();
+    }
+    if (absl::Now() > give_up) {
+      return absl::UnavailableError(absl::StrCat("fi_tinject on rank ", rank(), ": ", name_,
+                                                 " accepted nothing for ",
+                                                 absl::FormatDuration(kPostPatience)));
+    }
+  }
 }
 
 absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
@@ -615,7 +648,7 @@ void OfiTransport::HandleCompletion(Operation* operation, size_t length) {
 
 void OfiTransport::HandleError(const fi_cq_err_entry& error) {
   auto* operation = static_cast<Operation*>(error.op_context);
-  if (operation == nullptr || !live_.contains(operation)) return;
+  if (operation == nullptr) return;
   const int peer = operation->peer;
   absl::Status status;
   if (error.err == FI_ETRUNC) {
@@ -629,11 +662,7 @@ void OfiTransport::HandleError(const fi_cq_err_entry& error) {
     status = PeerGone(peer, absl::StrCat("is unreachable: ", fi_strerror(error.err),
                                          detail != nullptr ? absl::StrCat(" (", detail, ")") : ""));
   }
-  if (absl::IsUnavailable(status)) {
-    FailPeer(peer, status);
-    if (live_.contains(operation)) Finish(operation, status, 0);
-    return;
-  }
+  if (absl::IsUnavailable(status)) FailPeer(peer, status);
   Finish(operation, status, 0);
 }
 
@@ -641,8 +670,8 @@ void OfiTransport::FailPeer(int peer, const absl::Status& why) {
   if (dead_[peer]) return;
   dead_[peer] = true;
   ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
-  for (Operation* operation : std::vector<Operation*>(live_.begin(), live_.end())) {
-    if (operation->peer != peer || operation->completion == nullptr) continue;
+  operations_.ForEachLive([&](Operation* operation) {
+    if (operation->peer != peer || operation->completion == nullptr) return;
     // The provider may still hold the operation: end it for the caller now, and let
     // its eventual completion (or cancellation) free it.
     operation->completion->Complete(why, 0);
@@ -651,7 +680,7 @@ void OfiTransport::FailPeer(int peer, const absl::Status& why) {
         operation->kind == Operation::Kind::kNotifyRecv) {
       fi_cancel(&endpoint_->fid, &operation->context);
     }
-  }
+  });
 }
 
 absl::Status OfiTransport::Progress() {
@@ -665,10 +694,11 @@ absl::Status OfiTransport::Progress() {
     if (read > 0) {
       for (ssize_t i = 0; i < read; ++i) {
         auto* operation = static_cast<Operation*>(entries[i].op_context);
-        if (operation != nullptr && live_.contains(operation)) {
-          HandleCompletion(operation, entries[i].len);
-        }
+        if (operation != nullptr) HandleCompletion(operation, entries[i].len);
       }
+      // Each fi_cq_read also runs the provider's progress engine: only a full batch
+      // is worth another call now.
+      if (read < 16) return absl::OkStatus();
       continue;
     }
     if (read == -FI_EAVAIL) {

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "transport/envelope.h"
+#include "transport/operation_pool.h"
 #include "transport/peer_monitor.h"
 #include "transport/wire.h"
 
@@ -63,12 +63,15 @@ class UcxTransport;
 // One posted operation; UCX hands it back as the callbacks' user_data.
 struct Operation {
   enum class Kind { kSend, kRecv, kPut, kGet, kFlush, kNotifySend } kind;
-  UcxTransport* transport;
-  int peer;
-  Completion* completion;  // null once the operation was ended early
-  size_t bytes;
+  UcxTransport* transport = nullptr;
+  int peer = -1;
+  Completion* completion = nullptr;  // null once the operation was ended early
+  size_t bytes = 0;
   uint64_t notify_tag = 0;
-  void* request = nullptr;  // UCX's, while pending
+  void* request = nullptr;             // UCX's, while pending
+  bool live = false;                   // false once released to the pool
+  Operation* pool_previous = nullptr;  // OperationPool's
+  Operation* pool_next = nullptr;
 };
 
 class UcxTransport final : public Transport {
@@ -118,14 +121,19 @@ class UcxTransport final : public Transport {
   }
 
   Operation* NewOperation(Operation::Kind kind, int peer, Completion* completion, size_t bytes) {
-    auto* operation = new Operation{kind, this, peer, completion, bytes};
-    live_.insert(operation);
+    Operation* operation = operations_.Acquire();
+    operation->kind = kind;
+    operation->transport = this;
+    operation->peer = peer;
+    operation->completion = completion;
+    operation->bytes = bytes;
+    operation->live = true;
     return operation;
   }
   void Finish(Operation* operation, absl::Status status, size_t bytes) {
     if (operation->completion != nullptr) operation->completion->Complete(std::move(status), bytes);
-    live_.erase(operation);
-    delete operation;
+    operation->live = false;
+    operations_.Release(operation);
   }
 
   // What a _nbx call returned: done at once, failed, or pending (the callback comes).
@@ -147,7 +155,7 @@ class UcxTransport final : public Transport {
   std::vector<ucp_ep_h> endpoints_;
   std::vector<bool> dead_;
   PeerMonitor monitor_;
-  absl::flat_hash_set<Operation*> live_;
+  OperationPool<Operation> operations_;
   uint64_t progress_calls_ = 0;
 };
 
@@ -238,11 +246,11 @@ absl::Status UcxTransport::Initialize(absl::string_view transports) {
 UcxTransport::~UcxTransport() {
   const absl::Status aborted =
       absl::AbortedError(absl::StrCat("rank ", rank(), "'s ucx transport was destroyed"));
-  for (Operation* operation : std::vector<Operation*>(live_.begin(), live_.end())) {
+  operations_.ForEachLive([&](Operation* operation) {
     if (operation->completion != nullptr) operation->completion->Complete(aborted, 0);
     operation->completion = nullptr;
     if (operation->request != nullptr) ucp_request_cancel(worker_, operation->request);
-  }
+  });
   // Let cancellations run their callbacks, then close the endpoints without waiting
   // for peers that may be gone.
   if (worker_ != nullptr) {
@@ -262,8 +270,6 @@ UcxTransport::~UcxTransport() {
       }
     }
   }
-  for (Operation* operation : live_) delete operation;
-  live_.clear();
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
   if (context_ != nullptr) ucp_cleanup(context_);
 }
@@ -280,7 +286,11 @@ absl::Status UcxTransport::Connect(absl::Span<const std::string> addresses) {
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
     params.address = reinterpret_cast<const ucp_address_t*>(address.provider_address.data());
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    // Peer error handling makes UCX 1.13 drop its shared-memory transports (posix,
+    // cma lack peer-failure support) and fall back to TCP even on one host. Peers on
+    // this host are watched through pidfds instead, so only remote ones need it.
+    params.err_mode =
+        address.host == LocalHostName() ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     params.err_handler.cb = EndpointErrorCallback;
     params.err_handler.arg = argument.get();
     if (ucs_status_t created = ucp_ep_create(worker_, &params, &endpoints_[peer]);
@@ -394,7 +404,7 @@ absl::Status UcxTransport::Started(Operation* operation, ucs_status_ptr_t result
   if (UCS_PTR_IS_PTR(result)) {
     // With UCP_OP_ATTR_FLAG_NO_IMM_CMPL the callback may already have run inside the
     // _nbx call, completing and freeing the operation (and the request).
-    if (live_.contains(operation)) operation->request = result;
+    if (operation->live) operation->request = result;
     return absl::OkStatus();
   }
   const ucs_status_t status = UCS_PTR_STATUS(result);
@@ -532,7 +542,7 @@ void UcxTransport::Continue(Operation* operation) {
 }
 
 void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t length) {
-  if (!live_.contains(operation)) return;
+  if (!operation->live) return;
   if (status == UCS_OK) {
     switch (operation->kind) {
       case Operation::Kind::kPut:
@@ -565,7 +575,7 @@ void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t l
     error = PeerGone(operation->peer, absl::StrCat("is unreachable: ", ucs_status_string(status)));
     FailPeer(operation->peer, error);
   }
-  if (live_.contains(operation)) Finish(operation, std::move(error), 0);
+  if (operation->live) Finish(operation, std::move(error), 0);
 }
 
 void UcxTransport::EndpointFailed(int peer, ucs_status_t status) {
@@ -576,15 +586,15 @@ void UcxTransport::FailPeer(int peer, const absl::Status& why) {
   if (dead_[peer]) return;
   dead_[peer] = true;
   ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
-  for (Operation* operation : std::vector<Operation*>(live_.begin(), live_.end())) {
-    if (operation->peer != peer || operation->completion == nullptr) continue;
+  operations_.ForEachLive([&](Operation* operation) {
+    if (operation->peer != peer || operation->completion == nullptr) return;
     operation->completion->Complete(why, 0);
     operation->completion = nullptr;
     // Receives are not tied to the endpoint, so UCX would keep them: cancel them.
     if (operation->kind == Operation::Kind::kRecv && operation->request != nullptr) {
       ucp_request_cancel(worker_, operation->request);
     }
-  }
+  });
 }
 
 absl::Status UcxTransport::Progress() {
@@ -592,9 +602,9 @@ absl::Status UcxTransport::Progress() {
   if (++progress_calls_ % 128 == 0) {
     for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
   }
-  // Bounded, so that a flood of arrivals cannot keep one call busy forever.
-  for (int i = 0; i < 64 && ucp_worker_progress(worker_) != 0; ++i) {
-  }
+  // One pass: the caller polls again soon, and an extra empty pass costs as much as
+  // a useful one.
+  ucp_worker_progress(worker_);
   return absl::OkStatus();
 }
 

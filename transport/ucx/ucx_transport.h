@@ -2,8 +2,9 @@
 //
 // Written for the transports of InfiniBand clusters (rc, dc, ud) and run here with
 // posix, cma, self and tcp. One ucp context, one single-threaded worker and one
-// endpoint per peer, created with peer error handling so that a lost peer ends
-// operations with an error instead of hanging.
+// endpoint per peer. Endpoints to other hosts use UCX's peer error handling; peers on
+// this host are watched through pidfds, because peer error handling would exclude
+// UCX's shared-memory transports.
 //
 // Mapping of the Transport verbs:
 //   send/recv     ucp_tag_send_nbx / ucp_tag_recv_nbx. UCX tags carry no source, so
