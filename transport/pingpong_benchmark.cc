@@ -4,7 +4,7 @@
 //   bazel run -c opt //transport:pingpong_benchmark -- --provider=shm
 //
 // Prints `provider,bytes,latency_us,bandwidth_MBps` for 8 B .. 64 MiB by powers of 4
-// (and 4 MiB):
+// (and 4 MiB and 64 MiB):
 //   latency_us      one-way latency: half of the mean round trip of a ping-pong
 //                   (what fi_pingpong reports as usec/xfer and ucx_perftest tag_lat);
 //   bandwidth_MBps  10^6 bytes per second of a stream: rank 0 keeps a window of sends
@@ -44,12 +44,14 @@ std::vector<size_t> Sizes(const Options& options) {
   for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= 4) {
     sizes.push_back(bytes);
   }
-  const size_t four_mib = size_t{4} << 20;
-  if (options.min_bytes <= four_mib && four_mib <= options.max_bytes &&
-      std::find(sizes.begin(), sizes.end(), four_mib) == sizes.end()) {
-    sizes.push_back(four_mib);
-    std::sort(sizes.begin(), sizes.end());
+  // 4 MiB is where the issue compares bandwidth; the largest size is always measured.
+  for (size_t extra : {size_t{4} << 20, options.max_bytes}) {
+    if (options.min_bytes <= extra && extra <= options.max_bytes &&
+        std::find(sizes.begin(), sizes.end(), extra) == sizes.end()) {
+      sizes.push_back(extra);
+    }
   }
+  std::sort(sizes.begin(), sizes.end());
   return sizes;
 }
 

@@ -11,7 +11,9 @@
 //   - messages of at most kEagerBytes are copied into a ring slot and out of it;
 //   - larger messages are single-copy: the sender announces its buffer in the ring
 //     and the receiver reads it with process_vm_readv (Linux cross-memory attach)
-//     straight into the receive buffer, then acknowledges;
+//     straight into the receive buffer, then acknowledges; from split_bytes up the
+//     receiver reads the head while the sender writes the tail with
+//     process_vm_writev, so two cores copy (the sender would otherwise only wait);
 //   - puts and gets are process_vm_writev / process_vm_readv into and out of the
 //     peer's registered region, followed by a notification message.
 // A waiting rank sleeps on a futex in its own segment, which senders ring when they
@@ -38,6 +40,9 @@ struct ShmOptions {
   size_t eager_bytes = 8192;
   // Slots per ring; a sender with more messages in flight to one peer queues them.
   size_t ring_slots = 32;
+  // Rendezvous messages of at least this size are copied by both sides at once
+  // (receiver reads the head, sender writes the tail); 0 disables.
+  size_t split_bytes = 64 * 1024;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> CreateShmTransport(int rank, int size,
