@@ -15,6 +15,9 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_LOG_LEVEL", "warning",
      "Least severe message printed to stderr: error, warning, info, debug or trace "
      "(or 0-4)."},
+    {"ZCOLL_OFI_MR_LOCAL", "0",
+     "1: libfabric transports register every buffer and pass its descriptor even when "
+     "the provider does not ask for it (FI_MR_LOCAL), as verbs and efa do; for tests."},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core."},
     {"ZCOLL_WAIT_YIELD_US", "200",

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/transport_harness.h"
+#include "transport/registered_buffer.h"
 #include "transport/transport.h"
 
 namespace zcoll {
@@ -226,6 +229,109 @@ TEST(ConformanceTest, PutAndGetReachRegisteredMemoryAndNotify) {
   }
 }
 
+TEST(ConformanceTest, PreRegisteredBuffersNeedNoFurtherRegistration) {
+  constexpr size_t kLargest = size_t{4} << 20;
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    const int peer = 1 - context.rank();
+    absl::StatusOr<RegisteredBuffer> out =
+        RegisteredBuffer::Allocate(transport, kLargest, MemoryAccess::kLocal);
+    absl::StatusOr<RegisteredBuffer> in =
+        RegisteredBuffer::Allocate(transport, kLargest + 4096, MemoryAccess::kRemoteReadWrite);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_TRUE(in.ok()) << in.status();
+    const RegistrationStats before = transport.registration_stats();
+    for (size_t bytes : {size_t{8}, size_t{65536}, kLargest}) {
+      const uint64_t seed = bytes + context.rank();
+      for (size_t i = 0; i < bytes; ++i) out->data()[i] = PatternByte(seed, i);
+      Completion sent, received;
+      ASSERT_TRUE(transport.PostRecv(peer, 1, in->data(), bytes, &received, &in->region()).ok());
+      ASSERT_TRUE(transport.PostSend(peer, 1, out->data(), bytes, &sent, &out->region()).ok());
+      ASSERT_TRUE(transport.Wait(sent, Soon()).ok());
+      ASSERT_TRUE(transport.Wait(received, Soon()).ok());
+      EXPECT_EQ(FirstMismatch(in->data(), bytes, bytes + peer), -1) << bytes << " bytes";
+    }
+    // A put from one registered buffer into the peer's.
+    const std::vector<std::string> keys = context.AllGather(in->packed_key());
+    absl::StatusOr<std::unique_ptr<RemoteRegion>> remote = transport.ImportRegion(peer, keys[peer]);
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    context.Barrier();  // both have read their messages before puts overwrite them
+    for (size_t i = 0; i < kLargest; ++i) out->data()[i] = PatternByte(70 + context.rank(), i);
+    Completion put, put_arrived;
+    ASSERT_TRUE(transport.PostNotifyRecv(peer, 3, &put_arrived).ok());
+    ASSERT_TRUE(
+        transport.PostPut(out->data(), kLargest, **remote, 4096, 3, &put, &out->region()).ok());
+    ASSERT_TRUE(transport.Wait(put, Soon()).ok());
+    ASSERT_TRUE(transport.Wait(put_arrived, Soon()).ok());
+    EXPECT_EQ(FirstMismatch(in->data() + 4096, kLargest, 70 + peer), -1) << "the put's data";
+    const RegistrationStats after = transport.registration_stats();
+    EXPECT_EQ(after.misses, before.misses) << "a transfer registered a pre-registered buffer";
+    EXPECT_EQ(after.hits, before.hits) << "a transfer looked up a pre-registered buffer";
+
+    // A region that does not cover the buffer is refused, not trusted.
+    std::vector<uint8_t> elsewhere(64);
+    Completion unused;
+    const absl::Status outside =
+        transport.PostSend(peer, 2, elsewhere.data(), 64, &unused, &out->region());
+    EXPECT_EQ(outside.code(), absl::StatusCode::kInvalidArgument) << outside;
+    EXPECT_THAT(outside.message(), HasSubstr("not inside the MemoryRegion"));
+    const absl::Status overrun =
+        transport.PostRecv(peer, 2, in->data() + 4096, kLargest + 1, &unused, &in->region());
+    EXPECT_EQ(overrun.code(), absl::StatusCode::kInvalidArgument) << overrun;
+    EXPECT_FALSE(unused.done());
+    EXPECT_EQ(
+        RegisteredBuffer::Register(transport, nullptr, 8, MemoryAccess::kLocal).status().code(),
+        absl::StatusCode::kInvalidArgument);
+    context.Barrier();  // nobody deregisters while the peer's put may still land
+  });
+}
+
+TEST(ConformanceTest, RegistrationCacheRegistersOnceAndForgetsWhenTold) {
+  constexpr size_t kBytes = 256 * 1024;
+  constexpr int kRepeats = 4;
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    const int peer = 1 - context.rank();
+    auto transfer = [&](std::vector<uint8_t>& buffer, uint64_t seed) {
+      Completion done;
+      if (context.rank() == 0) {
+        for (size_t i = 0; i < kBytes; ++i) buffer[i] = PatternByte(seed, i);
+        ASSERT_TRUE(transport.PostSend(peer, seed, buffer.data(), kBytes, &done).ok());
+      } else {
+        std::fill(buffer.begin(), buffer.end(), 0);
+        ASSERT_TRUE(transport.PostRecv(peer, seed, buffer.data(), kBytes, &done).ok());
+      }
+      ASSERT_TRUE(transport.Wait(done, Soon()).ok());
+      if (context.rank() == 1) {
+        EXPECT_EQ(FirstMismatch(buffer.data(), kBytes, seed), -1) << "transfer " << seed;
+      }
+    };
+    auto buffer = std::make_unique<std::vector<uint8_t>>(kBytes);
+    const RegistrationStats start = transport.registration_stats();
+    transfer(*buffer, 1);
+    const RegistrationStats first = transport.registration_stats();
+    if (first.misses == start.misses && first.hits == start.hits) {
+      context.Barrier();
+      GTEST_SKIP() << Provider() << " registers no local buffers here, so there is no cache "
+                   << "to test (the ofi_tcp_registering variant tests it)";
+    }
+    EXPECT_EQ(first.misses, start.misses + 1) << "the first use of a buffer registers it once";
+    for (int repeat = 2; repeat <= kRepeats; ++repeat) transfer(*buffer, repeat);
+    const RegistrationStats reused = transport.registration_stats();
+    EXPECT_EQ(reused.misses, first.misses) << "a buffer used again was registered again";
+    EXPECT_GE(reused.hits, first.hits + kRepeats - 1);
+
+    // Told the memory goes away, the cache drops its registration; memory that
+    // takes its place is registered afresh and carries its own contents.
+    transport.InvalidateRegistrations(buffer->data(), kBytes);
+    EXPECT_LT(transport.registration_stats().cached, reused.cached);
+    buffer = std::make_unique<std::vector<uint8_t>>(kBytes);
+    transfer(*buffer, kRepeats + 1);
+    EXPECT_EQ(transport.registration_stats().misses, reused.misses + 1);
+    context.Barrier();
+  });
+}
+
 TEST(ConformanceTest, RemoteKeysAndRangesAreChecked) {
   RunJob(2, [&](RankContext& context) {
     Transport& transport = context.transport();
@@ -337,7 +443,9 @@ TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
         const absl::Status send = transport.Wait(transfer, deadline);
         const absl::Status recv = transport.Wait(never, deadline);
         // The send may have finished before rank 1 died; the receive cannot.
-        if (!send.ok()) EXPECT_TRUE(absl::IsUnavailable(send)) << send;
+        if (!send.ok()) {
+          EXPECT_TRUE(absl::IsUnavailable(send)) << send;
+        }
         EXPECT_TRUE(absl::IsUnavailable(recv)) << recv;
         EXPECT_THAT(recv.message(), HasSubstr("rank 1"));
         EXPECT_LT(absl::Now() - start, absl::Seconds(30));
@@ -385,6 +493,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     if (argument.rfind("--provider=", 0) == 0) *zcoll::provider_flag = argument.substr(11);
+    // --setenv=NAME=VALUE: a zcoll variable for this run (conformance.bzl's variants).
+    if (argument.rfind("--setenv=", 0) == 0) {
+      const std::string assignment = argument.substr(9);
+      const size_t equals = assignment.find('=');
+      if (equals == std::string::npos) {
+        std::fprintf(stderr, "--setenv needs NAME=VALUE, got '%s'\n", assignment.c_str());
+        return 2;
+      }
+      setenv(assignment.substr(0, equals).c_str(), assignment.substr(equals + 1).c_str(), 1);
+      std::printf("with %s\n", assignment.c_str());
+    }
   }
   std::printf("transport conformance suite for provider %s\n", zcoll::Provider().c_str());
   return RUN_ALL_TESTS();

@@ -145,6 +145,17 @@ class RoutedTransport final : public Transport {
     if (local_) local_->InvalidateRegistrations(pointer, bytes);
     if (network_) network_->InvalidateRegistrations(pointer, bytes);
   }
+  RegistrationStats registration_stats() const override {
+    RegistrationStats total;
+    for (const Transport* part : {local_.get(), network_.get()}) {
+      if (part == nullptr) continue;
+      const RegistrationStats stats = part->registration_stats();
+      total.hits += stats.hits;
+      total.misses += stats.misses;
+      total.cached += stats.cached;
+    }
+    return total;
+  }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
                         Completion* completion, const MemoryRegion* region) override {

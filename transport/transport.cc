@@ -30,12 +30,6 @@ constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 
 }  // namespace
 
-bool MemoryRegion::Contains(const void* pointer, size_t bytes) const {
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(base_);
-  const uintptr_t at = reinterpret_cast<uintptr_t>(pointer);
-  return at >= begin && at - begin <= length_ && bytes <= length_ - (at - begin);
-}
-
 absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
   const WaitPolicy& policy = GetWaitPolicy();
   absl::Time start = absl::InfinitePast();
@@ -107,7 +101,8 @@ absl::Status Transport::CheckPeerSlow(absl::string_view operation, int peer) con
 }
 
 absl::Status Transport::CheckMessageSlow(absl::string_view operation, int peer, uint64_t tag,
-                                         const void* data, size_t bytes) const {
+                                         const void* data, size_t bytes,
+                                         const MemoryRegion* region) const {
   if (absl::Status status = CheckPeer(operation, peer); !status.ok()) return status;
   if (tag > kMaxTag) {
     return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank_, ": tag ", tag,
@@ -117,13 +112,20 @@ absl::Status Transport::CheckMessageSlow(absl::string_view operation, int peer, 
     return absl::InvalidArgumentError(
         absl::StrCat(operation, " on rank ", rank_, ": the buffer is null but bytes is ", bytes));
   }
+  if (region != nullptr && !region->Contains(data, bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(operation, " on rank ", rank_, ": the buffer of ", bytes,
+                     " bytes is not inside the MemoryRegion given for it (", region->length(),
+                     " bytes at ", absl::Hex(reinterpret_cast<uintptr_t>(region->base())), ")"));
+  }
   return absl::OkStatus();
 }
 
 absl::Status Transport::CheckOneSided(absl::string_view operation, const void* data, size_t bytes,
                                       const RemoteRegion& remote, size_t offset,
-                                      uint64_t notify_tag, MemoryAccess needed) const {
-  if (absl::Status status = CheckMessage(operation, remote.peer(), notify_tag, data, bytes);
+                                      uint64_t notify_tag, MemoryAccess needed,
+                                      const MemoryRegion* region) const {
+  if (absl::Status status = CheckMessage(operation, remote.peer(), notify_tag, data, bytes, region);
       !status.ok()) {
     return status;
   }

@@ -124,7 +124,11 @@ class MemoryRegion {
   // What a peer passes to ImportRegion (bytes, self-describing and checked).
   const std::string& packed_key() const { return packed_key_; }
   // [pointer, pointer + bytes) lies inside the region.
-  bool Contains(const void* pointer, size_t bytes) const;
+  bool Contains(const void* pointer, size_t bytes) const {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(base_);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(pointer);
+    return at >= begin && at - begin <= length_ && bytes <= length_ - (at - begin);
+  }
 
  protected:
   MemoryRegion(void* base, size_t length, MemoryAccess access)
@@ -161,6 +165,15 @@ class RemoteRegion {
   MemoryAccess access_;
 };
 
+// How often buffers passed without a MemoryRegion were found registered already.
+// All zero for providers that need no registration of local buffers (shm, UCX's
+// tag API, libfabric providers without FI_MR_LOCAL).
+struct RegistrationStats {
+  uint64_t hits = 0;    // a cached registration covered the buffer
+  uint64_t misses = 0;  // the buffer was registered (and cached)
+  size_t cached = 0;    // registrations held now
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -192,8 +205,11 @@ class Transport {
   // registration is never used (RegistrationCache). A no-op for providers that do
   // not register.
   virtual void InvalidateRegistrations(const void* pointer, size_t bytes) {}
+  virtual RegistrationStats registration_stats() const { return {}; }
 
-  // Two-sided messages. `region`, if given, is a registration covering the buffer.
+  // Two-sided messages. `region`, if given, is a registration of this transport that
+  // covers the buffer (one that does not is refused); the provider then registers
+  // nothing itself (RegisteredBuffer makes such regions).
   // A receive completes with the byte count sent; a message longer than the receive
   // buffer ends the receive with InvalidArgument (and the send too, where the
   // provider learns of it).
@@ -243,15 +259,16 @@ class Transport {
     return CheckPeerSlow(operation, peer);
   }
   absl::Status CheckMessage(absl::string_view operation, int peer, uint64_t tag, const void* data,
-                            size_t bytes) const {
-    if (ABSL_PREDICT_TRUE(PeerIsValid(peer) && tag <= kMaxTag && (data != nullptr || bytes == 0))) {
+                            size_t bytes, const MemoryRegion* region = nullptr) const {
+    if (ABSL_PREDICT_TRUE(PeerIsValid(peer) && tag <= kMaxTag && (data != nullptr || bytes == 0) &&
+                          (region == nullptr || region->Contains(data, bytes)))) {
       return absl::OkStatus();
     }
-    return CheckMessageSlow(operation, peer, tag, data, bytes);
+    return CheckMessageSlow(operation, peer, tag, data, bytes, region);
   }
   absl::Status CheckOneSided(absl::string_view operation, const void* data, size_t bytes,
                              const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
-                             MemoryAccess needed) const;
+                             MemoryAccess needed, const MemoryRegion* region) const;
 
  private:
   friend class RoutedTransport;  // sleeps on the transports it routes through
@@ -261,7 +278,7 @@ class Transport {
   }
   absl::Status CheckPeerSlow(absl::string_view operation, int peer) const;
   absl::Status CheckMessageSlow(absl::string_view operation, int peer, uint64_t tag,
-                                const void* data, size_t bytes) const;
+                                const void* data, size_t bytes, const MemoryRegion* region) const;
 
   int rank_;
   int size_;

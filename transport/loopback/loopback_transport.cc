@@ -198,9 +198,9 @@ class LoopbackTransport final : public Transport {
   }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion*) override {
+                        Completion* completion, const MemoryRegion* region) override {
     RETURN_IF_ERROR(CheckReady("PostSend"));
-    RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+    RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
     MutexLock lock(&fabric_->mu);
     Mailbox& target = fabric_->box(peer);
     if (target.departed) {
@@ -220,9 +220,9 @@ class LoopbackTransport final : public Transport {
   }
 
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
-                        const MemoryRegion*) override {
+                        const MemoryRegion* region) override {
     RETURN_IF_ERROR(CheckReady("PostRecv"));
-    RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+    RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
     MutexLock lock(&fabric_->mu);
     Mailbox& mine = fabric_->box(rank());
     for (auto it = mine.unexpected.begin(); it != mine.unexpected.end(); ++it) {
@@ -241,10 +241,11 @@ class LoopbackTransport final : public Transport {
   }
 
   absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion, const MemoryRegion*) override {
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override {
     RETURN_IF_ERROR(CheckReady("PostPut"));
     RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                  MemoryAccess::kRemoteWrite));
+                                  MemoryAccess::kRemoteWrite, region));
     MutexLock lock(&fabric_->mu);
     if (!StillRegistered(remote)) return StaleRegion("PostPut", remote);
     if (fabric_->box(remote.peer()).departed) {
@@ -258,10 +259,11 @@ class LoopbackTransport final : public Transport {
   }
 
   absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion, const MemoryRegion*) override {
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region) override {
     RETURN_IF_ERROR(CheckReady("PostGet"));
     RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
-                                  MemoryAccess::kRemoteRead));
+                                  MemoryAccess::kRemoteRead, region));
     MutexLock lock(&fabric_->mu);
     if (!StillRegistered(remote)) return StaleRegion("PostGet", remote);
     if (fabric_->box(remote.peer()).departed) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/config.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "transport/envelope.h"
@@ -119,6 +120,9 @@ class OfiTransport final : public Transport {
                                                              absl::string_view packed) override;
   void InvalidateRegistrations(const void* pointer, size_t bytes) override {
     cache_->Invalidate(pointer, bytes);
+  }
+  RegistrationStats registration_stats() const override {
+    return {.hits = cache_->hits(), .misses = cache_->misses(), .cached = cache_->size()};
   }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
@@ -259,7 +263,10 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
   name_ = absl::StrCat("ofi:", info->fabric_attr->prov_name);
   inject_bytes_ = info->tx_attr->inject_size;
   const int mr_mode = info->domain_attr->mr_mode;
-  needs_local_descriptors_ = (mr_mode & FI_MR_LOCAL) != 0;
+  // Forcing descriptors runs the FI_MR_LOCAL path of verbs and efa (registration
+  // cache included) on providers that would accept buffers without them.
+  needs_local_descriptors_ =
+      (mr_mode & FI_MR_LOCAL) != 0 || EnvironmentUnsigned("ZCOLL_OFI_MR_LOCAL") != 0;
   virtual_addressing_ = (mr_mode & FI_MR_VIRT_ADDR) != 0;
   provider_keys_ = (mr_mode & FI_MR_PROV_KEY) != 0;
   endpoint_bound_registrations_ = (mr_mode & FI_MR_ENDPOINT) != 0;
@@ -417,7 +424,7 @@ absl::StatusOr<std::unique_ptr<RemoteRegion>> OfiTransport::ImportRegion(int pee
 absl::StatusOr<void*> OfiTransport::Descriptor(const void* data, size_t bytes,
                                                const MemoryRegion* region, Operation* operation) {
   if (!needs_local_descriptors_ || bytes == 0) return nullptr;
-  if (region != nullptr && region->Contains(data, bytes)) {
+  if (region != nullptr) {  // Post* checked that it covers the buffer
     return static_cast<const OfiRegion*>(region)->descriptor();
   }
   ASSIGN_OR_RETURN(operation->registration, cache_->Acquire(data, bytes, MemoryAccess::kLocal));
@@ -461,7 +468,7 @@ absl::Status OfiTransport::PostNew(absl::string_view what, Operation* operation,
 absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
                                     Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostSend"));
-  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
@@ -509,7 +516,7 @@ absl::Status OfiTransport::Inject(int peer, uint64_t tag, const void* data, size
 absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
                                     Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostRecv"));
-  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
@@ -531,7 +538,7 @@ absl::Status OfiTransport::PostPut(const void* data, size_t bytes, const RemoteR
                                    const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostPut"));
   RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteWrite));
+                                MemoryAccess::kRemoteWrite, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
@@ -576,8 +583,8 @@ absl::Status OfiTransport::PostGet(void* data, size_t bytes, const RemoteRegion&
                                    size_t offset, uint64_t notify_tag, Completion* completion,
                                    const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostGet"));
-  RETURN_IF_ERROR(
-      CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag, MemoryAccess::kRemoteRead));
+  RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
+                                MemoryAccess::kRemoteRead, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);

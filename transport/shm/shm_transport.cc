@@ -530,9 +530,9 @@ absl::Status ShmTransport::CrossCopy(int peer, bool write, void* local, uint64_t
 }
 
 absl::Status ShmTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion*) {
+                                    Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostSend"));
-  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   if (peers_[peer].dead) {
     completion->Complete(PeerGone(peer), 0);
     return absl::OkStatus();
@@ -557,9 +557,9 @@ absl::Status ShmTransport::PostSend(int peer, uint64_t tag, const void* data, si
 }
 
 absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion*) {
+                                    Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostRecv"));
-  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
   const PostedRecv recv{peer, tag, data, bytes, completion};
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if (it->source != peer || it->tag != tag) continue;
@@ -628,10 +628,10 @@ void ShmTransport::FinishReceive(int source, uint64_t request, Completion* compl
 
 absl::Status ShmTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
                                    size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion*) {
+                                   const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostPut"));
   RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteWrite));
+                                MemoryAccess::kRemoteWrite, region));
   const int peer = remote.peer();
   if (peers_[peer].dead) {
     completion->Complete(PeerGone(peer), 0);
@@ -654,10 +654,10 @@ absl::Status ShmTransport::PostPut(const void* data, size_t bytes, const RemoteR
 
 absl::Status ShmTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
                                    size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion*) {
+                                   const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostGet"));
-  RETURN_IF_ERROR(
-      CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag, MemoryAccess::kRemoteRead));
+  RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
+                                MemoryAccess::kRemoteRead, region));
   const int peer = remote.peer();
   if (peers_[peer].dead) {
     completion->Complete(PeerGone(peer), 0);

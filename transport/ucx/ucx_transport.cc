@@ -423,9 +423,9 @@ absl::Status UcxTransport::Started(Operation* operation, ucs_status_ptr_t result
 }
 
 absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion*) {
+                                    Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostSend"));
-  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
@@ -439,9 +439,9 @@ absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, si
 }
 
 absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion*) {
+                                    Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostRecv"));
-  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
@@ -469,10 +469,10 @@ absl::Status UcxTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Complet
 
 absl::Status UcxTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
                                    size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion*) {
+                                   const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostPut"));
   RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteWrite));
+                                MemoryAccess::kRemoteWrite, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
@@ -490,10 +490,10 @@ absl::Status UcxTransport::PostPut(const void* data, size_t bytes, const RemoteR
 
 absl::Status UcxTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
                                    size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion*) {
+                                   const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostGet"));
-  RETURN_IF_ERROR(
-      CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag, MemoryAccess::kRemoteRead));
+  RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
+                                MemoryAccess::kRemoteRead, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
