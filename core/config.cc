@@ -12,12 +12,19 @@ namespace {
 // Keep sorted by name; README.md's "Environment variables" table mirrors this one
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
+    {"ZCOLL_LOCAL_PROVIDER", "shm",
+     "Transport between ranks of one node: shm (zcoll's own), or any ZCOLL_PROVIDER "
+     "name, e.g. ofi:shm or ucx:posix,cma."},
     {"ZCOLL_LOG_LEVEL", "warning",
      "Least severe message printed to stderr: error, warning, info, debug or trace "
      "(or 0-4)."},
     {"ZCOLL_OFI_MR_LOCAL", "0",
      "1: libfabric transports register every buffer and pass its descriptor even when "
      "the provider does not ask for it (FI_MR_LOCAL), as verbs and efa do; for tests."},
+    {"ZCOLL_PROVIDER", "auto",
+     "Transport between nodes: auto (fastest that opens: ofi:cxi, ofi:efa, ucx on "
+     "RDMA, ofi:verbs, ofi:tcp, ucx:tcp), ofi, ofi:NAME, ucx or ucx:TLS; zcoll_info "
+     "lists what opens here."},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core."},
     {"ZCOLL_WAIT_YIELD_US", "200",

@@ -2,7 +2,8 @@
 //
 // Prints the zcoll version, the SIMD target the reduction kernels run on, this node's
 // hardware (hwloc), the libfabric providers and
-// UCX transports that open here, and zcoll's environment variables with their values.
+// UCX transports that open here, the transports a job would choose, and zcoll's
+// environment variables with their values.
 // Run it first when a job picks an unexpected transport or topology.
 //
 //   bazel run //tools:zcoll_info
@@ -19,6 +20,7 @@
 #include "core/version.h"
 #include "ops/reduce.h"
 #include "transport/ofi/ofi_info.h"
+#include "transport/transport_factory.h"
 #include "transport/ucx/ucx_info.h"
 
 namespace zcoll {
@@ -86,6 +88,17 @@ void PrintUcx() {
   absl::PrintF("\n");
 }
 
+void PrintProviders() {
+  absl::PrintF("zcoll transports that open here: %s\n", absl::StrJoin(AvailableProviders(), ", "));
+  absl::StatusOr<ProviderChoice> choice = ProvidersFromEnvironment();
+  if (choice.ok()) {
+    absl::PrintF("  a job uses %s within a node and %s between nodes\n\n", choice->local,
+                 choice->network);
+  } else {
+    absl::PrintF("  no usable choice: %s\n\n", choice.status().message());
+  }
+}
+
 void PrintEnvironment() {
   absl::PrintF("Environment variables (value in effect, default):\n");
   for (const EnvironmentVariable& variable : EnvironmentVariables()) {
@@ -118,6 +131,7 @@ int main(int argc, char** argv) {
   zcoll::PrintNode();
   zcoll::PrintOfi();
   zcoll::PrintUcx();
+  zcoll::PrintProviders();
   zcoll::PrintEnvironment();
   return 0;
 }

@@ -2,7 +2,7 @@
 # zcoll_info runs on this machine and reports what the README promises: the version,
 # the node's hardware, libfabric's shm provider and UCX's posix transport (both open
 # on every Debian 12 machine with the packages of tools/setup.sh), the environment
-# variables; and it refuses unknown arguments.
+# variables, the transports a job would use; and it refuses unknown arguments.
 set -euo pipefail
 info=tools/zcoll_info
 output=$("$info")
@@ -14,6 +14,11 @@ grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, cores [1-9][0-9]*' <<<
   || fail "no hardware counts"
 grep -Eq '^  shm +[^ ]+ +yes +yes .* yes$' <<<"$output" || fail "libfabric shm does not open"
 grep -Eq '^  posix +memory ' <<<"$output" || fail "UCX posix transport missing"
+grep -q '^zcoll transports that open here: shm, ofi, ' <<<"$output" || fail "no provider list"
+grep -q 'a job uses shm within a node and ofi:tcp between nodes' <<<"$output" \
+  || fail "no provider choice"
+ZCOLL_PROVIDER=ucx:tcp "$info" | grep -q 'shm within a node and ucx:tcp between nodes' \
+  || fail "ZCOLL_PROVIDER is not shown in effect"
 grep -q 'ZCOLL_LOG_LEVEL=' <<<"$output" || fail "environment variables missing"
 if "$info" --bogus 2>/dev/null; then fail "an unknown argument was accepted"; fi
 "$info" --help | grep -q '^usage: zcoll_info' || fail "--help prints no usage"

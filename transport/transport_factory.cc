@@ -1,5 +1,6 @@
 #include "transport/transport_factory.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -10,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/config.h"
+#include "core/status_macros.h"
 #include "transport/ofi/ofi_info.h"
 #include "transport/ofi/ofi_transport.h"
 #include "transport/routed_transport.h"
@@ -51,7 +54,55 @@ absl::Status Unusable(absl::string_view role, absl::string_view provider, int ra
                                "; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
 }
 
+// True when UCX has a transport on an RDMA device (rc, dc, ud and their mlx5
+// variants), where it is the fastest choice on InfiniBand clusters.
+bool UcxHasRdmaDevice() {
+  absl::StatusOr<std::vector<ucx::UcxTransportInfo>> transports = ucx::ListUcxTransports();
+  if (!transports.ok()) return false;
+  for (const ucx::UcxTransportInfo& transport : *transports) {
+    for (absl::string_view rdma : {"rc", "dc", "ud"}) {
+      if (absl::StartsWith(transport.transport, rdma)) return true;
+    }
+  }
+  return false;
+}
+
+// "auto" and the network meaning of "ofi": the first of the providers, fastest
+// first, that this machine offers.
+absl::StatusOr<std::string> ResolveNetworkProvider(absl::string_view configured) {
+  if (configured != "auto" && configured != "ofi") return std::string(configured);
+  const std::vector<std::string> available = AvailableProviders();
+  auto offered = [&](absl::string_view name) {
+    return std::find(available.begin(), available.end(), name) != available.end();
+  };
+  std::vector<std::string> preference = {"ofi:cxi", "ofi:efa"};
+  if (configured == "auto" && UcxHasRdmaDevice()) preference.push_back("ucx");
+  preference.push_back("ofi:verbs");
+  preference.push_back("ofi:tcp");
+  if (configured == "auto") preference.push_back("ucx:tcp");
+  for (const std::string& name : preference) {
+    if (offered(name)) return name;
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "ZCOLL_PROVIDER=", configured, " finds no network provider here (tried ",
+      absl::StrJoin(preference, ", "), "); available here: ", absl::StrJoin(available, ", ")));
+}
+
 }  // namespace
+
+absl::StatusOr<ProviderChoice> ProvidersFromEnvironment() {
+  ProviderChoice choice;
+  choice.local = EnvironmentValue("ZCOLL_LOCAL_PROVIDER");
+  ASSIGN_OR_RETURN(choice.network, ResolveNetworkProvider(EnvironmentValue("ZCOLL_PROVIDER")));
+  return choice;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateJobTransport(int rank, int size,
+                                                              std::vector<int> node_of_rank) {
+  ASSIGN_OR_RETURN(ProviderChoice choice, ProvidersFromEnvironment());
+  return CreateNodeAwareTransport(choice.local, choice.network, rank, size,
+                                  std::move(node_of_rank));
+}
 
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view provider, int rank,
                                                            int size) {

@@ -37,6 +37,22 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateNodeAwareTransport(
     absl::string_view local_provider, absl::string_view network_provider, int rank, int size,
     std::vector<int> node_of_rank);
 
+// The providers a job's transport is built from, as the user configured them:
+// ZCOLL_LOCAL_PROVIDER between ranks of a node (default shm) and ZCOLL_PROVIDER
+// between nodes (default auto). "auto" and, for the network role, "ofi" resolve to
+// the fastest provider that opens here: libfabric cxi, efa, UCX on an RDMA device
+// (rc/dc/ud), libfabric verbs, then TCP (ofi:tcp, ucx:tcp). A choice that resolves
+// to nothing is an error naming what is available.
+struct ProviderChoice {
+  std::string local;
+  std::string network;
+};
+absl::StatusOr<ProviderChoice> ProvidersFromEnvironment();
+
+// CreateNodeAwareTransport with ProvidersFromEnvironment().
+absl::StatusOr<std::unique_ptr<Transport>> CreateJobTransport(int rank, int size,
+                                                              std::vector<int> node_of_rank);
+
 // Provider names that open on this machine (probed: libfabric providers and UCX
 // transports that are present).
 std::vector<std::string> AvailableProviders();

@@ -1,5 +1,6 @@
 #include "transport/transport_factory.h"
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,49 @@ TEST(TransportFactoryTest, AnUnusableNetworkProviderSaysWhyAndWhatWouldWork) {
   EXPECT_THAT(made.status().message(), HasSubstr("available here: shm, ofi"));
   EXPECT_THAT(CreateNodeAwareTransport("shm", "ofi", 0, 2, {0}).status().message(),
               HasSubstr("1 node ids for 2 ranks"));
+}
+
+// Sets an environment variable for one test.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnvironment() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(TransportFactoryTest, TheEnvironmentChoosesProviders) {
+  {
+    // Unset: shm within a node, and here (no RDMA device) TCP between nodes.
+    absl::StatusOr<ProviderChoice> choice = ProvidersFromEnvironment();
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    EXPECT_EQ(choice->local, "shm");
+    EXPECT_EQ(choice->network, "ofi:tcp");
+  }
+  {
+    ScopedEnvironment network("ZCOLL_PROVIDER", "ucx:tcp");
+    ScopedEnvironment local("ZCOLL_LOCAL_PROVIDER", "ofi:shm");
+    absl::StatusOr<std::unique_ptr<Transport>> made = CreateJobTransport(0, 4, {0, 0, 1, 1});
+    ASSERT_TRUE(made.ok()) << made.status();
+    EXPECT_EQ((*made)->provider_name(), "ofi:shm+ucx");
+  }
+  {
+    // "ofi" between nodes never means libfabric's shm, whatever fi_getinfo lists first.
+    ScopedEnvironment network("ZCOLL_PROVIDER", "ofi");
+    absl::StatusOr<ProviderChoice> choice = ProvidersFromEnvironment();
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    EXPECT_EQ(choice->network, "ofi:tcp");
+  }
+  {
+    ScopedEnvironment network("ZCOLL_PROVIDER", "ofi:verbs");
+    absl::StatusOr<std::unique_ptr<Transport>> made = CreateJobTransport(1, 2, {0, 1});
+    ASSERT_FALSE(made.ok());
+    EXPECT_THAT(made.status().message(),
+                HasSubstr("rank 1: the network provider 'ofi:verbs' cannot be used"));
+    EXPECT_THAT(made.status().message(), HasSubstr("available here: shm, ofi"));
+    EXPECT_THAT(made.status().message(), HasSubstr("ofi:tcp"));
+  }
 }
 
 }  // namespace
