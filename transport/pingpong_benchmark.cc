@@ -55,10 +55,11 @@ std::vector<size_t> Sizes(const Options& options) {
   return sizes;
 }
 
-// Enough repetitions for a stable mean, about a quarter of a second per size.
+// Enough repetitions that one measurement takes 0.05-0.3 s here: long enough that a
+// scheduler tick or a page fault does not decide it.
 int Iterations(size_t bytes) {
   return static_cast<int>(
-      std::clamp<size_t>((size_t{256} << 20) / std::max<size_t>(bytes, 1024), 20, 20000));
+      std::clamp<size_t>((size_t{1} << 30) / std::max<size_t>(bytes, 4096), 20, 200000));
 }
 
 int Window(size_t bytes) {

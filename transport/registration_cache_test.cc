@@ -92,7 +92,7 @@ TEST_F(RegistrationCacheTest, RegistrationErrorsPassThrough) {
         return absl::ResourceExhaustedError("out of pinnable memory");
       },
       4);
-  char byte;
+  char byte = 0;
   EXPECT_EQ(cache.Acquire(&byte, 1, MemoryAccess::kLocal).status().code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(cache.size(), 0u);

@@ -31,7 +31,7 @@ namespace {
 
 constexpr absl::string_view kProvider = "shm";
 constexpr uint64_t kSegmentMagic = 0x6d6873636c6f637aULL;  // "zcolshm"
-constexpr uint32_t kSegmentVersion = 1;
+constexpr uint32_t kSegmentVersion = 2;
 constexpr size_t kHeaderBytes = 4096;
 
 // Messages each inbound ring yields per Progress call: enough to drain a burst,
@@ -39,23 +39,27 @@ constexpr size_t kHeaderBytes = 4096;
 constexpr int kMessagesPerRing = 16;
 
 enum class Kind : uint32_t {
-  kEager = 1,        // the payload follows the header
+  kEager = 1,        // the payload is inline in the slot (at most kInlineBytes)
   kRendezvous = 2,   // `address` holds `bytes` to be read by the receiver
   kFinished = 3,     // the receiver read rendezvous `request` (status 0) or refused it
   kNotify = 4,       // a put or get with notify tag `tag` has finished
   kClearToSend = 5,  // split rendezvous: write the last `bytes` of `request` to `address`
   kWrote = 6,        // split rendezvous: the sender wrote its part of `request`
+  kPooled = 7,       // eager: the payload is in the sender's pool buffer `request`
 };
 
-// One ring slot. `sequence` tells who may touch the slot: it equals the producer's
-// position when the slot is free for it, and position + 1 once published.
+// One ring slot, one cache line. `sequence` tells who may touch the slot: it equals
+// the producer's position when the slot is free for it, and position + 1 once
+// published.
 //
 // Memory ordering: the producer fills the slot, then stores sequence with release;
 // the consumer loads sequence with acquire, reads the slot, then frees it with a
 // release store of position + slots.
 //
-// Small eager payloads live in the header's own cache line, so that a small message
-// costs the receiver one cache-line transfer, not two.
+// Small eager payloads live in the slot's own cache line, so that a small message
+// costs the receiver one cache-line transfer, not two. Larger eager payloads go
+// through the sender's pool (below), so that rings stay small: a segment holds a
+// ring per peer, and 128 ranks on a node must not need gigabytes.
 inline constexpr size_t kInlineBytes = 32;
 
 struct SlotHeader {
@@ -69,16 +73,24 @@ struct SlotHeader {
       uint64_t request;
       uint64_t address;
     } rendezvous;                          // every kind but kEager and kNotify
-    uint8_t inline_payload[kInlineBytes];  // kEager of at most kInlineBytes
+    uint8_t inline_payload[kInlineBytes];  // kEager
   };
 };
-static_assert(sizeof(SlotHeader) == 64, "a slot header is one cache line");
+static_assert(sizeof(SlotHeader) == 64, "a slot is one cache line");
 
-// Where an eager message's bytes are: inline in the header line, or after it.
-inline uint8_t* EagerPayload(SlotHeader* slot) {
-  return slot->bytes <= kInlineBytes ? slot->inline_payload
-                                     : reinterpret_cast<uint8_t*>(slot) + sizeof(SlotHeader);
-}
+// A buffer of a rank's send pool: the rank copies an eager payload into it and
+// names it in a kPooled slot; the receiver copies the payload out and clears
+// `busy`. The pool is shared by all of the rank's peers, so its size does not grow
+// with the job.
+//
+// Memory ordering: the sender sees busy == 0 with acquire (the receiver's copy is
+// over), writes the payload, and publishes the slot with release; the receiver
+// clears busy with release after its copy.
+struct PoolBufferHeader {
+  std::atomic<uint32_t> busy;
+  uint8_t unused[60];
+};
+static_assert(sizeof(PoolBufferHeader) == 64);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared atomics must be lock-free");
 
 // The first page of a segment. The rings follow it: ring r holds what rank r sends
@@ -88,9 +100,10 @@ struct SegmentHeader {
   uint32_t version;
   uint32_t ranks;
   uint32_t owner;
-  uint32_t slots;
-  uint64_t slot_bytes;  // header + payload, a multiple of 64
-  uint64_t ring_bytes;
+  uint32_t slots;                              // per ring, 64 bytes each
+  uint32_t pool_buffers;                       // in the send pool
+  uint64_t pool_buffer_bytes;                  // PoolBufferHeader + payload, a multiple of 64
+  uint64_t pool_offset;                        // from the segment's start
   alignas(64) std::atomic<uint32_t> attached;  // peers that mapped the segment
   alignas(64) std::atomic<uint32_t> doorbell;  // futex word senders bump
   std::atomic<uint32_t> sleeping;              // the owner waits on doorbell
@@ -112,12 +125,29 @@ std::atomic<uint64_t> transports_made{0};
 struct Mapping {
   uint8_t* base = nullptr;
   size_t bytes = 0;
+  // Geometry is copied out of the header at map time: the header is shared, and
+  // its lines are written by every peer (attached, doorbell).
+  uint32_t slots = 0;
+  uint32_t pool_buffers = 0;
+  uint64_t pool_buffer_bytes = 0;
+  uint64_t pool_offset = 0;
 
+  void ReadGeometry() {
+    slots = header()->slots;
+    pool_buffers = header()->pool_buffers;
+    pool_buffer_bytes = header()->pool_buffer_bytes;
+    pool_offset = header()->pool_offset;
+  }
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base); }
   SlotHeader* Slot(int ring, uint64_t position) const {
-    const SegmentHeader* h = header();
-    return reinterpret_cast<SlotHeader*>(base + kHeaderBytes + ring * h->ring_bytes +
-                                         (position % h->slots) * h->slot_bytes);
+    return reinterpret_cast<SlotHeader*>(
+        base + kHeaderBytes + (static_cast<size_t>(ring) * slots + position % slots) * 64);
+  }
+  PoolBufferHeader* PoolBuffer(uint64_t index) const {
+    return reinterpret_cast<PoolBufferHeader*>(base + pool_offset + index * pool_buffer_bytes);
+  }
+  uint8_t* PoolPayload(uint64_t index) const {
+    return reinterpret_cast<uint8_t*>(PoolBuffer(index)) + sizeof(PoolBufferHeader);
   }
 };
 
@@ -206,6 +236,8 @@ class ShmTransport final : public Transport {
         eager_bytes_(options.eager_bytes),
         split_bytes_(options.split_bytes),
         slots_(options.ring_slots),
+        pool_buffers_(options.pool_buffers),
+        pool_peer_(options.pool_buffers, -1),
         peers_(size),
         receive_positions_(size, 0),
         monitor_(size) {}
@@ -280,6 +312,8 @@ class ShmTransport final : public Transport {
   // before it; otherwise queues it.
   void Send(int peer, Outgoing message);
   bool TryPublish(int peer, const Outgoing& message);
+  // A free buffer of our send pool, now reserved for `peer`, or -1 if all are busy.
+  int64_t AcquirePoolBuffer(int peer);
   void FlushQueues();
 
   void DrainRing(int source);
@@ -302,6 +336,11 @@ class ShmTransport final : public Transport {
   const size_t eager_bytes_;
   const size_t split_bytes_;
   const size_t slots_;
+  const size_t pool_buffers_;
+  // The peer each pool buffer was last handed to (-1: never), to take buffers back
+  // from a peer that died before releasing them.
+  std::vector<int> pool_peer_;
+  size_t next_pool_buffer_ = 0;
   std::string segment_name_;
   int segment_fd_ = -1;
   Mapping own_;
@@ -326,17 +365,20 @@ class ShmTransport final : public Transport {
 };
 
 absl::Status ShmTransport::Initialize() {
-  if (eager_bytes_ == 0 || slots_ < 2) {
-    return absl::InvalidArgumentError("ShmOptions: eager_bytes must be positive, ring_slots >= 2");
+  if (eager_bytes_ <= kInlineBytes || slots_ < 2 || pool_buffers_ < 1 ||
+      eager_bytes_ > (size_t{1} << 30)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ShmOptions on rank ", rank(), ": eager_bytes must be in (", kInlineBytes,
+                     ", 1 GiB], ring_slots at least 2 and pool_buffers at least 1"));
   }
   // Let peers read and write our memory with process_vm_* under Yama's ptrace scope 1.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   std::random_device random;
   segment_name_ = absl::StrCat("/zcoll-shm-", getpid(), "-", rank(), "-", transports_made++, "-",
                                absl::Hex(random()));
-  const size_t slot_bytes = sizeof(SlotHeader) + RoundUp(eager_bytes_, 64);
-  const size_t ring_bytes = slot_bytes * slots_;
-  own_.bytes = kHeaderBytes + ring_bytes * size();
+  const size_t pool_offset = RoundUp(kHeaderBytes + sizeof(SlotHeader) * slots_ * size(), 4096);
+  const size_t pool_buffer_bytes = sizeof(PoolBufferHeader) + RoundUp(eager_bytes_, 64);
+  own_.bytes = pool_offset + pool_buffer_bytes * pool_buffers_;
   segment_fd_ = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (segment_fd_ < 0) {
     return absl::UnavailableError(absl::StrCat("rank ", rank(), ": shm_open(", segment_name_,
@@ -358,8 +400,12 @@ absl::Status ShmTransport::Initialize() {
   header->ranks = static_cast<uint32_t>(size());
   header->owner = static_cast<uint32_t>(rank());
   header->slots = static_cast<uint32_t>(slots_);
-  header->slot_bytes = slot_bytes;
-  header->ring_bytes = ring_bytes;
+  header->pool_buffers = static_cast<uint32_t>(pool_buffers_);
+  header->pool_buffer_bytes = pool_buffer_bytes;
+  header->pool_offset = pool_offset;
+  own_.ReadGeometry();
+  for (uint64_t index = 0; index < pool_buffers_; ++index)
+    new (own_.PoolBuffer(index)) PoolBufferHeader();
   for (int ring = 0; ring < size(); ++ring) {
     for (uint64_t position = 0; position < slots_; ++position) {
       new (own_.Slot(ring, position)) SlotHeader();
@@ -426,12 +472,16 @@ absl::Status ShmTransport::Connect(absl::Span<const std::string> addresses) {
     if (entry.mapping.bytes < kHeaderBytes || header->magic != kSegmentMagic ||
         header->version != kSegmentVersion || header->owner != static_cast<uint32_t>(peer) ||
         header->ranks != static_cast<uint32_t>(size()) || header->slots != mine->slots ||
-        header->slot_bytes != mine->slot_bytes ||
-        entry.mapping.bytes < kHeaderBytes + header->ring_bytes * size()) {
+        header->pool_buffers != mine->pool_buffers ||
+        header->pool_buffer_bytes != mine->pool_buffer_bytes ||
+        header->pool_offset != mine->pool_offset ||
+        entry.mapping.bytes <
+            header->pool_offset + header->pool_buffer_bytes * header->pool_buffers) {
       return absl::InvalidArgumentError(
           absl::StrCat("rank ", rank(), ": rank ", peer, "'s segment ", entry.segment,
                        " does not match this transport (another job, or different ShmOptions)"));
     }
+    entry.mapping.ReadGeometry();
     entry.mapping.header()->attached.fetch_add(1, std::memory_order_acq_rel);
     monitor_.Watch(peer, address.host, address.pid);
   }
@@ -456,18 +506,26 @@ bool ShmTransport::TryPublish(int peer, const Outgoing& message) {
   Peer& entry = peers_[peer];
   SlotHeader* slot = entry.mapping.Slot(rank(), entry.send_position);
   if (slot->sequence.load(std::memory_order_acquire) != entry.send_position) return false;
-  slot->kind = static_cast<uint32_t>(message.kind);
+  Kind kind = message.kind;
+  if (kind == Kind::kEager && message.bytes > kInlineBytes) {
+    const int64_t buffer = AcquirePoolBuffer(peer);
+    if (buffer < 0) return false;
+    std::memcpy(own_.PoolPayload(buffer), message.payload, message.bytes);
+    kind = Kind::kPooled;
+    slot->rendezvous.request = static_cast<uint64_t>(buffer);
+  } else if (kind == Kind::kEager) {
+    if (message.bytes > 0) std::memcpy(slot->inline_payload, message.payload, message.bytes);
+  } else {
+    slot->rendezvous.request = message.request;
+    slot->rendezvous.address = message.address;
+  }
+  slot->kind = static_cast<uint32_t>(kind);
   slot->status = message.status;
   slot->tag = message.tag;
   slot->bytes = message.bytes;
-  if (message.kind != Kind::kEager) {
-    slot->rendezvous.request = message.request;
-    slot->rendezvous.address = message.address;
-  } else if (message.bytes > 0) {
-    std::memcpy(EagerPayload(slot), message.payload, message.bytes);
-  }
   slot->sequence.store(entry.send_position + 1, std::memory_order_release);
   ++entry.send_position;
+  __builtin_prefetch(entry.mapping.Slot(rank(), entry.send_position), /*rw=*/1);
   // Pairs with the owner's fence in Sleep: either it sees this message before it
   // sleeps, or we see that it sleeps and ring the doorbell.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -480,6 +538,20 @@ bool ShmTransport::TryPublish(int peer, const Outgoing& message) {
     message.completion->Complete(message.completion_status, message.completion_bytes);
   }
   return true;
+}
+
+int64_t ShmTransport::AcquirePoolBuffer(int peer) {
+  // Buffers come back roughly in the order they went out: look at the oldest first.
+  for (size_t tried = 0; tried < pool_buffers_; ++tried) {
+    const size_t index = next_pool_buffer_;
+    next_pool_buffer_ = next_pool_buffer_ + 1 == pool_buffers_ ? 0 : next_pool_buffer_ + 1;
+    PoolBufferHeader* buffer = own_.PoolBuffer(index);
+    if (buffer->busy.load(std::memory_order_acquire) != 0) continue;
+    buffer->busy.store(1, std::memory_order_relaxed);  // only we set it; the slot publishes
+    pool_peer_[index] = peer;
+    return static_cast<int64_t>(index);
+  }
+  return -1;
 }
 
 void ShmTransport::Send(int peer, Outgoing message) {
@@ -563,7 +635,7 @@ absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   const PostedRecv recv{peer, tag, data, bytes, completion};
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if (it->source != peer || it->tag != tag) continue;
-    if (it->kind == Kind::kEager) {
+    if (it->kind != Kind::kRendezvous) {  // eager, inline or pooled: copied on arrival
       if (it->bytes > bytes) {
         completion->Complete(Truncated(peer, tag, it->bytes, bytes), 0);
       } else {
@@ -708,6 +780,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
   const Kind kind = static_cast<Kind>(slot.kind);
   switch (kind) {
     case Kind::kEager:
+    case Kind::kPooled:
     case Kind::kRendezvous: {
       for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         if (it->source != source || it->tag != slot.tag) continue;
@@ -730,7 +803,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       }
       Unexpected message{
           source, slot.tag, kind, slot.bytes, slot.rendezvous.request, slot.rendezvous.address, {}};
-      if (kind == Kind::kEager) message.payload.assign(payload, payload + slot.bytes);
+      if (kind != Kind::kRendezvous) message.payload.assign(payload, payload + slot.bytes);
       unexpected_.push_back(std::move(message));
       return;
     }
@@ -797,7 +870,24 @@ void ShmTransport::DrainRing(int source) {
   for (int handled = 0; handled < kMessagesPerRing; ++handled) {
     SlotHeader* slot = own_.Slot(source, position);
     if (slot->sequence.load(std::memory_order_acquire) != position + 1) return;
-    Handle(source, *slot, EagerPayload(slot));
+    // A burst from one sender lies in consecutive lines: start the next transfers
+    // now rather than one miss at a time.
+    __builtin_prefetch(own_.Slot(source, position + 1));
+    __builtin_prefetch(own_.Slot(source, position + 2));
+    if (slot->kind == static_cast<uint32_t>(Kind::kPooled)) {
+      const Mapping& sender = peers_[source].mapping;
+      const uint64_t index = slot->rendezvous.request;
+      if (ABSL_PREDICT_FALSE(index >= sender.pool_buffers || slot->bytes > eager_bytes_)) {
+        ZCOLL_LOG(ERROR) << "rank " << rank() << ": rank " << source << " named pool buffer "
+                         << index << " of " << slot->bytes
+                         << " bytes, outside its pool; message dropped";
+      } else {
+        Handle(source, *slot, sender.PoolPayload(index));
+        sender.PoolBuffer(index)->busy.store(0, std::memory_order_release);
+      }
+    } else {
+      Handle(source, *slot, slot->inline_payload);
+    }
     slot->sequence.store(position + slots_, std::memory_order_release);
     ++position;
   }
@@ -846,6 +936,12 @@ void ShmTransport::FailPeer(int peer) {
     if (message.completion != nullptr) message.completion->Complete(gone, 0);
   }
   entry.queued.clear();
+  // Pool buffers the dead peer had not released yet are ours again.
+  for (size_t index = 0; index < pool_buffers_; ++index) {
+    if (pool_peer_[index] != peer) continue;
+    pool_peer_[index] = -1;
+    own_.PoolBuffer(index)->busy.store(0, std::memory_order_relaxed);
+  }
 }
 
 absl::Status ShmTransport::Progress() {

@@ -1,14 +1,17 @@
 // The native shared-memory provider: zcoll's intra-node fast path.
 //
 // Every rank owns one POSIX shared-memory segment holding one single-producer
-// single-consumer ring per peer (the messages that peer sends it). Peers map it at
+// single-consumer ring of cache-line slots per peer (the messages that peer sends
+// it) and a pool of send buffers for its own medium-sized messages. A segment is
+// about 0.5 MiB plus 4 KiB per rank of the job. Peers map it at
 // Connect; once all have, the owner unlinks its name, so the memory disappears with
 // the last process even if some crash (a segment is only left behind by a process
 // killed between creating it and its peers attaching; names carry the pid so that a
 // launcher can sweep them).
 //
 // Data paths:
-//   - messages of at most kEagerBytes are copied into a ring slot and out of it;
+//   - messages of at most 32 bytes travel inside a ring slot; up to eager_bytes the
+//     sender copies them into its pool and the receiver copies them out;
 //   - larger messages are single-copy: the sender announces its buffer in the ring
 //     and the receiver reads it with process_vm_readv (Linux cross-memory attach)
 //     straight into the receive buffer, then acknowledges; from split_bytes up the
@@ -35,11 +38,16 @@
 namespace zcoll {
 
 struct ShmOptions {
-  // Messages up to this size travel through the ring (two copies); larger ones are
-  // read by the receiver in one copy.
+  // Messages up to this size are copied into shared memory and out of it (up to 32
+  // bytes inside the ring slot, larger ones through the sender's pool); larger
+  // ones are read by the receiver in one copy.
   size_t eager_bytes = 8192;
-  // Slots per ring; a sender with more messages in flight to one peer queues them.
-  size_t ring_slots = 32;
+  // Slots (64 bytes each) per ring; a sender with more messages in flight to one
+  // peer queues them.
+  size_t ring_slots = 64;
+  // Send-pool buffers of eager_bytes each, shared by all peers: a rank with more
+  // eager messages unread by their receivers queues the rest.
+  size_t pool_buffers = 64;
   // Rendezvous messages of at least this size are copied by both sides at once
   // (receiver reads the head, sender writes the tail); 0 disables.
   size_t split_bytes = 64 * 1024;
