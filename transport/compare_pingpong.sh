@@ -6,8 +6,10 @@
 #   transport/compare_pingpong.sh [--repeat N] [--sizes "8 65536 4194304"]
 #
 # For every (configuration, size) the zcoll benchmark and the tool run alternately N
-# times (default 3) and the best run of each is kept: this machine is shared and one
-# run alone says little. Configurations:
+# times (default 3) and the median of each is kept: this machine is shared and one
+# run alone says little. The tools run as many iterations as pingpong_benchmark does
+# (1 GiB / max(bytes, 4 KiB), between 20 and 200000), so both average over as
+# long. Configurations:
 #   ofi:shm  vs fi_pingpong -p shm           ofi:tcp  vs fi_pingpong -p tcp
 #   ucx      vs ucx_perftest (UCX's default)  ucx:tcp  vs ucx_perftest UCX_TLS=tcp
 #   shm (zcoll's native path) vs the best of fi_pingpong shm and ucx_perftest
@@ -36,7 +38,12 @@ done
   { echo "building //transport:pingpong_benchmark failed" >&2; exit 1; }
 bench="$(cd "$root" && bazel info -c opt bazel-bin 2>/dev/null)/transport/pingpong_benchmark"
 
-iterations() { if [ "$1" -le 65536 ]; then echo 5000; else echo 200; fi; }
+# Same count as pingpong_benchmark's Iterations().
+iterations() {
+  local bytes=$1 n; [ "$bytes" -lt 4096 ] && bytes=4096
+  n=$((1073741824 / bytes)); [ $n -gt 200000 ] && n=200000; [ $n -lt 20 ] && n=20
+  echo $n
+}
 
 # zcoll: prints "latency_us bandwidth_MBps".
 zcoll() { "$bench" --provider="$1" --min="$2" --max="$2" | awk -F, '{print $3, $4}'; }
@@ -64,11 +71,10 @@ ucx_pt() {
   wait "$server" 2>/dev/null || true
 }
 
-min() { printf '%s\n' "$@" | sort -g | head -1; }
-max() { printf '%s\n' "$@" | sort -g | tail -1; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-echo "# zcoll transports vs fi_pingpong and ucx_perftest, best of $repeat, $(date -u +%FT%TZ)"
+echo "# zcoll transports vs fi_pingpong and ucx_perftest, median of $repeat, $(date -u +%FT%TZ)"
 echo "config,bytes,metric,zcoll,tool,tool_value,advantage"
 for bytes in $sizes; do
   for config in ofi:shm ofi:tcp ucx ucx:tcp shm; do
@@ -86,15 +92,15 @@ for bytes in $sizes; do
              ub+=("$(ucx_pt posix,cma,self tag_bw "$bytes")") ;;
       esac
     done
-    lat=$(min "${zl[@]}") bw=$(max "${zb[@]}")
+    lat=$(median "${zl[@]}") bw=$(median "${zb[@]}")
     pingpong_bw=$(awk -v b="$bytes" -v l="$lat" 'BEGIN { printf "%.1f", b / l }')
     if [ ${#tl[@]} -gt 0 ]; then
-      t=$(min "${tl[@]}"); echo "$config,$bytes,latency_us,$lat,fi_pingpong,$t,$(ratio "$t" "$lat")"
-      t=$(max "${tb[@]}"); echo "$config,$bytes,pingpong_MBps,$pingpong_bw,fi_pingpong,$t,$(ratio "$pingpong_bw" "$t")"
+      t=$(median "${tl[@]}"); echo "$config,$bytes,latency_us,$lat,fi_pingpong,$t,$(ratio "$t" "$lat")"
+      t=$(median "${tb[@]}"); echo "$config,$bytes,pingpong_MBps,$pingpong_bw,fi_pingpong,$t,$(ratio "$pingpong_bw" "$t")"
     fi
     if [ ${#ul[@]} -gt 0 ]; then
-      t=$(min "${ul[@]}"); echo "$config,$bytes,latency_us,$lat,ucx_perftest,$t,$(ratio "$t" "$lat")"
-      t=$(max "${ub[@]}"); echo "$config,$bytes,stream_MBps,$bw,ucx_perftest,$t,$(ratio "$bw" "$t")"
+      t=$(median "${ul[@]}"); echo "$config,$bytes,latency_us,$lat,ucx_perftest,$t,$(ratio "$t" "$lat")"
+      t=$(median "${ub[@]}"); echo "$config,$bytes,stream_MBps,$bw,ucx_perftest,$t,$(ratio "$bw" "$t")"
     fi
   done
 done

@@ -433,7 +433,8 @@ absl::StatusOr<void*> OfiTransport::Descriptor(const void* data, size_t bytes,
 
 absl::Status OfiTransport::Post(absl::string_view what, Operation* operation,
                                 const std::function<ssize_t()>& post) {
-  const absl::Time give_up = absl::Now() + kPostPatience;
+  // The clock is read only once the provider pushes back: most posts succeed at once.
+  absl::Time give_up = absl::InfiniteFuture();
   while (true) {
     const ssize_t rc = post();
     if (rc == 0) return absl::OkStatus();
@@ -444,7 +445,9 @@ absl::Status OfiTransport::Post(absl::string_view what, Operation* operation,
     // peer that died never drains.
     RETURN_IF_ERROR(Progress());
     if (dead_[operation->peer]) return PeerGone(operation->peer, "is gone");
-    if (absl::Now() > give_up) {
+    const absl::Time now = absl::Now();
+    if (give_up == absl::InfiniteFuture()) give_up = now + kPostPatience;
+    if (now > give_up) {
       return absl::UnavailableError(absl::StrCat(what, " on rank ", rank(), ": ", name_,
                                                  " accepted nothing for ",
                                                  absl::FormatDuration(kPostPatience)));
@@ -490,7 +493,7 @@ absl::Status OfiTransport::Inject(int peer, uint64_t tag, const void* data, size
                                   Completion* completion) {
   // The provider copies an injected message at once: the buffer is free on return,
   // no completion is reported, and nothing is owed to the peer.
-  const absl::Time give_up = absl::Now() + kPostPatience;
+  absl::Time give_up = absl::InfiniteFuture();  // read lazily, as in Post
   while (true) {
     const ssize_t rc = fi_tinject(endpoint_.get(), data, bytes, addresses_[peer], tag);
     if (rc == 0) {
@@ -505,7 +508,9 @@ absl::Status OfiTransport::Inject(int peer, uint64_t tag, const void* data, size
       completion->Complete(PeerGone(peer, "is gone"), 0);
       return absl::OkStatus();
     }
-    if (absl::Now() > give_up) {
+    const absl::Time now = absl::Now();
+    if (give_up == absl::InfiniteFuture()) give_up = now + kPostPatience;
+    if (now > give_up) {
       return absl::UnavailableError(absl::StrCat("fi_tinject on rank ", rank(), ": ", name_,
                                                  " accepted nothing for ",
                                                  absl::FormatDuration(kPostPatience)));
