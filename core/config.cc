@@ -27,7 +27,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "lists what opens here."},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core."},
-    {"ZCOLL_WAIT_YIELD_US", "200",
+    {"ZCOLL_WAIT_YIELD_US", "1000",
      "Microseconds a blocking wait then polls with sched_yield before it sleeps on the "
      "provider's wait object; lower it when ranks outnumber cores."},
 };

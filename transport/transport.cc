@@ -23,9 +23,12 @@ const WaitPolicy& GetWaitPolicy() {
   return policy;
 }
 
-// Sleeps start short (a message is likely soon) and double up to this bound, which
-// is also the longest a wait oversleeps a wake-up its provider cannot signal.
-constexpr absl::Duration kFirstSleep = absl::Microseconds(50);
+// A sleep lasts an eighth of the time waited so far, within these bounds: a provider
+// without a wait object wakes a sleeper only when the nap ends, and a wait that
+// oversleeps by at most an eighth of what a transfer took costs at most 12% of its
+// time, while a long wait (a slow peer) still checks rarely. The upper bound is also
+// the longest a wait oversleeps a wake-up its provider cannot signal.
+constexpr absl::Duration kShortestSleep = absl::Microseconds(50);
 constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 
 }  // namespace
@@ -33,7 +36,6 @@ constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
   const WaitPolicy& policy = GetWaitPolicy();
   absl::Time start = absl::InfinitePast();
-  absl::Duration sleep = kFirstSleep;
   // Most waits end within a few polls, and reading the clock costs about as much as
   // a poll: the clock is first read after 64 polls, then every 16.
   for (uint64_t poll = 0;; ++poll) {
@@ -55,8 +57,7 @@ absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) 
       sched_yield();
       continue;
     }
-    Sleep(std::min(sleep, deadline - now));
-    sleep = std::min(sleep * 2, kLongestSleep);
+    Sleep(std::min(std::clamp(waited / 8, kShortestSleep, kLongestSleep), deadline - now));
   }
 }
 
