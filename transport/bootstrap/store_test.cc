@@ -1,0 +1,281 @@
+#include "transport/bootstrap/store.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "transport/bootstrap/file_store.h"
+#include "transport/bootstrap/tcp_store.h"
+#include "transport/wire.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::Time Soon() { return absl::Now() + absl::Seconds(20); }
+
+// One store service per test: a TCP server, or a fresh directory.
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "tcp") {
+      absl::StatusOr<std::unique_ptr<TcpStoreServer>> server =
+          TcpStoreServer::Start("127.0.0.1", 0, job_key_);
+      ASSERT_TRUE(server.ok()) << server.status();
+      server_ = std::move(*server);
+      url_ = server_->url();
+    } else {
+      char pattern[] = "/tmp/zcoll-store-test-XXXXXX";
+      ASSERT_NE(mkdtemp(pattern), nullptr);
+      directory_ = pattern;
+      url_ = absl::StrCat("file://", directory_);
+    }
+  }
+  void TearDown() override {
+    if (!directory_.empty()) std::system(absl::StrCat("rm -rf ", directory_).c_str());
+  }
+
+  std::unique_ptr<KeyValueStore> Connect() {
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> store = ConnectStore(url_, job_key_, Soon());
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  std::string job_key_ = NewJobKey();
+  std::unique_ptr<TcpStoreServer> server_;
+  std::string directory_;
+  std::string url_;
+};
+
+TEST_P(StoreTest, SetValuesAreSeenByEveryClientAndReplaced) {
+  auto writer = Connect(), reader = Connect();
+  ASSERT_TRUE(writer && reader);
+  ASSERT_TRUE(writer->Set("address:0", "first", Soon()).ok());
+  EXPECT_EQ(*reader->Get("address:0", Soon()), "first");
+  ASSERT_TRUE(writer->Set("address:0", "second", Soon()).ok());
+  EXPECT_EQ(*reader->Get("address:0", Soon()), "second");
+  ASSERT_TRUE(writer->Set("empty", "", Soon()).ok());
+  EXPECT_EQ(*reader->Get("empty", Soon()), "");
+  std::string large(kMaxStoreValueBytes, '\0');
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 7 + i / 251);
+  ASSERT_TRUE(writer->Set("large", large, Soon()).ok());
+  EXPECT_EQ(*reader->Get("large", Soon()), large);
+}
+
+TEST_P(StoreTest, GetWaitsUntilTheKeyIsSet) {
+  auto reader = Connect();
+  ASSERT_TRUE(reader);
+  std::thread late_writer([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    auto writer = Connect();
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE(writer->Set("late", "here", Soon()).ok());
+  });
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> value = reader->Get("late", Soon());
+  late_writer.join();
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(*value, "here");
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));
+}
+
+TEST_P(StoreTest, GetOfAKeyNeverSetEndsAtTheDeadline) {
+  auto reader = Connect();
+  ASSERT_TRUE(reader);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> value = reader->Get("never", start + absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(value.status())) << value.status();
+  EXPECT_THAT(value.status().message(), HasSubstr("'never'"));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(290));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  // The connection is still good after a timeout.
+  ASSERT_TRUE(reader->Set("after", "1", Soon()).ok());
+  EXPECT_EQ(*reader->Get("after", Soon()), "1");
+}
+
+TEST_P(StoreTest, AddIsAtomicAcrossClients) {
+  constexpr int kClients = 6, kAdds = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&] {
+      auto store = Connect();
+      if (!store) return void(++failures);
+      for (int i = 0; i < kAdds; ++i) {
+        if (!store->Add("counter", 1, Soon()).ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto store = Connect();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(*store->Add("counter", 0, Soon()), kClients * kAdds);
+  EXPECT_EQ(*store->Add("counter", -kClients * kAdds - 5, Soon()), -5);
+  EXPECT_EQ(*store->Get("counter", Soon()), "-5");
+  ASSERT_TRUE(store->Set("word", "abc", Soon()).ok());
+  EXPECT_FALSE(store->Add("word", 1, Soon()).ok());
+}
+
+TEST_P(StoreTest, BadKeysAndValuesAreRefusedWithASentence) {
+  auto store = Connect();
+  ASSERT_TRUE(store);
+  for (const std::string& key : {std::string(), std::string("a/b"), std::string("sp ace"),
+                                 std::string(".hidden"), std::string(kMaxStoreKeyBytes + 1, 'k')}) {
+    absl::Status status = store->Set(key, "v", Soon());
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << key << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr("store key")) << key;
+    EXPECT_TRUE(absl::IsInvalidArgument(store->Get(key, Soon()).status())) << key;
+  }
+  absl::Status too_large = store->Set("big", std::string(kMaxStoreValueBytes + 1, 'x'), Soon());
+  EXPECT_TRUE(absl::IsInvalidArgument(too_large)) << too_large;
+  EXPECT_THAT(too_large.message(), HasSubstr("at most"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("tcp", "file"),
+                         [](const auto& info) { return info.param; });
+
+TEST(TcpStoreTest, AWrongJobKeyIsRefused) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "the-right-key");
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> intruder =
+      ConnectStore((*server)->url(), "a-guess", Soon());
+  EXPECT_TRUE(absl::IsPermissionDenied(intruder.status())) << intruder.status();
+  EXPECT_THAT(intruder.status().message(), HasSubstr("job key"));
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> keyless =
+      ConnectStore((*server)->url(), "", Soon());
+  EXPECT_TRUE(absl::IsInvalidArgument(keyless.status())) << keyless.status();
+  // The right key still works, and sees nothing an intruder could have set.
+  auto member = ConnectStore((*server)->url(), "the-right-key", Soon());
+  ASSERT_TRUE(member.ok()) << member.status();
+  EXPECT_TRUE(
+      absl::IsDeadlineExceeded((*member)->Get("x", absl::Now() + absl::Milliseconds(50)).status()));
+}
+
+// Speaks the wire protocol by hand, as a stranger would.
+int RawConnect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  return fd;
+}
+
+// Reads until the server closes; true if it did within 5 seconds.
+bool ServerCloses(int fd) {
+  timeval limit{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n == 0) return true;
+    if (n < 0) return false;
+  }
+}
+
+TEST(TcpStoreTest, StrangersCannotSetOrGrowTheServer) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "key");
+  ASSERT_TRUE(server.ok()) << server.status();
+  // A Set before Hello: refused and closed.
+  {
+    const int fd = RawConnect((*server)->port());
+    WireWriter set;
+    set.U8(2);
+    set.Bytes("address:0");
+    set.Bytes("forged");
+    const std::string payload = std::move(set).Finish();
+    WireWriter frame;
+    frame.U32(static_cast<uint32_t>(payload.size()));
+    const std::string bytes = std::move(frame).Finish() + payload;
+    ASSERT_EQ(send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+    EXPECT_TRUE(ServerCloses(fd));
+    close(fd);
+  }
+  // A huge frame announced before Hello: closed without reading it.
+  {
+    const int fd = RawConnect((*server)->port());
+    WireWriter frame;
+    frame.U32(1u << 30);
+    const std::string bytes = std::move(frame).Finish();
+    ASSERT_EQ(send(fd, bytes.data(), bytes.size(), 0), 4);
+    EXPECT_TRUE(ServerCloses(fd));
+    close(fd);
+  }
+  auto member = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(member.ok()) << member.status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(
+      (*member)->Get("address:0", absl::Now() + absl::Milliseconds(50)).status()));
+}
+
+TEST(TcpStoreTest, ClientsWaitForAServerThatStartsLate) {
+  // Find a free port, then start the server on it after the client began trying.
+  int port = 0;
+  {
+    auto probe = TcpStoreServer::Start("127.0.0.1", 0, "key");
+    ASSERT_TRUE(probe.ok());
+    port = (*probe)->port();
+  }
+  std::unique_ptr<TcpStoreServer> server;
+  std::thread starter([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    auto started = TcpStoreServer::Start("127.0.0.1", port, "key");
+    ASSERT_TRUE(started.ok()) << started.status();
+    server = std::move(*started);
+  });
+  auto client = ConnectStore(absl::StrCat("tcp://127.0.0.1:", port), "key", Soon());
+  starter.join();
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->Set("k", "v", Soon()).ok());
+}
+
+TEST(TcpStoreTest, AServerThatGoesAwayEndsWaitsWithUnavailable) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "key");
+  ASSERT_TRUE(server.ok());
+  auto client = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::thread stopper([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    server->reset();
+  });
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> value = (*client)->Get("never", Soon());
+  stopper.join();
+  EXPECT_TRUE(absl::IsUnavailable(value.status())) << value.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(TcpStoreTest, NoStoreThereIsADeadlineNotAHang) {
+  int port = 0;
+  {
+    auto probe = TcpStoreServer::Start("127.0.0.1", 0, "key");
+    ASSERT_TRUE(probe.ok());
+    port = (*probe)->port();
+  }
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> client = ConnectStore(
+      absl::StrCat("tcp://127.0.0.1:", port), "key", absl::Now() + absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(client.status())) << client.status();
+  EXPECT_THAT(client.status().message(), HasSubstr("cannot reach the TCP store"));
+}
+
+TEST(StoreUrlTest, MalformedUrlsAreRefused) {
+  for (const char* url :
+       {"", "http://x:1", "tcp://nohost", "tcp://:12", "tcp://h:port", "file://relative/dir"}) {
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> store = ConnectStore(url, "key", Soon());
+    EXPECT_TRUE(absl::IsInvalidArgument(store.status())) << url << ": " << store.status();
+  }
+}
+
+}  // namespace
+}  // namespace zcoll
