@@ -12,6 +12,9 @@ namespace {
 // Keep sorted by name; README.md's "Environment variables" table mirrors this one
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
+    {"ZCOLL_JOB_KEY", "",
+     "Secret a process presents to the job's TCP store; zcoll_run generates one. A "
+     "process without it cannot join, read or write the job's rendezvous."},
     {"ZCOLL_LOCAL_PROVIDER", "shm",
      "Transport between ranks of one node: shm (zcoll's own), or any ZCOLL_PROVIDER "
      "name, e.g. ofi:shm or ucx:posix,cma."},
@@ -25,6 +28,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Transport between nodes: auto (fastest that opens: ofi:cxi, ofi:efa, ucx on "
      "RDMA, ofi:verbs, ofi:tcp, ucx:tcp), ofi, ofi:NAME, ucx or ucx:TLS; zcoll_info "
      "lists what opens here."},
+    {"ZCOLL_RANK", "", "This process's rank in [0, ZCOLL_SIZE), set by the launcher."},
+    {"ZCOLL_SIZE", "", "The number of ranks of the job, set by the launcher."},
+    {"ZCOLL_STORE", "",
+     "The job's rendezvous store: tcp://HOST:PORT (a TCP store, needs ZCOLL_JOB_KEY) or "
+     "file:///DIR (a fresh directory on a filesystem all ranks share)."},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core."},
     {"ZCOLL_WAIT_YIELD_US", "1000",

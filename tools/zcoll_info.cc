@@ -102,8 +102,11 @@ void PrintProviders() {
 void PrintEnvironment() {
   absl::PrintF("Environment variables (value in effect, default):\n");
   for (const EnvironmentVariable& variable : EnvironmentVariables()) {
-    absl::PrintF("  %s=%s (default %s)\n    %s\n", variable.name, EnvironmentValue(variable.name),
-                 variable.default_value, variable.description);
+    std::string value = EnvironmentValue(variable.name);
+    // The job key is a secret: logs of zcoll_info must not leak it.
+    if (absl::string_view(variable.name) == "ZCOLL_JOB_KEY" && !value.empty()) value = "(set)";
+    absl::PrintF("  %s=%s (default %s)\n    %s\n", variable.name, value, variable.default_value,
+                 variable.description);
   }
 }
 
