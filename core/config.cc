@@ -12,6 +12,9 @@ namespace {
 // Keep sorted by name; README.md's "Environment variables" table mirrors this one
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
+    {"ZCOLL_EMULATE_NODES", "",
+     "Places the job's ranks in blocks on this many emulated nodes (zcoll_run --nodes "
+     "sets it); unset: a node is a host."},
     {"ZCOLL_JOB_KEY", "",
      "Secret a process presents to the job's TCP store; zcoll_run generates one. A "
      "process without it cannot join, read or write the job's rendezvous."},

@@ -1,0 +1,312 @@
+// zcoll_run: starts the ranks of a job on this host, as emulated nodes.
+//
+//   zcoll_run -n 8 --nodes 2 -- PROGRAM ARGS...
+//
+// It hosts the job's TCP store (with a fresh job key), starts N copies of PROGRAM
+// with ZCOLL_RANK, ZCOLL_SIZE, ZCOLL_STORE, ZCOLL_JOB_KEY and ZCOLL_EMULATE_NODES
+// set, prefixes every line they print with "[rank] ", and ends the job at the first
+// failure: it stops the other ranks and exits with the failing rank's status (its
+// exit code, or 128 + the signal that killed it). Shared memory that killed ranks
+// leave behind is removed.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "transport/bootstrap/forked_job.h"
+#include "transport/bootstrap/tcp_store.h"
+
+extern char** environ;
+
+namespace zcoll {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: zcoll_run -n RANKS [--nodes NODES] [--timeout SECONDS] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Starts RANKS copies of PROGRAM on this host as one zcoll job, placed in blocks\n"
+    "on NODES emulated nodes (default 1): ranks of one emulated node talk through\n"
+    "shared memory (ZCOLL_LOCAL_PROVIDER), ranks of different ones through the network\n"
+    "provider (ZCOLL_PROVIDER), exactly as on a cluster.\n"
+    "\n"
+    "  -n, --np RANKS       number of ranks (1-4096)\n"
+    "  --nodes NODES        emulated nodes, 1-RANKS (default 1)\n"
+    "  --timeout SECONDS    stop the job after this long and exit 124 (default: none)\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Each rank gets ZCOLL_RANK, ZCOLL_SIZE, ZCOLL_STORE (the TCP store this launcher\n"
+    "hosts on 127.0.0.1), ZCOLL_JOB_KEY (fresh per job) and ZCOLL_EMULATE_NODES; other\n"
+    "ZCOLL_* variables pass through. Output lines are prefixed with \"[rank] \".\n"
+    "The first rank to fail ends the job: the others get SIGTERM, then SIGKILL 3 s\n"
+    "later, and zcoll_run exits with the failed rank's exit code (128 + signal if a\n"
+    "signal killed it). SIGINT or SIGTERM to zcoll_run is passed on to every rank.\n";
+
+struct Options {
+  int ranks = 0;
+  int nodes = 1;
+  absl::Duration timeout = absl::InfiniteDuration();
+  std::vector<std::string> command;
+};
+
+bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string argument = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        error = absl::StrCat(name, " needs a value");
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (argument == "--") {
+      ++i;
+      break;
+    }
+    if (argument == "-h" || argument == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (argument == "-n" || argument == "--np") {
+      const char* text = value("-n");
+      if (text == nullptr) return false;
+      if (!absl::SimpleAtoi(text, &options.ranks) || options.ranks < 1 || options.ranks > 4096) {
+        error = absl::StrCat("-n '", text, "' is not a number of ranks in 1-4096");
+        return false;
+      }
+    } else if (argument == "--nodes") {
+      const char* text = value("--nodes");
+      if (text == nullptr) return false;
+      if (!absl::SimpleAtoi(text, &options.nodes) || options.nodes < 1) {
+        error = absl::StrCat("--nodes '", text, "' is not a positive number");
+        return false;
+      }
+    } else if (argument == "--timeout") {
+      const char* text = value("--timeout");
+      if (text == nullptr) return false;
+      double seconds = 0;
+      if (!absl::SimpleAtod(text, &seconds) || seconds <= 0) {
+        error = absl::StrCat("--timeout '", text, "' is not a positive number of seconds");
+        return false;
+      }
+      options.timeout = absl::Seconds(seconds);
+    } else if (!argument.empty() && argument[0] == '-') {
+      error = absl::StrCat("unknown option '", argument, "'");
+      return false;
+    } else {
+      break;
+    }
+  }
+  for (; i < argc; ++i) options.command.push_back(argv[i]);
+  if (options.ranks == 0) {
+    error = "-n RANKS is required";
+    return false;
+  }
+  if (options.nodes > options.ranks) {
+    error = absl::StrCat("--nodes ", options.nodes, " exceeds the ", options.ranks, " ranks");
+    return false;
+  }
+  if (options.command.empty()) {
+    error = "no PROGRAM to run";
+    return false;
+  }
+  return true;
+}
+
+volatile sig_atomic_t g_forwarded_signal = 0;
+void RememberSignal(int signal) { g_forwarded_signal = signal; }
+
+// Output of one rank's stdout or stderr, split into lines.
+struct Stream {
+  int rank;
+  int fd;
+  FILE* sink;
+  std::string partial;
+};
+
+void Emit(Stream& stream, bool flush_partial) {
+  size_t start = 0;
+  while (true) {
+    const size_t newline = stream.partial.find('\n', start);
+    if (newline == std::string::npos) break;
+    absl::FPrintF(stream.sink, "[%d] %s\n", stream.rank,
+                  absl::string_view(stream.partial).substr(start, newline - start));
+    start = newline + 1;
+  }
+  stream.partial.erase(0, start);
+  if (flush_partial && !stream.partial.empty()) {
+    absl::FPrintF(stream.sink, "[%d] %s\n", stream.rank, stream.partial);
+    stream.partial.clear();
+  }
+  std::fflush(stream.sink);
+}
+
+int Run(const Options& options) {
+  const std::string job_key = NewJobKey();
+  absl::StatusOr<std::unique_ptr<TcpStoreServer>> store =
+      TcpStoreServer::Start("127.0.0.1", 0, job_key);
+  if (!store.ok()) {
+    std::fprintf(stderr, "zcoll_run: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  struct sigaction forward {};
+  forward.sa_handler = RememberSignal;
+  sigaction(SIGINT, &forward, nullptr);
+  sigaction(SIGTERM, &forward, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  // Everything a child needs is built before forking: between fork and exec a
+  // child of a threaded process (the store's thread) may only make plain syscalls.
+  std::vector<std::string> inherited;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    const absl::string_view entry(*variable);
+    bool ours = false;
+    for (const char* name :
+         {"ZCOLL_RANK=", "ZCOLL_SIZE=", "ZCOLL_STORE=", "ZCOLL_JOB_KEY=", "ZCOLL_EMULATE_NODES="}) {
+      ours = ours || entry.substr(0, std::strlen(name)) == name;
+    }
+    if (!ours) inherited.emplace_back(entry);
+  }
+  std::vector<char*> argv;
+  for (const std::string& word : options.command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+
+  std::vector<pid_t> children(options.ranks, -1);
+  std::vector<Stream> streams;
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    std::vector<std::string> environment = inherited;
+    environment.push_back(absl::StrCat("ZCOLL_RANK=", rank));
+    environment.push_back(absl::StrCat("ZCOLL_SIZE=", options.ranks));
+    environment.push_back(absl::StrCat("ZCOLL_STORE=", (*store)->url()));
+    environment.push_back(absl::StrCat("ZCOLL_JOB_KEY=", job_key));
+    environment.push_back(absl::StrCat("ZCOLL_EMULATE_NODES=", options.nodes));
+    std::vector<char*> envp;
+    for (std::string& entry : environment) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+      std::perror("zcoll_run: pipe2");
+      return 1;
+    }
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      dup2(err[1], STDERR_FILENO);
+      execvpe(argv[0], argv.data(), envp.data());
+      const char* message = "zcoll_run: cannot execute the program\n";
+      (void)!write(STDERR_FILENO, message, std::strlen(message));
+      _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    if (pid < 0) {
+      std::perror("zcoll_run: fork");
+      for (pid_t child : children) {
+        if (child > 0) kill(child, SIGKILL);
+      }
+      return 1;
+    }
+    children[rank] = pid;
+    streams.push_back({rank, out[0], stdout, {}});
+    streams.push_back({rank, err[0], stderr, {}});
+  }
+
+  const absl::Time start = absl::Now();
+  absl::Time kill_at = absl::InfiniteFuture();  // SIGKILL for those still running
+  int exit_code = 0;
+  bool stopping = false;
+  auto stop = [&](const std::string& why, int code) {
+    if (stopping) return;
+    stopping = true;
+    exit_code = code;
+    std::fprintf(stderr, "zcoll_run: %s; stopping the other ranks\n", why.c_str());
+    for (pid_t child : children) {
+      if (child > 0) kill(child, SIGTERM);
+    }
+    kill_at = absl::Now() + absl::Seconds(3);
+  };
+
+  int running = options.ranks;
+  while (running > 0 || !streams.empty()) {
+    if (g_forwarded_signal != 0) {
+      const int signal = g_forwarded_signal;
+      g_forwarded_signal = 0;
+      stop(absl::StrCat("received signal ", signal), 128 + signal);
+    }
+    if (!stopping && absl::Now() - start > options.timeout) {
+      stop(absl::StrCat("the job ran past --timeout ", absl::FormatDuration(options.timeout)), 124);
+    }
+    if (absl::Now() > kill_at) {
+      for (pid_t child : children) {
+        if (child > 0) kill(child, SIGKILL);
+      }
+      kill_at = absl::InfiniteFuture();
+    }
+    std::vector<pollfd> polls;
+    for (const Stream& stream : streams) polls.push_back({stream.fd, POLLIN, 0});
+    poll(polls.data(), polls.size(), 20);
+    for (size_t i = 0; i < polls.size(); ++i) {
+      if (polls[i].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = read(streams[i].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        streams[i].partial.append(buffer, static_cast<size_t>(n));
+        Emit(streams[i], streams[i].partial.size() > (1 << 20));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        Emit(streams[i], true);
+        close(streams[i].fd);
+        streams[i].fd = -1;
+      }
+    }
+    streams.erase(std::remove_if(streams.begin(), streams.end(),
+                                 [](const Stream& stream) { return stream.fd < 0; }),
+                  streams.end());
+    for (int rank = 0; rank < options.ranks; ++rank) {
+      if (children[rank] <= 0) continue;
+      int status = 0;
+      if (waitpid(children[rank], &status, WNOHANG) != children[rank]) continue;
+      SweepSharedMemory(children[rank]);
+      children[rank] = -1;
+      --running;
+      if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        stop(absl::StrCat("rank ", rank, " exited with code ", WEXITSTATUS(status)),
+             WEXITSTATUS(status));
+      } else if (WIFSIGNALED(status) && !stopping) {
+        stop(absl::StrCat("rank ", rank, " was killed by signal ", WTERMSIG(status), " (",
+                          strsignal(WTERMSIG(status)), ")"),
+             128 + WTERMSIG(status));
+      }
+    }
+    // A rank that closed its output but keeps running is still waited for.
+    if (streams.empty() && running > 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace zcoll
+
+int main(int argc, char** argv) {
+  zcoll::Options options;
+  std::string error;
+  if (!zcoll::ParseOptions(argc, argv, options, error)) {
+    std::fprintf(stderr, "zcoll_run: %s\n\n%s", error.c_str(), zcoll::kUsage);
+    return 2;
+  }
+  return zcoll::Run(options);
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# zcoll_run: output prefixes, emulated nodes, and the first failure ending the job.
+set -uo pipefail
+run=tools/zcoll_run
+probe=tools/bootstrap_probe
+failures=0
+check() {  # check DESCRIPTION CONDITION...
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
+}
+
+out=$("$run" -n 4 --nodes 2 -- "$probe" 2>&1); code=$?
+echo "$out"
+check "a healthy job exits 0" test "$code" -eq 0
+for rank in 0 1 2 3; do
+  check "rank $rank's line is prefixed and saw every rank" \
+    grep -qx "\[$rank\] rank $rank of 4 on 2 emulated nodes: gathered rank0,rank1,rank2,rank3" <<<"$out"
+done
+
+start=$SECONDS
+out=$("$run" -n 3 -- "$probe" --exit-rank=2 --exit-code=7 2>&1); code=$?
+echo "$out"
+check "the failing rank's exit code is zcoll_run's" test "$code" -eq 7
+check "the failure is named" grep -q "zcoll_run: rank 2 exited with code 7; stopping the other ranks" <<<"$out"
+check "the other ranks are stopped at once, not at their deadline" test $((SECONDS - start)) -lt 20
+
+out=$("$run" -n 3 -- "$probe" --kill-rank=1 2>&1); code=$?
+echo "$out"
+check "a rank killed by SIGKILL gives 128+9" test "$code" -eq 137
+check "the signal is named" grep -q "rank 1 was killed by signal 9" <<<"$out"
+
+out=$("$run" -n 2 --timeout 1 -- sleep 30 2>&1); code=$?
+echo "$out"
+check "--timeout ends the job with 124" test "$code" -eq 124
+
+out=$("$run" --nodes 2 -- "$probe" 2>&1); code=$?
+check "a missing -n is a usage error" test "$code" -eq 2
+check "the usage error says what is missing" grep -q "zcoll_run: -n RANKS is required" <<<"$out"
+out=$("$run" -n 2 --nodes 3 -- "$probe" 2>&1); code=$?
+check "more nodes than ranks is refused" test "$code" -eq 2
+out=$("$run" --help); code=$?
+check "--help explains the options" grep -q -- "--nodes NODES" <<<"$out"
+out=$("$run" -n 1 -- /nonexistent/program 2>&1); code=$?
+check "a program that cannot run gives 127" test "$code" -eq 127
+
+leftovers=$(ls /dev/shm 2>/dev/null | grep -c '^zcoll' || true)
+echo "zcoll objects left in /dev/shm: $leftovers"
+exit $((failures > 0))
