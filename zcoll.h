@@ -13,10 +13,11 @@
 #ifndef ZCOLL_ZCOLL_H_
 #define ZCOLL_ZCOLL_H_
 
-#include "core/datatype.h"   // IWYU pragma: export
-#include "core/reduce_op.h"  // IWYU pragma: export
-#include "core/topology.h"   // IWYU pragma: export
-#include "core/version.h"    // IWYU pragma: export
-#include "ops/reduce.h"      // IWYU pragma: export
+#include "collectives/communicator.h"  // IWYU pragma: export
+#include "core/datatype.h"             // IWYU pragma: export
+#include "core/reduce_op.h"            // IWYU pragma: export
+#include "core/topology.h"             // IWYU pragma: export
+#include "core/version.h"              // IWYU pragma: export
+#include "ops/reduce.h"                // IWYU pragma: export
 
 #endif  // ZCOLL_ZCOLL_H_

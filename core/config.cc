@@ -36,6 +36,9 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_STORE", "",
      "The job's rendezvous store: tcp://HOST:PORT (a TCP store, needs ZCOLL_JOB_KEY) or "
      "file:///DIR (a fresh directory on a filesystem all ranks share)."},
+    {"ZCOLL_TIMEOUT", "120",
+     "Seconds an operation of a communicator may take, Create included, unless the "
+     "call gives its own limit; past it the operation fails with DeadlineExceeded."},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core."},
     {"ZCOLL_WAIT_YIELD_US", "1000",

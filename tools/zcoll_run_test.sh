@@ -43,6 +43,21 @@ check "--help explains the options" grep -q -- "--nodes NODES" <<<"$out"
 out=$("$run" -n 1 -- /nonexistent/program 2>&1); code=$?
 check "a program that cannot run gives 127" test "$code" -eq 127
 
+# Communicator::Create under zcoll_run: shm within an emulated node, the network
+# provider between them; a token ring checks both paths.
+for layout in "4 2" "3 1" "3 3" "1 1"; do
+  set -- $layout
+  out=$("$run" -n "$1" --nodes "$2" -- tools/communicator_probe 2>&1); code=$?
+  echo "$out"
+  check "Communicator::Create with $1 ranks on $2 emulated nodes" test "$code" -eq 0
+  check "  every rank of $1 on $2 nodes passed the ring" \
+    test "$(grep -c 'ring ok' <<<"$out")" -eq $(($1 > 1 ? $1 : 0))
+  check "  rank 0 sees $2 nodes" grep -q "^\[0\] rank 0 of $1, node 0: $2 node" <<<"$out"
+done
+out=$("$run" -n 2 --nodes 2 -- tools/communicator_probe 2>&1 | grep "rank 1 of 2")
+check "ranks are placed on emulated nodes in blocks" grep -q "node 1:" <<<"$out"
+set --
+
 leftovers=$(ls /dev/shm 2>/dev/null | grep -c '^zcoll' || true)
 echo "zcoll objects left in /dev/shm: $leftovers"
 exit $((failures > 0))

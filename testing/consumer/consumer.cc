@@ -16,6 +16,12 @@ int main() {
   float in[3] = {1, 2, 3}, inout[3] = {10, 20, 30};
   const absl::Status reduced =
       zcoll::ReduceLocal(zcoll::PredefinedOp::kSum, zcoll::DataType::kFloat, in, inout, 3);
+  // Outside a launcher, Create says how to start a job instead of hanging.
+  const absl::Status no_job = zcoll::Communicator::Create({}).status();
+  if (no_job.ok() || no_job.message().find("ZCOLL_RANK") == absl::string_view::npos) {
+    std::fprintf(stderr, "consumer: Create outside a job: %s\n", no_job.ToString().c_str());
+    return 1;
+  }
   if (refused.ok() || !allowed.ok() || !topology.ok() || topology->num_nodes() != 2 ||
       !reduced.ok() || inout[2] != 33) {
     std::fprintf(stderr, "consumer: zcoll's public API misbehaves\n");
