@@ -12,6 +12,9 @@ namespace {
 // Keep sorted by name; README.md's "Environment variables" table mirrors this one
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
+    {"ZCOLL_BOOTSTRAP", "auto",
+     "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
+     "process, else ZCOLL_STORE), pmix, or store."},
     {"ZCOLL_EMULATE_NODES", "",
      "Places the job's ranks in blocks on this many emulated nodes (zcoll_run --nodes "
      "sets it); unset: a node is a host."},

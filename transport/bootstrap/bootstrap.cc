@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/config.h"
 #include "core/status_macros.h"
+#include "transport/bootstrap/pmix_bootstrap.h"
 
 namespace zcoll {
 namespace {
@@ -106,6 +107,12 @@ absl::StatusOr<std::unique_ptr<Bootstrap>> CreateStoreBootstrap(
 }
 
 absl::StatusOr<std::unique_ptr<Bootstrap>> BootstrapFromEnvironment(absl::Time deadline) {
+  const std::string choice = EnvironmentValue("ZCOLL_BOOTSTRAP");
+  if (choice != "auto" && choice != "pmix" && choice != "store") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ZCOLL_BOOTSTRAP='", choice, "' is not auto, pmix or store"));
+  }
+  if (choice == "pmix" || (choice == "auto" && StartedByPmix())) return CreatePmixBootstrap();
   ASSIGN_OR_RETURN(const int rank, IntegerVariable("ZCOLL_RANK"));
   ASSIGN_OR_RETURN(const int size, IntegerVariable("ZCOLL_SIZE"));
   const std::string url = EnvironmentValue("ZCOLL_STORE");

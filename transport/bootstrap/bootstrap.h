@@ -10,7 +10,9 @@
 //   ZCOLL_RANK, ZCOLL_SIZE   this process's rank and the number of ranks
 //   ZCOLL_STORE              tcp://HOST:PORT or file:///DIR
 //   ZCOLL_JOB_KEY            the TCP store's key (zcoll_run generates one)
-// (PMIx, for mpirun and srun, comes in a later change.)
+// or, when PMIX_RANK and PMIX_NAMESPACE say a PMIx launcher (mpirun, srun
+// --mpi=pmix, prterun) started the process, uses PMIx (pmix_bootstrap.h).
+// ZCOLL_BOOTSTRAP=pmix|store overrides the choice.
 
 #ifndef ZCOLL_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
 #define ZCOLL_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
@@ -48,8 +50,8 @@ absl::StatusOr<std::unique_ptr<Bootstrap>> CreateStoreBootstrap(
     std::unique_ptr<KeyValueStore> store, int rank, int size, absl::string_view scope,
     absl::Time deadline);
 
-// From ZCOLL_RANK, ZCOLL_SIZE, ZCOLL_STORE and ZCOLL_JOB_KEY; an error says which
-// variable is missing or malformed.
+// PMIx under a PMIx launcher, else ZCOLL_RANK, ZCOLL_SIZE, ZCOLL_STORE and
+// ZCOLL_JOB_KEY; an error says which variable is missing or malformed.
 absl::StatusOr<std::unique_ptr<Bootstrap>> BootstrapFromEnvironment(absl::Time deadline);
 
 }  // namespace zcoll
