@@ -18,6 +18,7 @@
 #include "core/reduce_op.h"            // IWYU pragma: export
 #include "core/topology.h"             // IWYU pragma: export
 #include "core/version.h"              // IWYU pragma: export
-#include "ops/reduce.h"                // IWYU pragma: export
+#include "ops/reduce.h"
+#include "transport/bootstrap/tcp_store.h"  // IWYU pragma: export (services host the store)                // IWYU pragma: export
 
 #endif  // ZCOLL_ZCOLL_H_
