@@ -57,6 +57,12 @@ done
 out=$("$run" -n 2 --nodes 2 -- tools/communicator_probe 2>&1 | grep "rank 1 of 2")
 check "ranks are placed on emulated nodes in blocks" grep -q "node 1:" <<<"$out"
 set --
+start=$SECONDS
+out=$(ZCOLL_PROVIDER=ofi:no_such_provider "$run" -n 2 --nodes 2 -- tools/communicator_probe 2>&1); code=$?
+echo "$out"
+check "a network provider that cannot work fails Create" test "$code" -ne 0
+check "  and the error names it and what is available" grep -q "no_such_provider.*available" <<<"$out"
+check "  at once, not at the timeout" test $((SECONDS - start)) -lt 20
 
 leftovers=$(ls /dev/shm 2>/dev/null | grep -c '^zcoll' || true)
 echo "zcoll objects left in /dev/shm: $leftovers"

@@ -243,37 +243,14 @@ class LoopbackTransport final : public Transport {
   absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
                        const MemoryRegion* region) override {
-    RETURN_IF_ERROR(CheckReady("PostPut"));
-    RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                  MemoryAccess::kRemoteWrite, region));
-    MutexLock lock(&fabric_->mu);
-    if (!StillRegistered(remote)) return StaleRegion("PostPut", remote);
-    if (fabric_->box(remote.peer()).departed) {
-      fabric_->Finish(rank(), completion, PeerLeft(remote.peer()), 0);
-      return absl::OkStatus();
-    }
-    if (bytes > 0) std::memcpy(reinterpret_cast<void*>(remote.base() + offset), data, bytes);
-    Notify(remote.peer(), notify_tag);
-    fabric_->Finish(rank(), completion, absl::OkStatus(), bytes);
-    return absl::OkStatus();
+    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
+                        notify_tag, completion, region);
   }
-
   absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
                        const MemoryRegion* region) override {
-    RETURN_IF_ERROR(CheckReady("PostGet"));
-    RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
-                                  MemoryAccess::kRemoteRead, region));
-    MutexLock lock(&fabric_->mu);
-    if (!StillRegistered(remote)) return StaleRegion("PostGet", remote);
-    if (fabric_->box(remote.peer()).departed) {
-      fabric_->Finish(rank(), completion, PeerLeft(remote.peer()), 0);
-      return absl::OkStatus();
-    }
-    if (bytes > 0) std::memcpy(data, reinterpret_cast<const void*>(remote.base() + offset), bytes);
-    Notify(remote.peer(), notify_tag);
-    fabric_->Finish(rank(), completion, absl::OkStatus(), bytes);
-    return absl::OkStatus();
+    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
+                        completion, region);
   }
 
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override {
@@ -307,6 +284,27 @@ class LoopbackTransport final : public Transport {
   }
 
  private:
+  // PostPut (access kRemoteWrite, `data` is only read) and PostGet (kRemoteRead).
+  absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                            const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                            Completion* completion, const MemoryRegion* region) {
+    const bool put = access == MemoryAccess::kRemoteWrite;
+    const char* what = put ? "PostPut" : "PostGet";
+    RETURN_IF_ERROR(CheckReady(what));
+    RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
+    MutexLock lock(&fabric_->mu);
+    if (!StillRegistered(remote)) return StaleRegion(what, remote);
+    if (fabric_->box(remote.peer()).departed) {
+      fabric_->Finish(rank(), completion, PeerLeft(remote.peer()), 0);
+      return absl::OkStatus();
+    }
+    void* remote_bytes = reinterpret_cast<void*>(remote.base() + offset);
+    if (bytes > 0) std::memcpy(put ? remote_bytes : data, put ? data : remote_bytes, bytes);
+    Notify(remote.peer(), notify_tag);
+    fabric_->Finish(rank(), completion, absl::OkStatus(), bytes);
+    return absl::OkStatus();
+  }
+
   absl::Status CheckReady(absl::string_view operation) const {
     if (connected_) return absl::OkStatus();
     return absl::FailedPreconditionError(

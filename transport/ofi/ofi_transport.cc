@@ -131,10 +131,16 @@ class OfiTransport final : public Transport {
                         const MemoryRegion* region) override;
   absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override;
+                       const MemoryRegion* region) override {
+    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
+                        notify_tag, completion, region);
+  }
   absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override;
+                       const MemoryRegion* region) override {
+    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
+                        completion, region);
+  }
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
 
@@ -142,6 +148,10 @@ class OfiTransport final : public Transport {
   void Sleep(absl::Duration timeout) override;
 
  private:
+  // PostPut (access kRemoteWrite, `data` is only read) and PostGet (kRemoteRead).
+  absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                            const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                            Completion* completion, const MemoryRegion* region);
   absl::Status CheckReady(absl::string_view operation) const {
     if (connected_) return absl::OkStatus();
     return absl::FailedPreconditionError(
@@ -538,18 +548,21 @@ absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   });
 }
 
-absl::Status OfiTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
-                                   size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion* region) {
-  RETURN_IF_ERROR(CheckReady("PostPut"));
-  RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteWrite, region));
+absl::Status OfiTransport::PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                                        const RemoteRegion& remote, size_t offset,
+                                        uint64_t notify_tag, Completion* completion,
+                                        const MemoryRegion* region) {
+  const bool put = access == MemoryAccess::kRemoteWrite;
+  const char* what = put ? "PostPut" : "PostGet";
+  RETURN_IF_ERROR(CheckReady(what));
+  RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
   }
-  Operation* operation = NewOperation(Operation::Kind::kPut, peer, completion, bytes);
+  Operation* operation =
+      NewOperation(put ? Operation::Kind::kPut : Operation::Kind::kGet, peer, completion, bytes);
   operation->notify_tag = notify_tag;
   if (bytes == 0) {
     SendNotify(operation);
@@ -562,7 +575,13 @@ absl::Status OfiTransport::PostPut(const void* data, size_t bytes, const RemoteR
   }
   void* descriptor = *found;
   const auto& target = static_cast<const OfiRemote&>(remote);
-  iovec local{const_cast<void*>(data), bytes};
+  if (!put) {
+    return PostNew("fi_read", operation, [&] {
+      return fi_read(endpoint_.get(), data, bytes, descriptor, addresses_[peer],
+                     target.TargetAddress(offset), target.key(), &operation->context);
+    });
+  }
+  iovec local{data, bytes};
   fi_rma_iov remote_iov{target.TargetAddress(offset), bytes, target.key()};
   fi_msg_rma message{};
   message.msg_iov = &local;
@@ -581,36 +600,6 @@ absl::Status OfiTransport::PostPut(const void* data, size_t bytes, const RemoteR
       delivery_complete_ = false;
     }
     return fi_writemsg(endpoint_.get(), &message, FI_COMPLETION);
-  });
-}
-
-absl::Status OfiTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
-                                   size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion* region) {
-  RETURN_IF_ERROR(CheckReady("PostGet"));
-  RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteRead, region));
-  const int peer = remote.peer();
-  if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
-    return absl::OkStatus();
-  }
-  Operation* operation = NewOperation(Operation::Kind::kGet, peer, completion, bytes);
-  operation->notify_tag = notify_tag;
-  if (bytes == 0) {
-    SendNotify(operation);
-    return absl::OkStatus();
-  }
-  absl::StatusOr<void*> found = Descriptor(data, bytes, region, operation);
-  if (!found.ok()) {
-    Discard(operation);
-    return found.status();
-  }
-  void* descriptor = *found;
-  const auto& source = static_cast<const OfiRemote&>(remote);
-  return PostNew("fi_read", operation, [&] {
-    return fi_read(endpoint_.get(), data, bytes, descriptor, addresses_[peer],
-                   source.TargetAddress(offset), source.key(), &operation->context);
   });
 }
 

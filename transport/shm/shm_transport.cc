@@ -272,10 +272,16 @@ class ShmTransport final : public Transport {
                         const MemoryRegion* region) override;
   absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override;
+                       const MemoryRegion* region) override {
+    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
+                        notify_tag, completion, region);
+  }
   absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override;
+                       const MemoryRegion* region) override {
+    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
+                        completion, region);
+  }
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
 
@@ -283,6 +289,10 @@ class ShmTransport final : public Transport {
   void Sleep(absl::Duration timeout) override;
 
  private:
+  // PostPut (access kRemoteWrite, `data` is only read) and PostGet (kRemoteRead).
+  absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                            const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                            Completion* completion, const MemoryRegion* region);
   struct Peer {
     std::string segment;
     pid_t pid = 0;
@@ -698,48 +708,26 @@ void ShmTransport::FinishReceive(int source, uint64_t request, Completion* compl
                 .completion_bytes = bytes});
 }
 
-absl::Status ShmTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
-                                   size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion* region) {
-  RETURN_IF_ERROR(CheckReady("PostPut"));
-  RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteWrite, region));
+absl::Status ShmTransport::PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                                        const RemoteRegion& remote, size_t offset,
+                                        uint64_t notify_tag, Completion* completion,
+                                        const MemoryRegion* region) {
+  const bool put = access == MemoryAccess::kRemoteWrite;
+  const char* what = put ? "PostPut" : "PostGet";
+  RETURN_IF_ERROR(CheckReady(what));
+  RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
   const int peer = remote.peer();
   if (peers_[peer].dead) {
     completion->Complete(PeerGone(peer), 0);
     return absl::OkStatus();
   }
-  absl::Status written =
-      CrossCopy(peer, /*write=*/true, const_cast<void*>(data), remote.base() + offset, bytes);
-  if (!written.ok()) {
-    completion->Complete(std::move(written), 0);
+  absl::Status copied = CrossCopy(peer, /*write=*/put, data, remote.base() + offset, bytes);
+  if (!copied.ok()) {
+    completion->Complete(std::move(copied), 0);
     return absl::OkStatus();
   }
-  // The notification follows the data (the write has returned, so the peer sees it);
-  // the put ends once the notification is in the peer's ring.
-  Send(peer, {.kind = Kind::kNotify,
-              .tag = notify_tag,
-              .completion = completion,
-              .completion_bytes = bytes});
-  return absl::OkStatus();
-}
-
-absl::Status ShmTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
-                                   size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion* region) {
-  RETURN_IF_ERROR(CheckReady("PostGet"));
-  RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteRead, region));
-  const int peer = remote.peer();
-  if (peers_[peer].dead) {
-    completion->Complete(PeerGone(peer), 0);
-    return absl::OkStatus();
-  }
-  absl::Status read = CrossCopy(peer, /*write=*/false, data, remote.base() + offset, bytes);
-  if (!read.ok()) {
-    completion->Complete(std::move(read), 0);
-    return absl::OkStatus();
-  }
+  // The notification follows the data (the copy has returned, so the peer sees it);
+  // the operation ends once the notification is in the peer's ring.
   Send(peer, {.kind = Kind::kNotify,
               .tag = notify_tag,
               .completion = completion,

@@ -96,10 +96,16 @@ class UcxTransport final : public Transport {
                         const MemoryRegion* region) override;
   absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override;
+                       const MemoryRegion* region) override {
+    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
+                        notify_tag, completion, region);
+  }
   absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
                        uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override;
+                       const MemoryRegion* region) override {
+    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
+                        completion, region);
+  }
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
 
@@ -111,6 +117,10 @@ class UcxTransport final : public Transport {
   void Sleep(absl::Duration timeout) override;
 
  private:
+  // PostPut (access kRemoteWrite, `data` is only read) and PostGet (kRemoteRead).
+  absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                            const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                            Completion* completion, const MemoryRegion* region);
   absl::Status CheckReady(absl::string_view operation) const {
     if (connected_) return absl::OkStatus();
     return absl::FailedPreconditionError(
@@ -467,46 +477,29 @@ absl::Status UcxTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Complet
   return Started(operation, result, "ucp_tag_recv_nbx (notification)", 0);
 }
 
-absl::Status UcxTransport::PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
-                                   size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion* region) {
-  RETURN_IF_ERROR(CheckReady("PostPut"));
-  RETURN_IF_ERROR(CheckOneSided("PostPut", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteWrite, region));
+absl::Status UcxTransport::PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                                        const RemoteRegion& remote, size_t offset,
+                                        uint64_t notify_tag, Completion* completion,
+                                        const MemoryRegion* region) {
+  const bool put = access == MemoryAccess::kRemoteWrite;
+  const char* what = put ? "PostPut" : "PostGet";
+  RETURN_IF_ERROR(CheckReady(what));
+  RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
   }
-  Operation* operation = NewOperation(Operation::Kind::kPut, peer, completion, bytes);
+  Operation* operation =
+      NewOperation(put ? Operation::Kind::kPut : Operation::Kind::kGet, peer, completion, bytes);
   operation->notify_tag = notify_tag;
   const ucp_request_param_t params = Params(operation);
   const auto& target = static_cast<const UcxRemote&>(remote);
-  return Started(
-      operation,
-      ucp_put_nbx(endpoints_[peer], data, bytes, target.base() + offset, target.rkey(), &params),
-      "ucp_put_nbx", bytes);
-}
-
-absl::Status UcxTransport::PostGet(void* data, size_t bytes, const RemoteRegion& remote,
-                                   size_t offset, uint64_t notify_tag, Completion* completion,
-                                   const MemoryRegion* region) {
-  RETURN_IF_ERROR(CheckReady("PostGet"));
-  RETURN_IF_ERROR(CheckOneSided("PostGet", data, bytes, remote, offset, notify_tag,
-                                MemoryAccess::kRemoteRead, region));
-  const int peer = remote.peer();
-  if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
-    return absl::OkStatus();
-  }
-  Operation* operation = NewOperation(Operation::Kind::kGet, peer, completion, bytes);
-  operation->notify_tag = notify_tag;
-  const ucp_request_param_t params = Params(operation);
-  const auto& source = static_cast<const UcxRemote&>(remote);
-  return Started(
-      operation,
-      ucp_get_nbx(endpoints_[peer], data, bytes, source.base() + offset, source.rkey(), &params),
-      "ucp_get_nbx", bytes);
+  const uint64_t address = target.base() + offset;
+  const ucs_status_ptr_t result =
+      put ? ucp_put_nbx(endpoints_[peer], data, bytes, address, target.rkey(), &params)
+          : ucp_get_nbx(endpoints_[peer], data, bytes, address, target.rkey(), &params);
+  return Started(operation, result, put ? "ucp_put_nbx" : "ucp_get_nbx", bytes);
 }
 
 void UcxTransport::SendNotify(Operation* operation) {
