@@ -167,22 +167,6 @@ class RoutedTransport final : public Transport {
     RETURN_IF_ERROR(CheckPeer("PostRecv", peer));
     return Route(peer)->PostRecv(peer, tag, data, bytes, completion, Part(region, peer));
   }
-  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override {
-    const int peer = remote.peer();
-    RETURN_IF_ERROR(CheckPeer("PostPut", peer));
-    return Route(peer)->PostPut(data, bytes, static_cast<const RoutedRemote&>(remote).inner(),
-                                offset, notify_tag, completion, Part(region, peer));
-  }
-  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override {
-    const int peer = remote.peer();
-    RETURN_IF_ERROR(CheckPeer("PostGet", peer));
-    return Route(peer)->PostGet(data, bytes, static_cast<const RoutedRemote&>(remote).inner(),
-                                offset, notify_tag, completion, Part(region, peer));
-  }
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override {
     RETURN_IF_ERROR(CheckPeer("PostNotifyRecv", peer));
     return Route(peer)->PostNotifyRecv(peer, notify_tag, completion);
@@ -195,6 +179,19 @@ class RoutedTransport final : public Transport {
   }
 
  protected:
+  absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                            const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                            Completion* completion, const MemoryRegion* region) override {
+    const int peer = remote.peer();
+    RETURN_IF_ERROR(CheckPeer(OneSidedName(access), peer));
+    const RemoteRegion& inner = static_cast<const RoutedRemote&>(remote).inner();
+    Transport* route = Route(peer);
+    return access == MemoryAccess::kRemoteWrite
+               ? route->PostPut(data, bytes, inner, offset, notify_tag, completion,
+                                Part(region, peer))
+               : route->PostGet(data, bytes, inner, offset, notify_tag, completion,
+                                Part(region, peer));
+  }
   void Sleep(absl::Duration timeout) override {
     if (local_ && network_) {
       // Each sleeps on its own wait object; short turns keep both responsive.

@@ -219,12 +219,18 @@ class Transport {
                                 Completion* completion, const MemoryRegion* region = nullptr) = 0;
 
   // One-sided transfers: `bytes` at `offset` of the peer's region `remote`.
-  virtual absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote,
-                               size_t offset, uint64_t notify_tag, Completion* completion,
-                               const MemoryRegion* region = nullptr) = 0;
-  virtual absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                               uint64_t notify_tag, Completion* completion,
-                               const MemoryRegion* region = nullptr) = 0;
+  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region = nullptr) {
+    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
+                        notify_tag, completion, region);
+  }
+  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
+                       uint64_t notify_tag, Completion* completion,
+                       const MemoryRegion* region = nullptr) {
+    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
+                        completion, region);
+  }
   // Completes when `peer`'s put or get with `notify_tag` has finished.
   virtual absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) = 0;
 
@@ -240,6 +246,16 @@ class Transport {
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}
+
+  // What providers implement for PostPut (`access` kRemoteWrite: `data` is only read)
+  // and PostGet (kRemoteRead), which differ only in the direction of the copy.
+  virtual absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                                    const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
+                                    Completion* completion, const MemoryRegion* region) = 0;
+  // "PostPut" or "PostGet", for messages.
+  static const char* OneSidedName(MemoryAccess access) {
+    return access == MemoryAccess::kRemoteWrite ? "PostPut" : "PostGet";
+  }
 
   // Blocks for at most `timeout`, returning early when progress may be possible:
   // the provider's wait object (an fd, a futex, a condition variable) fired.

@@ -240,19 +240,6 @@ class LoopbackTransport final : public Transport {
     return absl::OkStatus();
   }
 
-  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override {
-    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
-                        notify_tag, completion, region);
-  }
-  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override {
-    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
-                        completion, region);
-  }
-
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override {
     RETURN_IF_ERROR(CheckReady("PostNotifyRecv"));
     RETURN_IF_ERROR(CheckMessage("PostNotifyRecv", peer, notify_tag, nullptr, 0));
@@ -284,12 +271,11 @@ class LoopbackTransport final : public Transport {
   }
 
  private:
-  // PostPut (access kRemoteWrite, `data` is only read) and PostGet (kRemoteRead).
   absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
                             const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
-                            Completion* completion, const MemoryRegion* region) {
+                            Completion* completion, const MemoryRegion* region) override {
     const bool put = access == MemoryAccess::kRemoteWrite;
-    const char* what = put ? "PostPut" : "PostGet";
+    const char* what = OneSidedName(access);
     RETURN_IF_ERROR(CheckReady(what));
     RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
     MutexLock lock(&fabric_->mu);

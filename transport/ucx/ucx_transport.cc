@@ -94,18 +94,6 @@ class UcxTransport final : public Transport {
                         Completion* completion, const MemoryRegion* region) override;
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
-  absl::Status PostPut(const void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override {
-    return PostOneSided(MemoryAccess::kRemoteWrite, const_cast<void*>(data), bytes, remote, offset,
-                        notify_tag, completion, region);
-  }
-  absl::Status PostGet(void* data, size_t bytes, const RemoteRegion& remote, size_t offset,
-                       uint64_t notify_tag, Completion* completion,
-                       const MemoryRegion* region) override {
-    return PostOneSided(MemoryAccess::kRemoteRead, data, bytes, remote, offset, notify_tag,
-                        completion, region);
-  }
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
 
@@ -117,10 +105,9 @@ class UcxTransport final : public Transport {
   void Sleep(absl::Duration timeout) override;
 
  private:
-  // PostPut (access kRemoteWrite, `data` is only read) and PostGet (kRemoteRead).
   absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
                             const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
-                            Completion* completion, const MemoryRegion* region);
+                            Completion* completion, const MemoryRegion* region) override;
   absl::Status CheckReady(absl::string_view operation) const {
     if (connected_) return absl::OkStatus();
     return absl::FailedPreconditionError(
@@ -482,7 +469,7 @@ absl::Status UcxTransport::PostOneSided(MemoryAccess access, void* data, size_t 
                                         uint64_t notify_tag, Completion* completion,
                                         const MemoryRegion* region) {
   const bool put = access == MemoryAccess::kRemoteWrite;
-  const char* what = put ? "PostPut" : "PostGet";
+  const char* what = OneSidedName(access);
   RETURN_IF_ERROR(CheckReady(what));
   RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
   const int peer = remote.peer();
