@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/communicator_transport.h"
 #include "core/config.h"
 #include "core/status_macros.h"
 #include "transport/transport_factory.h"
@@ -17,8 +20,10 @@
 namespace zcoll {
 
 struct Communicator::State {
-  std::unique_ptr<Bootstrap> bootstrap;
-  std::unique_ptr<Transport> transport;
+  // Only the job's first communicator uses it, but it lives as long as the job's
+  // communicators: a PMIx client stays initialised while the process is in the job.
+  std::shared_ptr<Bootstrap> bootstrap;
+  std::unique_ptr<CommunicatorTransport> transport;
   Topology topology;
   absl::Duration timeout;
 };
@@ -32,17 +37,19 @@ absl::Status WithRank(int rank, const absl::Status& status) {
 
 // Node of every rank: blocks of emulated nodes, or one node per distinct host name
 // (numbered in order of the lowest rank on each).
-absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, absl::Time deadline) {
+absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nodes,
+                                          absl::Time deadline) {
   const int size = bootstrap.size();
-  const std::string emulated = EnvironmentValue("ZCOLL_EMULATE_NODES");
+  const std::string emulated =
+      emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
   std::vector<RankLocation> locations(size);
   std::vector<std::string> names;
   if (!emulated.empty()) {
     int nodes = 0;
     if (!absl::SimpleAtoi(emulated, &nodes) || nodes < 1 || nodes > size) {
-      return absl::InvalidArgumentError(absl::StrCat("ZCOLL_EMULATE_NODES='", emulated,
-                                                     "' is not a node count in 1..", size,
-                                                     " (the job's size)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          emulated_nodes != 0 ? "CommunicatorOptions::emulated_nodes=" : "ZCOLL_EMULATE_NODES=",
+          emulated, " is not a node count in 1..", size, " (the job's size)"));
     }
     for (int rank = 0; rank < size; ++rank) {
       locations[rank].node = static_cast<int>(static_cast<int64_t>(rank) * nodes / size);
@@ -62,6 +69,83 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, absl::Time deadl
   return Topology::Create(std::move(locations), std::move(names));
 }
 
+// The topology of `members` (ranks of `parent`, in their new order): nodes renumbered
+// in order of first appearance, names kept.
+absl::StatusOr<Topology> RestrictTopology(const Topology& parent, absl::Span<const int> members) {
+  std::vector<RankLocation> locations;
+  std::vector<std::string> names;
+  std::map<int, int> new_node;
+  for (int member : members) {
+    RankLocation location = parent.location(member);
+    auto [entry, added] = new_node.emplace(location.node, static_cast<int>(names.size()));
+    if (added) names.emplace_back(parent.node_name(location.node));
+    location.node = entry->second;
+    locations.push_back(location);
+  }
+  return Topology::Create(std::move(locations), std::move(names));
+}
+
+// What buffers and Completions of an exchange a failure may leave pending: owned
+// jointly so that the job can keep them (JobConnection::KeepUntilDestroyed).
+struct ExchangeState {
+  std::vector<char> blocks;
+  Completion sent;
+  Completion received;
+};
+
+// All-gather of one `record_bytes`-byte record per rank (Bruck's algorithm: log2(size)
+// rounds, each sending to the rank `distance` behind and receiving from the one
+// `distance` ahead). Returns the records in rank order.
+absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transport,
+                                                  absl::string_view mine, absl::Time deadline) {
+  const int size = transport.size(), rank = transport.rank();
+  const size_t record_bytes = mine.size();
+  auto state = std::make_shared<ExchangeState>();
+  // Block i holds the record of rank (rank + i) % size.
+  state->blocks.resize(static_cast<size_t>(size) * record_bytes);
+  std::memcpy(state->blocks.data(), mine.data(), record_bytes);
+  for (int distance = 1; distance < size; distance *= 2) {
+    const size_t bytes = static_cast<size_t>(std::min(distance, size - distance)) * record_bytes;
+    state->sent.Reset();
+    state->received.Reset();
+    absl::Status status = transport.PostInternalRecv(
+        (rank + distance) % size, InternalTag::kExchange,
+        state->blocks.data() + static_cast<size_t>(distance) * record_bytes, bytes,
+        &state->received);
+    if (!status.ok()) return status;
+    status = transport.PostInternalSend((rank - distance + size) % size, InternalTag::kExchange,
+                                        state->blocks.data(), bytes, &state->sent);
+    if (status.ok()) {
+      const Completion* both[] = {&state->sent, &state->received};
+      status = transport.WaitAll(both, deadline);
+    }
+    if (status.ok() && state->received.bytes() != bytes) {
+      status = absl::InternalError(absl::StrCat("rank ", rank, ": a communicator exchange got ",
+                                                state->received.bytes(), " bytes instead of ",
+                                                bytes, " from rank ", (rank + distance) % size));
+    }
+    if (!status.ok()) {
+      transport.job().KeepUntilDestroyed(state);
+      return status;
+    }
+  }
+  std::vector<char> by_rank(state->blocks.size());
+  for (int block = 0; block < size; ++block) {
+    std::memcpy(by_rank.data() + static_cast<size_t>((rank + block) % size) * record_bytes,
+                state->blocks.data() + static_cast<size_t>(block) * record_bytes, record_bytes);
+  }
+  return by_rank;
+}
+
+// One rank's contribution to Split.
+struct SplitRecord {
+  int32_t color;
+  int32_t key;
+  uint32_t context;  // kMaxContexts: none
+  uint32_t problem;  // SplitProblem
+};
+enum SplitProblem : uint32_t { kNoProblem = 0, kBadColor = 1, kNoContext = 2 };
+
 }  // namespace
 
 Communicator::Communicator(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -69,8 +153,8 @@ Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-int Communicator::rank() const { return state_->bootstrap->rank(); }
-int Communicator::size() const { return state_->bootstrap->size(); }
+int Communicator::rank() const { return state_->transport->rank(); }
+int Communicator::size() const { return state_->transport->size(); }
 const Topology& Communicator::topology() const { return state_->topology; }
 absl::Duration Communicator::timeout() const { return state_->timeout; }
 Transport& Communicator::transport() { return *state_->transport; }
@@ -86,12 +170,19 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
     ASSIGN_OR_RETURN(bootstrap, BootstrapFromEnvironment(deadline));
   }
   const int rank = bootstrap->rank(), size = bootstrap->size();
-  absl::StatusOr<Topology> topology = DiscoverTopology(*bootstrap, deadline);
+  absl::StatusOr<Topology> topology =
+      DiscoverTopology(*bootstrap, options.emulated_nodes, deadline);
   if (!topology.ok()) return WithRank(rank, topology.status());
   std::vector<int> node_of_rank(size);
   for (int r = 0; r < size; ++r) node_of_rank[r] = topology->node_of(r);
-  absl::StatusOr<std::unique_ptr<Transport>> transport =
-      CreateJobTransport(rank, size, std::move(node_of_rank));
+  absl::StatusOr<std::unique_ptr<Transport>> transport = std::move(options.transport);
+  if (*transport == nullptr) {
+    transport = CreateJobTransport(rank, size, std::move(node_of_rank));
+  } else if ((*transport)->rank() != rank || (*transport)->size() != size) {
+    transport = absl::InvalidArgumentError(
+        absl::StrCat("CommunicatorOptions::transport is rank ", (*transport)->rank(), " of ",
+                     (*transport)->size(), " but the bootstrap says rank ", rank, " of ", size));
+  }
   // Every rank takes part in the address exchange even when its transport failed, so
   // that the others learn of the failure at once instead of at the deadline. The
   // first byte says which: '+' and an address, or '!' and the reason.
@@ -114,9 +205,136 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   // Nobody leaves Create before every rank is connected, so a first message never
   // meets a peer that is still connecting.
   RETURN_IF_ERROR(WithRank(rank, bootstrap->Barrier(deadline)));
-  auto state = std::make_unique<State>(
-      State{std::move(bootstrap), std::move(*transport), std::move(*topology), timeout});
-  return Communicator(std::move(state));
+  absl::StatusOr<std::shared_ptr<JobConnection>> job = JobConnection::Create(std::move(*transport));
+  if (!job.ok()) return WithRank(rank, job.status());
+  // A fresh connection's first context id is 0 on every rank, so the job's first
+  // communicator needs no exchange.
+  absl::StatusOr<uint32_t> context = (*job)->AllocateContext();
+  if (!context.ok()) return context.status();
+  std::vector<int> job_ranks(size);
+  for (int r = 0; r < size; ++r) job_ranks[r] = r;
+  return Communicator(std::make_unique<State>(
+      State{std::move(bootstrap),
+            std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
+                                                    std::vector<uint32_t>(size, *context)),
+            std::move(*topology), timeout}));
+}
+
+absl::Status Communicator::Failed(const absl::Status& status) {
+  if (status.ok()) return status;
+  return state_->transport->job().Fail(status);
+}
+
+absl::Status Communicator::status() const { return state_->transport->job().FailureStatus(); }
+
+absl::Status Communicator::Abort(absl::string_view reason) {
+  JobConnection& job = state_->transport->job();
+  job.Fail(absl::AbortedError(absl::StrCat("rank ", job.rank(), " called Abort: ", reason)))
+      .IgnoreError();
+  job.FlushNotices(absl::Now() + absl::Seconds(1));
+  return job.FailureStatus();
+}
+
+absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
+  CommunicatorTransport& transport = *state_->transport;
+  RETURN_IF_ERROR(transport.job().FailureStatus());
+  const absl::Time until = DeadlineOrDefault(deadline);
+  const int size = transport.size(), rank = transport.rank();
+  // Dissemination: in round k every rank tells the rank 2^k ahead and hears from the
+  // one 2^k behind; after log2(size) rounds each has heard, indirectly, from all.
+  for (int distance = 1; distance < size; distance *= 2) {
+    auto state = std::make_shared<ExchangeState>();
+    absl::Status status = transport.PostInternalRecv(
+        (rank - distance + size) % size, InternalTag::kBarrier, nullptr, 0, &state->received);
+    if (!status.ok()) return Failed(status);
+    status = transport.PostInternalSend((rank + distance) % size, InternalTag::kBarrier, nullptr, 0,
+                                        &state->sent);
+    if (status.ok()) {
+      const Completion* both[] = {&state->sent, &state->received};
+      status = transport.WaitAll(both, until);
+    }
+    if (!status.ok()) {
+      transport.job().KeepUntilDestroyed(state);
+      return Failed(status);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Communicator>> Communicator::Split(
+    int color, int key, std::optional<absl::Time> deadline) {
+  CommunicatorTransport& transport = *state_->transport;
+  JobConnection& job = transport.job();
+  RETURN_IF_ERROR(job.FailureStatus());
+  const absl::Time until = DeadlineOrDefault(deadline);
+  SplitRecord mine{color, key, kMaxContexts, kNoProblem};
+  if (color < 0 && color != kUndefinedColor) {
+    mine.problem = kBadColor;
+  } else if (color != kUndefinedColor) {
+    absl::StatusOr<uint32_t> context = job.AllocateContext();
+    if (context.ok()) {
+      mine.context = *context;
+    } else {
+      mine.problem = kNoContext;
+    }
+  }
+  // Every rank takes part in the exchange, even with a bad argument, so that all
+  // learn of it at once.
+  absl::StatusOr<std::vector<char>> exchanged = ExchangeRecords(
+      transport, absl::string_view(reinterpret_cast<const char*>(&mine), sizeof(mine)), until);
+  auto release = [&] {
+    if (mine.context != kMaxContexts) job.ReleaseContext(mine.context);
+  };
+  if (!exchanged.ok()) {
+    release();
+    return Failed(exchanged.status());
+  }
+  const int size = transport.size();
+  std::vector<SplitRecord> records(size);
+  std::memcpy(records.data(), exchanged->data(), exchanged->size());
+  for (int r = 0; r < size; ++r) {
+    if (records[r].problem == kNoProblem) continue;
+    release();
+    if (records[r].problem == kBadColor) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank(), ": Split: rank ", r, " passed color ", records[r].color,
+                       "; a color is >= 0 or kUndefinedColor (", kUndefinedColor, ")"));
+    }
+    return absl::ResourceExhaustedError(absl::StrCat("rank ", rank(), ": Split: rank ", r,
+                                                     " has no free communicator context id (",
+                                                     kMaxContexts, " are live)"));
+  }
+  if (color == kUndefinedColor) return std::optional<Communicator>();
+  std::vector<int> members;
+  for (int r = 0; r < size; ++r) {
+    if (records[r].color == color) members.push_back(r);
+  }
+  std::stable_sort(members.begin(), members.end(),
+                   [&](int a, int b) { return records[a].key < records[b].key; });
+  std::vector<int> job_ranks;
+  std::vector<uint32_t> contexts;
+  int new_rank = -1;
+  for (int member : members) {
+    if (member == rank()) new_rank = static_cast<int>(job_ranks.size());
+    job_ranks.push_back(transport.job_rank(member));
+    contexts.push_back(records[member].context);
+  }
+  absl::StatusOr<Topology> topology = RestrictTopology(state_->topology, members);
+  if (!topology.ok()) {
+    release();
+    return topology.status();
+  }
+  return std::optional<Communicator>(Communicator(std::make_unique<State>(
+      State{state_->bootstrap,
+            std::make_unique<CommunicatorTransport>(transport.shared_job(), new_rank,
+                                                    std::move(job_ranks), std::move(contexts)),
+            std::move(*topology), state_->timeout})));
+}
+
+absl::StatusOr<Communicator> Communicator::Dup(std::optional<absl::Time> deadline) {
+  absl::StatusOr<std::optional<Communicator>> copy = Split(0, rank(), deadline);
+  if (!copy.ok()) return copy.status();
+  return std::move(**copy);
 }
 
 }  // namespace zcoll

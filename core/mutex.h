@@ -27,6 +27,7 @@ class ABSL_LOCKABLE Mutex {
 
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mutex_.lock(); }
   void Unlock() ABSL_UNLOCK_FUNCTION() { mutex_.unlock(); }
+  bool TryLock() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true) { return mutex_.try_lock(); }
 
  private:
   friend class CondVar;

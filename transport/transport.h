@@ -288,6 +288,7 @@ class Transport {
 
  private:
   friend class RoutedTransport;  // sleeps on the transports it routes through
+  friend class JobConnection;    // sleeps on the job transport its communicators share
 
   bool PeerIsValid(int peer) const {
     return peer >= 0 && peer < size_ && peer != rank_ && (reachable_.empty() || reachable_[peer]);

@@ -4,6 +4,7 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -78,6 +79,7 @@ class UcxTransport final : public Transport {
  public:
   UcxTransport(int rank, int size) : Transport(rank, size), monitor_(size) {}
   ~UcxTransport() override;
+  void DrainUnexpectedMessages();
 
   absl::Status Initialize(absl::string_view transports);
 
@@ -267,8 +269,35 @@ UcxTransport::~UcxTransport() {
       }
     }
   }
-  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (worker_ != nullptr) {
+    DrainUnexpectedMessages();
+    ucp_worker_destroy(worker_);
+  }
   if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+void UcxTransport::DrainUnexpectedMessages() {
+  // Messages nobody will receive now (a peer's last words after this rank's
+  // receives were cancelled) are taken off the worker, which otherwise warns about
+  // each on stderr when destroyed.
+  std::vector<char> scratch;
+  for (int message = 0; message < 1024; ++message) {
+    ucp_tag_recv_info_t info{};
+    ucp_tag_message_h unexpected = ucp_tag_probe_nb(worker_, 0, 0, /*remove=*/1, &info);
+    if (unexpected == nullptr) return;
+    scratch.resize(std::max<size_t>(info.length, 1));
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    params.datatype = ucp_dt_make_contig(1);
+    ucs_status_ptr_t receiving =
+        ucp_tag_msg_recv_nbx(worker_, scratch.data(), info.length, unexpected, &params);
+    if (UCS_PTR_IS_PTR(receiving)) {
+      for (int i = 0; i < 1000 && ucp_request_check_status(receiving) == UCS_INPROGRESS; ++i) {
+        ucp_worker_progress(worker_);
+      }
+      ucp_request_free(receiving);
+    }
+  }
 }
 
 absl::Status UcxTransport::Connect(absl::Span<const std::string> addresses) {

@@ -1,0 +1,313 @@
+// Communicators on every kind of job: threads over loopback (1..8 ranks, 1..3
+// emulated nodes) and forked processes over shm, libfabric and UCX, one node or
+// several.
+
+#include "collectives/communicator.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "collectives/communicator_transport.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/communicator_harness.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::AnyOf;
+using testing::CommunicatorJob;
+using ::testing::HasSubstr;
+using testing::RankControl;
+using testing::RunCommunicatorJob;
+
+// Every rank sends `value` to the next rank and returns what the previous one sent,
+// on `tag`.
+uint64_t ShiftAround(Communicator& comm, uint64_t tag, uint64_t value) {
+  const int size = comm.size(), rank = comm.rank();
+  if (size == 1) return value;
+  Transport& transport = comm.transport();
+  uint64_t received = 0;
+  Completion sent, got;
+  EXPECT_TRUE(
+      transport.PostRecv((rank + size - 1) % size, tag, &received, sizeof(received), &got).ok());
+  EXPECT_TRUE(transport.PostSend((rank + 1) % size, tag, &value, sizeof(value), &sent).ok());
+  const Completion* both[] = {&sent, &got};
+  const absl::Status status = transport.WaitAll(both, comm.DefaultDeadline());
+  EXPECT_TRUE(status.ok()) << status;
+  return received;
+}
+
+class CommunicatorTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  void Run(const std::function<void(Communicator&, RankControl&)>& body) {
+    const absl::Status status = RunCommunicatorJob(GetParam(), body);
+    EXPECT_TRUE(status.ok()) << status;
+  }
+};
+
+TEST_P(CommunicatorTest, KnowsItsRanksAndNodesAndPassesMessages) {
+  const CommunicatorJob job = GetParam();
+  Run([&](Communicator& comm, RankControl&) {
+    EXPECT_EQ(comm.size(), job.size);
+    EXPECT_EQ(comm.topology().size(), job.size);
+    EXPECT_EQ(comm.topology().num_nodes(), job.nodes);
+    for (int rank = 0; rank < job.size; ++rank) {
+      EXPECT_EQ(comm.topology().node_of(rank), static_cast<int64_t>(rank) * job.nodes / job.size);
+    }
+    const int size = comm.size(), rank = comm.rank();
+    EXPECT_EQ(ShiftAround(comm, 7, 1000 + rank), 1000 + (rank + size - 1) % size);
+    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_TRUE(comm.status().ok());
+  });
+}
+
+TEST_P(CommunicatorTest, SplitOrdersByKeyAndKeepsTagSpacesApart) {
+  const CommunicatorJob job = GetParam();
+  Run([&](Communicator& comm, RankControl&) {
+    const int size = comm.size(), rank = comm.rank();
+    // Two colors; keys reverse the order within each.
+    absl::StatusOr<std::optional<Communicator>> split = comm.Split(rank % 2, -rank);
+    ASSERT_TRUE(split.ok()) << split.status();
+    ASSERT_TRUE(split->has_value());
+    Communicator& half = **split;
+    std::vector<int> members;  // of my color, in the new order
+    for (int r = size - 1; r >= 0; --r) {
+      if (r % 2 == rank % 2) members.push_back(r);
+    }
+    EXPECT_EQ(half.size(), static_cast<int>(members.size()));
+    EXPECT_EQ(members[half.rank()], rank);
+    ASSERT_EQ(half.topology().size(), half.size());
+    for (int r = 0; r < half.size(); ++r) {
+      EXPECT_EQ(half.topology().node_name(half.topology().node_of(r)),
+                comm.topology().node_name(comm.topology().node_of(members[r])));
+    }
+    absl::StatusOr<Communicator> dup = comm.Dup();
+    ASSERT_TRUE(dup.ok()) << dup.status();
+    EXPECT_EQ(dup->rank(), rank);
+    EXPECT_EQ(dup->size(), size);
+    EXPECT_TRUE(dup->topology() == comm.topology());
+
+    // The same tag on three communicators at once, sends and receives posted in
+    // crossed orders: each receive must get its own communicator's message.
+    if (size > 1) {
+      Communicator* comms[] = {&comm, &*dup, &half};
+      uint64_t sent_values[3], received[3] = {};
+      Completion sends[3], receives[3];
+      for (int c = 0; c < 3; ++c) {
+        Communicator& each = *comms[c];
+        if (each.size() == 1) continue;
+        sent_values[c] = (uint64_t{1} << 32) * (c + 1) + each.rank();
+        ASSERT_TRUE(each.transport()
+                        .PostSend((each.rank() + 1) % each.size(), 3, &sent_values[c],
+                                  sizeof(uint64_t), &sends[c])
+                        .ok());
+      }
+      for (int c = 2; c >= 0; --c) {
+        Communicator& each = *comms[c];
+        if (each.size() == 1) continue;
+        ASSERT_TRUE(each.transport()
+                        .PostRecv((each.rank() + each.size() - 1) % each.size(), 3, &received[c],
+                                  sizeof(uint64_t), &receives[c])
+                        .ok());
+      }
+      for (int c = 0; c < 3; ++c) {
+        Communicator& each = *comms[c];
+        if (each.size() == 1) continue;
+        ASSERT_TRUE(each.transport().Wait(receives[c], each.DefaultDeadline()).ok());
+        ASSERT_TRUE(each.transport().Wait(sends[c], each.DefaultDeadline()).ok());
+        EXPECT_EQ(received[c],
+                  (uint64_t{1} << 32) * (c + 1) + (each.rank() + each.size() - 1) % each.size())
+            << "communicator " << c;
+      }
+    }
+    EXPECT_TRUE(half.Barrier().ok());
+    EXPECT_TRUE(comm.Barrier().ok());
+  });
+}
+
+TEST_P(CommunicatorTest, UndefinedColorGetsNothingAndABadColorFailsEveryRank) {
+  Run([&](Communicator& comm, RankControl&) {
+    const int size = comm.size(), rank = comm.rank();
+    absl::StatusOr<std::optional<Communicator>> split =
+        comm.Split(rank == 0 ? kUndefinedColor : 4, 0);
+    ASSERT_TRUE(split.ok()) << split.status();
+    EXPECT_EQ(split->has_value(), rank != 0);
+    if (split->has_value()) {
+      EXPECT_EQ((*split)->size(), size - 1);
+    }
+
+    split = comm.Split(rank == size - 1 ? -5 : 0, 0);
+    EXPECT_EQ(split.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(split.status().message(),
+                HasSubstr(absl::StrCat("rank ", size - 1, " passed color -5")));
+    // A refused argument is not a failure of the job.
+    EXPECT_TRUE(comm.status().ok());
+    EXPECT_TRUE(comm.Barrier().ok());
+  });
+}
+
+TEST_P(CommunicatorTest, CommunicatorsRunConcurrentlyOnThreads) {
+  Run([&](Communicator& comm, RankControl&) {
+    constexpr int kThreads = 3;
+    std::vector<Communicator> comms;
+    for (int t = 0; t < kThreads; ++t) {
+      absl::StatusOr<Communicator> dup = comm.Dup();
+      ASSERT_TRUE(dup.ok()) << dup.status();
+      comms.push_back(std::move(*dup));
+    }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        Communicator& mine = comms[t];
+        const int size = mine.size(), rank = mine.rank();
+        for (int round = 0; round < 60; ++round) {
+          const uint64_t value =
+              (static_cast<uint64_t>(t) << 40) + (static_cast<uint64_t>(round) << 16) + rank;
+          const uint64_t expected = (static_cast<uint64_t>(t) << 40) +
+                                    (static_cast<uint64_t>(round) << 16) + (rank + size - 1) % size;
+          ASSERT_EQ(ShiftAround(mine, 1, value), expected) << "thread " << t;
+          if (round % 20 == 0) {
+            // Splits of different communicators at once allocate context ids
+            // concurrently.
+            absl::StatusOr<std::optional<Communicator>> sub = mine.Split(rank % 2, rank);
+            ASSERT_TRUE(sub.ok()) << sub.status();
+            ASSERT_TRUE((*sub)->Barrier().ok());
+          }
+        }
+        EXPECT_TRUE(mine.Barrier().ok());
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_TRUE(comm.Barrier().ok());
+  });
+}
+
+TEST_P(CommunicatorTest, AbortReachesEveryRankAndSticks) {
+  Run([&](Communicator& comm, RankControl&) {
+    const int size = comm.size(), rank = comm.rank();
+    absl::StatusOr<Communicator> dup = comm.Dup();
+    ASSERT_TRUE(dup.ok()) << dup.status();
+    // The last rank aborts once every other rank has finished Dup (each tells it so);
+    // the others then wait in a barrier it never joins, which only the notice ends.
+    const int aborter = size - 1;
+    const absl::Time start = absl::Now();
+    if (rank == aborter) {
+      std::vector<char> ready(size);
+      std::vector<Completion> heard(size);
+      for (int peer = 0; peer < aborter; ++peer) {
+        ASSERT_TRUE(comm.transport().PostRecv(peer, 9, &ready[peer], 1, &heard[peer]).ok());
+        ASSERT_TRUE(comm.transport().Wait(heard[peer], comm.DefaultDeadline()).ok());
+      }
+      const absl::Status aborted = comm.Abort("the test says so");
+      EXPECT_EQ(aborted.code(), absl::StatusCode::kAborted);
+    } else {
+      char ready = 1;
+      Completion told;
+      ASSERT_TRUE(comm.transport().PostSend(aborter, 9, &ready, 1, &told).ok());
+      ASSERT_TRUE(comm.transport().Wait(told, comm.DefaultDeadline()).ok());
+      const absl::Status barrier = comm.Barrier();
+      EXPECT_EQ(barrier.code(), absl::StatusCode::kAborted) << barrier;
+    }
+    EXPECT_LT(absl::Now() - start, absl::Seconds(20)) << "the notice came late";
+    for (Communicator* each : {&comm, &*dup}) {
+      const absl::Status status = each->status();
+      EXPECT_EQ(status.code(), absl::StatusCode::kAborted);
+      EXPECT_THAT(status.message(),
+                  HasSubstr(absl::StrCat("rank ", size - 1, " called Abort: the test says so")));
+      EXPECT_EQ(each->Barrier().code(), absl::StatusCode::kAborted);
+      EXPECT_EQ(each->Split(0, 0).status().code(), absl::StatusCode::kAborted);
+      uint64_t byte = 0;
+      Completion unused;
+      EXPECT_EQ(each->transport().PostSend((rank + 1) % size, 0, &byte, 1, &unused).code(),
+                absl::StatusCode::kAborted);
+    }
+  });
+}
+
+TEST_P(CommunicatorTest, AMissingRankFailsTheOthersAtTheirDeadline) {
+  Run([&](Communicator& comm, RankControl&) {
+    const int size = comm.size(), rank = comm.rank();
+    if (size == 1) return;
+    if (rank != 0) {
+      const absl::Status barrier = comm.Barrier(absl::Now() + absl::Seconds(1));
+      EXPECT_THAT(barrier.code(),
+                  AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kAborted))
+          << barrier;
+    }
+    // Rank 0 never came to the barrier, but hears of the failure.
+    const absl::Time give_up = absl::Now() + absl::Seconds(20);
+    while (comm.transport().Progress().ok() && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    EXPECT_EQ(comm.status().code(), absl::StatusCode::kAborted);
+    EXPECT_EQ(comm.Barrier().code(), absl::StatusCode::kAborted);
+  });
+}
+
+TEST_P(CommunicatorTest, ADeadRankFailsTheOthersQuickly) {
+  if (GetParam().in_process() || GetParam().size == 1) {
+    GTEST_SKIP() << "needs a rank that can die: processes, at least two";
+  }
+  Run([&](Communicator& comm, RankControl& control) {
+    const int size = comm.size(), rank = comm.rank();
+    if (rank == size - 1) control.Die();
+    const absl::Time start = absl::Now();
+    const absl::Status barrier = comm.Barrier();
+    EXPECT_THAT(barrier.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kAborted))
+        << barrier;
+    EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+    EXPECT_FALSE(comm.status().ok());
+  });
+}
+
+std::vector<CommunicatorJob> Jobs() {
+  std::vector<CommunicatorJob> jobs;
+  for (int size = 1; size <= 8; ++size) jobs.push_back({.size = size});
+  jobs.push_back({.size = 4, .nodes = 2});
+  jobs.push_back({.size = 7, .nodes = 3});
+  jobs.push_back({.local_provider = "shm", .size = 3});
+  jobs.push_back({.local_provider = "shm", .network_provider = "ofi:tcp", .size = 4, .nodes = 2});
+  jobs.push_back({.local_provider = "ofi:shm", .size = 2});
+  jobs.push_back({.local_provider = "shm", .network_provider = "ucx:tcp", .size = 3, .nodes = 3});
+  return jobs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, CommunicatorTest, ::testing::ValuesIn(Jobs()),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
+
+// Context ids are per process and come back when a communicator goes.
+TEST(CommunicatorContextTest, IdsAreReusedAndTheirExhaustionIsAnError) {
+  const absl::Status status = RunCommunicatorJob({.size = 2}, [](Communicator& comm, RankControl&) {
+    for (int i = 0; i < 5000; ++i) {
+      absl::StatusOr<Communicator> dup = comm.Dup();
+      ASSERT_TRUE(dup.ok()) << "dup " << i << ": " << dup.status();
+    }
+    std::vector<Communicator> held;
+    absl::Status exhausted;
+    for (uint32_t i = 0; i < kMaxContexts; ++i) {
+      absl::StatusOr<Communicator> dup = comm.Dup();
+      if (!dup.ok()) {
+        exhausted = dup.status();
+        break;
+      }
+      held.push_back(std::move(*dup));
+    }
+    // The world communicator holds one id.
+    EXPECT_EQ(held.size(), kMaxContexts - 1);
+    EXPECT_EQ(exhausted.code(), absl::StatusCode::kResourceExhausted) << exhausted;
+    held.clear();
+    EXPECT_TRUE(comm.Dup().ok());
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace zcoll

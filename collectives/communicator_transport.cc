@@ -1,0 +1,372 @@
+#include "collectives/communicator_transport.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "transport/wire.h"
+
+namespace zcoll {
+namespace {
+
+// The control channel's single tag: every notice of a peer matches the one receive
+// this rank keeps posted for it.
+constexpr uint64_t kControlTag = uint64_t{kMaxContexts} << kCommunicatorTagBits;
+
+// How long a rank that saw a peer leave waits for a notice saying why.
+constexpr absl::Duration kNoticeGrace = absl::Milliseconds(200);
+
+enum class NoticeKind : uint8_t { kFailure = 1, kGoodbye = 2 };
+
+// The ranks `rank` tells (distance 1, 2, 4, ... ahead) and listens to (behind).
+std::vector<int> Neighbours(int rank, int size, int direction) {
+  std::vector<int> neighbours;
+  for (int64_t distance = 1; distance < size; distance *= 2) {
+    const int peer = static_cast<int>((rank + direction * distance % size + size) % size);
+    if (std::find(neighbours.begin(), neighbours.end(), peer) == neighbours.end()) {
+      neighbours.push_back(peer);
+    }
+  }
+  return neighbours;
+}
+
+std::string EncodeNotice(NoticeKind kind, int origin, const absl::Status& cause) {
+  WireWriter writer;
+  writer.U8(static_cast<uint8_t>(kind));
+  writer.U32(static_cast<uint32_t>(origin));
+  writer.U32(static_cast<uint32_t>(cause.code()));
+  // Long causes are cut to fit the listeners' buffers.
+  writer.Bytes(absl::string_view(cause.message()).substr(0, 900));
+  return std::move(writer).Finish();
+}
+
+// A peer's view of a remote region: the job transport's, under a communicator rank.
+class CommunicatorRemote final : public RemoteRegion {
+ public:
+  CommunicatorRemote(const Transport* owner, int peer, std::unique_ptr<RemoteRegion> inner)
+      : RemoteRegion(peer, inner->base(), inner->length(), inner->access()),
+        owner_(owner),
+        inner_(std::move(inner)) {}
+  const Transport* owner() const { return owner_; }
+  const RemoteRegion& inner() const { return *inner_; }
+
+ private:
+  const Transport* owner_;
+  std::unique_ptr<RemoteRegion> inner_;
+};
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------
+// JobConnection
+
+JobConnection::JobConnection(std::unique_ptr<Transport> transport)
+    : rank_(transport->rank()),
+      size_(transport->size()),
+      provider_name_(transport->provider_name()),
+      transport_(std::move(transport)),
+      context_in_use_(kMaxContexts, false) {}
+
+absl::StatusOr<std::shared_ptr<JobConnection>> JobConnection::Create(
+    std::unique_ptr<Transport> transport) {
+  std::shared_ptr<JobConnection> job(new JobConnection(std::move(transport)));
+  {
+    MutexLock lock(&job->mu_);
+    RETURN_IF_ERROR(job->Listen());
+  }
+  return job;
+}
+
+absl::Status JobConnection::Listen() {
+  for (int peer : Neighbours(rank_, size_, -1)) {
+    auto listener = std::make_unique<Listener>();
+    listener->peer = peer;
+    RETURN_IF_ERROR(transport_->PostRecv(peer, kControlTag, listener->buffer.data(),
+                                         listener->buffer.size(), &listener->completion));
+    listeners_.push_back(std::move(listener));
+  }
+  return absl::OkStatus();
+}
+
+JobConnection::~JobConnection() {
+  MutexLock lock(&mu_);
+  if (!failed()) {
+    SendToListeners(EncodeNotice(NoticeKind::kGoodbye, rank_, absl::OkStatus()));
+  }
+  WaitForOutgoing(absl::Now() + absl::Seconds(1));
+  // Ends every pending operation (the listeners' receives and what kept_ holds among
+  // them) before their buffers go.
+  transport_.reset();
+  kept_.clear();
+}
+
+absl::StatusOr<uint32_t> JobConnection::AllocateContext() {
+  MutexLock lock(&mu_);
+  for (uint32_t context = 0; context < kMaxContexts; ++context) {
+    if (!context_in_use_[context]) {
+      context_in_use_[context] = true;
+      return context;
+    }
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("rank ", rank_, ": all ", kMaxContexts,
+                   " communicator context ids of this process are in use; destroy "
+                   "communicators that are no longer needed"));
+}
+
+void JobConnection::ReleaseContext(uint32_t context) {
+  MutexLock lock(&mu_);
+  if (context < kMaxContexts) context_in_use_[context] = false;
+}
+
+absl::Status JobConnection::FailureStatus() const {
+  if (!failed()) return absl::OkStatus();
+  return absl::AbortedError(
+      absl::StrCat("rank ", rank_, ": the job failed earlier: ", published_failure_.message()));
+}
+
+absl::Status JobConnection::Fail(const absl::Status& cause) {
+  // A peer that aborted (or failed) and then left is seen leaving (Unavailable)
+  // sooner or later than its notice arrives, which may come the long way round: give
+  // the notice a moment, so that every rank reports the origin's words.
+  const absl::Time grace_ends =
+      absl::Now() + (absl::IsUnavailable(cause) ? kNoticeGrace : absl::ZeroDuration());
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      ProgressLocked().IgnoreError();
+      if (failed() || absl::Now() >= grace_ends) {
+        if (RecordFailure(cause, EncodeNotice(NoticeKind::kFailure, rank_, cause))) return cause;
+        return FailureStatus();
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
+bool JobConnection::RecordFailure(const absl::Status& cause, const std::string& notice) {
+  if (failed()) return false;
+  failure_ = cause;
+  published_failure_ = absl::Status(cause.code(), cause.message());
+  failed_.store(true, std::memory_order_release);
+  SendToListeners(notice);
+  return true;
+}
+
+void JobConnection::SendToListeners(const std::string& notice) {
+  for (int peer : Neighbours(rank_, size_, +1)) {
+    auto outgoing = std::make_unique<Outgoing>();
+    outgoing->message = notice;
+    // A peer that is gone cannot be told; the others still are.
+    if (transport_
+            ->PostSend(peer, kControlTag, outgoing->message.data(), outgoing->message.size(),
+                       &outgoing->completion)
+            .ok()) {
+      outgoing_.push_back(std::move(outgoing));
+    }
+  }
+}
+
+void JobConnection::WaitForOutgoing(absl::Time deadline) {
+  for (const std::unique_ptr<Outgoing>& outgoing : outgoing_) {
+    if (!transport_->Wait(outgoing->completion, deadline).ok() && absl::Now() >= deadline) break;
+  }
+}
+
+void JobConnection::FlushNotices(absl::Time deadline) {
+  MutexLock lock(&mu_);
+  WaitForOutgoing(deadline);
+}
+
+void JobConnection::KeepUntilDestroyed(std::shared_ptr<void> state) {
+  MutexLock lock(&mu_);
+  kept_.push_back(std::move(state));
+}
+
+void JobConnection::ReadNotice(Listener& listener) {
+  listener.done = true;
+  const absl::Status& received = listener.completion.status();
+  if (!received.ok()) {
+    // The peer died (or the transport failed): that fails the job.
+    RecordFailure(received, EncodeNotice(NoticeKind::kFailure, rank_, received));
+    return;
+  }
+  WireReader reader(absl::string_view(listener.buffer.data(), listener.completion.bytes()));
+  uint8_t kind = 0;
+  uint32_t origin = 0, code = 0;
+  std::string message;
+  if (!reader.U8(kind) || !reader.U32(origin) || !reader.U32(code) ||
+      !reader.Bytes(message, kNoticeBytes) || !reader.at_end()) {
+    const absl::Status garbled = absl::InternalError(absl::StrCat(
+        "rank ", rank_, ": a garbled control message arrived from rank ", listener.peer));
+    RecordFailure(garbled, EncodeNotice(NoticeKind::kFailure, rank_, garbled));
+    return;
+  }
+  if (static_cast<NoticeKind>(kind) == NoticeKind::kGoodbye) return;
+  const absl::StatusCode status_code =
+      code == 0 || code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)
+          ? absl::StatusCode::kUnknown
+          : static_cast<absl::StatusCode>(code);
+  // Forwarded as it came, so every rank reports the origin's words.
+  RecordFailure(absl::Status(status_code, message),
+                std::string(listener.buffer.data(), listener.completion.bytes()));
+}
+
+absl::Status JobConnection::ProgressLocked() {
+  if (!failed()) {
+    const absl::Status progress = transport_->Progress();
+    if (!progress.ok()) {
+      RecordFailure(progress, EncodeNotice(NoticeKind::kFailure, rank_, progress));
+    }
+    for (const std::unique_ptr<Listener>& listener : listeners_) {
+      if (!listener->done && listener->completion.done()) ReadNotice(*listener);
+    }
+  } else {
+    // Keep the notices moving; the result is already decided.
+    transport_->Progress().IgnoreError();
+  }
+  return FailureStatus();
+}
+
+void JobConnection::Sleep(absl::Duration timeout) {
+  if (mu_.TryLock()) {
+    transport_->Sleep(timeout);
+    mu_.Unlock();
+  } else {
+    // Another thread is in the transport (and progressing it); a short nap keeps
+    // this one from waiting behind a long sleep of that thread.
+    absl::SleepFor(std::min(timeout, absl::Microseconds(100)));
+  }
+}
+
+// -----------------------------------------------------------------------------------
+// CommunicatorTransport
+
+CommunicatorTransport::CommunicatorTransport(std::shared_ptr<JobConnection> job, int rank,
+                                             std::vector<int> job_ranks,
+                                             std::vector<uint32_t> contexts)
+    : Transport(rank, static_cast<int>(job_ranks.size())),
+      job_(std::move(job)),
+      job_ranks_(std::move(job_ranks)),
+      contexts_(std::move(contexts)),
+      address_(absl::StrCat("communicator context ", contexts_[rank], " of job rank ",
+                            job_ranks_[rank])) {}
+
+CommunicatorTransport::~CommunicatorTransport() { job_->ReleaseContext(context()); }
+
+absl::Status CommunicatorTransport::Connect(absl::Span<const std::string>) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("rank ", rank(), ": a communicator's transport is connected already"));
+}
+
+absl::Status CommunicatorTransport::CheckUsableSlow(absl::string_view operation,
+                                                    uint64_t tag) const {
+  if (job_->failed()) return job_->FailureStatus();
+  return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank(), ": tag ", tag,
+                                                 " exceeds a communicator's largest tag ",
+                                                 kMaxCommunicatorTag));
+}
+
+absl::StatusOr<std::unique_ptr<MemoryRegion>> CommunicatorTransport::RegisterMemory(
+    void* base, size_t length, MemoryAccess access) {
+  RETURN_IF_ERROR(CheckUsable("RegisterMemory", 0));
+  MutexLock lock(&job_->mutex());
+  return job_->transport().RegisterMemory(base, length, access);
+}
+
+absl::StatusOr<std::unique_ptr<RemoteRegion>> CommunicatorTransport::ImportRegion(
+    int peer, absl::string_view packed_key) {
+  RETURN_IF_ERROR(CheckUsable("ImportRegion", 0));
+  RETURN_IF_ERROR(CheckPeer("ImportRegion", peer));
+  MutexLock lock(&job_->mutex());
+  ASSIGN_OR_RETURN(std::unique_ptr<RemoteRegion> inner,
+                   job_->transport().ImportRegion(job_ranks_[peer], packed_key));
+  return std::unique_ptr<RemoteRegion>(new CommunicatorRemote(this, peer, std::move(inner)));
+}
+
+void CommunicatorTransport::InvalidateRegistrations(const void* pointer, size_t bytes) {
+  MutexLock lock(&job_->mutex());
+  job_->transport().InvalidateRegistrations(pointer, bytes);
+}
+
+RegistrationStats CommunicatorTransport::registration_stats() const {
+  MutexLock lock(&job_->mutex());
+  return job_->transport().registration_stats();
+}
+
+absl::Status CommunicatorTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                             Completion* completion, const MemoryRegion* region) {
+  RETURN_IF_ERROR(CheckUsable("PostSend", tag));
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
+  MutexLock lock(&job_->mutex());
+  return job_->transport().PostSend(job_ranks_[peer], JobTag(peer, tag), data, bytes, completion,
+                                    region);
+}
+
+absl::Status CommunicatorTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
+                                             Completion* completion, const MemoryRegion* region) {
+  RETURN_IF_ERROR(CheckUsable("PostRecv", tag));
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
+  MutexLock lock(&job_->mutex());
+  return job_->transport().PostRecv(job_ranks_[peer], JobTag(rank(), tag), data, bytes, completion,
+                                    region);
+}
+
+absl::Status CommunicatorTransport::PostNotifyRecv(int peer, uint64_t notify_tag,
+                                                   Completion* completion) {
+  RETURN_IF_ERROR(CheckUsable("PostNotifyRecv", notify_tag));
+  RETURN_IF_ERROR(CheckPeer("PostNotifyRecv", peer));
+  MutexLock lock(&job_->mutex());
+  return job_->transport().PostNotifyRecv(job_ranks_[peer], JobTag(rank(), notify_tag), completion);
+}
+
+absl::Status CommunicatorTransport::PostOneSided(MemoryAccess access, void* data, size_t bytes,
+                                                 const RemoteRegion& remote, size_t offset,
+                                                 uint64_t notify_tag, Completion* completion,
+                                                 const MemoryRegion* region) {
+  const char* operation = OneSidedName(access);
+  RETURN_IF_ERROR(CheckUsable(operation, notify_tag));
+  const auto* ours = dynamic_cast<const CommunicatorRemote*>(&remote);
+  if (ours == nullptr || ours->owner() != this) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(operation, " on rank ", rank(),
+                     ": the remote region was not imported by this communicator's transport"));
+  }
+  RETURN_IF_ERROR(
+      CheckOneSided(operation, data, bytes, remote, offset, notify_tag, access, region));
+  const int peer = remote.peer();
+  MutexLock lock(&job_->mutex());
+  Transport& transport = job_->transport();
+  // The notification is received by the peer, so it carries the peer's context.
+  return access == MemoryAccess::kRemoteWrite
+             ? transport.PostPut(data, bytes, ours->inner(), offset, JobTag(peer, notify_tag),
+                                 completion, region)
+             : transport.PostGet(data, bytes, ours->inner(), offset, JobTag(peer, notify_tag),
+                                 completion, region);
+}
+
+absl::Status CommunicatorTransport::Progress() {
+  MutexLock lock(&job_->mutex());
+  return job_->ProgressLocked();
+}
+
+absl::Status CommunicatorTransport::PostInternalSend(int peer, InternalTag tag, const void* data,
+                                                     size_t bytes, Completion* completion) {
+  RETURN_IF_ERROR(job_->FailureStatus());
+  RETURN_IF_ERROR(CheckMessage("PostSend", peer, 0, data, bytes));
+  MutexLock lock(&job_->mutex());
+  return job_->transport().PostSend(job_ranks_[peer], JobTag(peer, static_cast<uint64_t>(tag)),
+                                    data, bytes, completion);
+}
+
+absl::Status CommunicatorTransport::PostInternalRecv(int peer, InternalTag tag, void* data,
+                                                     size_t bytes, Completion* completion) {
+  RETURN_IF_ERROR(job_->FailureStatus());
+  RETURN_IF_ERROR(CheckMessage("PostRecv", peer, 0, data, bytes));
+  MutexLock lock(&job_->mutex());
+  return job_->transport().PostRecv(job_ranks_[peer], JobTag(rank(), static_cast<uint64_t>(tag)),
+                                    data, bytes, completion);
+}
+
+}  // namespace zcoll
