@@ -12,7 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "collectives/communicator_transport.h"
+#include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/status_macros.h"
 #include "transport/transport_factory.h"
@@ -35,37 +37,49 @@ absl::Status WithRank(int rank, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat("rank ", rank, ": ", status.message()));
 }
 
-// Node of every rank: blocks of emulated nodes, or one node per distinct host name
-// (numbered in order of the lowest rank on each).
+// Where every rank runs: its node (blocks of emulated nodes, or one node per distinct
+// host name, numbered in order of the lowest rank on each) and the package and NUMA
+// domain its CPU binding lies in (hwloc).
 absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nodes,
                                           absl::Time deadline) {
   const int size = bootstrap.size();
   const std::string emulated =
       emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
+  int nodes = 0;
+  if (!emulated.empty() && (!absl::SimpleAtoi(emulated, &nodes) || nodes < 1 || nodes > size)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        emulated_nodes != 0 ? "CommunicatorOptions::emulated_nodes=" : "ZCOLL_EMULATE_NODES=",
+        emulated, " is not a node count in 1..", size, " (the job's size)"));
+  }
+  // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
+  const RankLocation placement = DiscoverProcessPlacement().value_or(RankLocation{});
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  absl::StatusOr<std::vector<std::string>> entries = bootstrap.AllGather(
+      absl::StrCat(placement.package, " ", placement.numa, " ", host), deadline);
+  if (!entries.ok()) return entries.status();
   std::vector<RankLocation> locations(size);
   std::vector<std::string> names;
-  if (!emulated.empty()) {
-    int nodes = 0;
-    if (!absl::SimpleAtoi(emulated, &nodes) || nodes < 1 || nodes > size) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          emulated_nodes != 0 ? "CommunicatorOptions::emulated_nodes=" : "ZCOLL_EMULATE_NODES=",
-          emulated, " is not a node count in 1..", size, " (the job's size)"));
+  std::map<std::string, int> node_of_host;
+  for (int rank = 0; rank < size; ++rank) {
+    const std::vector<std::string> fields =
+        absl::StrSplit((*entries)[rank], absl::MaxSplits(' ', 2));
+    RankLocation& location = locations[rank];
+    if (fields.size() != 3 || !absl::SimpleAtoi(fields[0], &location.package) ||
+        !absl::SimpleAtoi(fields[1], &location.numa)) {
+      return absl::InternalError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank,
+                                              " sent a malformed location '", (*entries)[rank],
+                                              "'"));
     }
-    for (int rank = 0; rank < size; ++rank) {
-      locations[rank].node = static_cast<int>(static_cast<int64_t>(rank) * nodes / size);
-    }
-    for (int node = 0; node < nodes; ++node) names.push_back(absl::StrCat("emulated", node));
-  } else {
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    ASSIGN_OR_RETURN(std::vector<std::string> hosts, bootstrap.AllGather(host, deadline));
-    std::map<std::string, int> node_of_host;
-    for (int rank = 0; rank < size; ++rank) {
-      auto [entry, added] = node_of_host.emplace(hosts[rank], static_cast<int>(names.size()));
-      if (added) names.push_back(hosts[rank]);
-      locations[rank].node = entry->second;
+    if (nodes > 0) {
+      location.node = static_cast<int>(static_cast<int64_t>(rank) * nodes / size);
+    } else {
+      auto [entry, added] = node_of_host.emplace(fields[2], static_cast<int>(names.size()));
+      if (added) names.push_back(fields[2]);
+      location.node = entry->second;
     }
   }
+  for (int node = 0; node < nodes; ++node) names.push_back(absl::StrCat("emulated", node));
   return Topology::Create(std::move(locations), std::move(names));
 }
 

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
+#include "collectives/topology_discovery.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
@@ -57,8 +58,18 @@ TEST_P(CommunicatorTest, KnowsItsRanksAndNodesAndPassesMessages) {
     EXPECT_EQ(comm.size(), job.size);
     EXPECT_EQ(comm.topology().size(), job.size);
     EXPECT_EQ(comm.topology().num_nodes(), job.nodes);
+    absl::StatusOr<RankLocation> placement = DiscoverProcessPlacement();
+    ASSERT_TRUE(placement.ok()) << placement.status();
     for (int rank = 0; rank < job.size; ++rank) {
       EXPECT_EQ(comm.topology().node_of(rank), static_cast<int64_t>(rank) * job.nodes / job.size);
+      // Every rank runs here, with this test's binding.
+      EXPECT_EQ(comm.topology().location(rank).package, placement->package);
+      EXPECT_EQ(comm.topology().location(rank).numa, placement->numa);
+    }
+    absl::StatusOr<NodeHardware> hardware = DiscoverNodeHardware();
+    ASSERT_TRUE(hardware.ok()) << hardware.status();
+    if (hardware->packages == 1) {
+      EXPECT_EQ(placement->package, 0);
     }
     const int size = comm.size(), rank = comm.rank();
     EXPECT_EQ(ShiftAround(comm, 7, 1000 + rank), 1000 + (rank + size - 1) % size);

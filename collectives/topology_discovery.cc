@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -22,9 +23,7 @@ int CountObjects(hwloc_topology_t topology, hwloc_obj_type_t type) {
   return count < 0 ? 0 : count;
 }
 
-}  // namespace
-
-absl::StatusOr<NodeHardware> DiscoverNodeHardware() {
+absl::StatusOr<HwlocTopology> LoadTopology() {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
     return absl::UnavailableError("hwloc_topology_init failed");
@@ -34,6 +33,70 @@ absl::StatusOr<NodeHardware> DiscoverNodeHardware() {
     return absl::UnavailableError(
         "hwloc_topology_load failed: cannot read this machine's topology");
   }
+  return topology;
+}
+
+struct BitmapFreer {
+  void operator()(hwloc_bitmap_s* bitmap) const { hwloc_bitmap_free(bitmap); }
+};
+using HwlocBitmap = std::unique_ptr<hwloc_bitmap_s, BitmapFreer>;
+
+// The logical index of the one object of `type` whose CPUs include all of `cpus`;
+// kUnknownId when none or several do.
+int ContainingObject(hwloc_topology_t topology, hwloc_obj_type_t type, hwloc_const_cpuset_t cpus) {
+  int found = kUnknownId;
+  const int count = CountObjects(topology, type);
+  for (int index = 0; index < count; ++index) {
+    hwloc_obj_t object = hwloc_get_obj_by_type(topology, type, index);
+    if (object == nullptr || object->cpuset == nullptr) continue;
+    if (hwloc_bitmap_isincluded(cpus, object->cpuset)) {
+      if (found != kUnknownId) return kUnknownId;
+      found = static_cast<int>(object->logical_index);
+    }
+  }
+  return found;
+}
+
+RankLocation PlacementOf(hwloc_topology_t topology, hwloc_const_cpuset_t cpus) {
+  RankLocation location;
+  if (hwloc_bitmap_iszero(cpus)) return location;
+  location.package = ContainingObject(topology, HWLOC_OBJ_PACKAGE, cpus);
+  location.numa = ContainingObject(topology, HWLOC_OBJ_NUMANODE, cpus);
+  return location;
+}
+
+}  // namespace
+
+absl::StatusOr<RankLocation> DiscoverProcessPlacement() {
+  absl::StatusOr<HwlocTopology> topology = LoadTopology();
+  if (!topology.ok()) return topology.status();
+  HwlocBitmap binding(hwloc_bitmap_alloc());
+  if (binding == nullptr ||
+      hwloc_get_cpubind(topology->get(), binding.get(), HWLOC_CPUBIND_PROCESS) != 0) {
+    return absl::UnavailableError("hwloc_get_cpubind failed: cannot read this process's binding");
+  }
+  return PlacementOf(topology->get(), binding.get());
+}
+
+absl::StatusOr<RankLocation> DiscoverPlacementOfCpus(absl::Span<const int> cpus) {
+  absl::StatusOr<HwlocTopology> topology = LoadTopology();
+  if (!topology.ok()) return topology.status();
+  HwlocBitmap set(hwloc_bitmap_alloc());
+  if (set == nullptr) return absl::ResourceExhaustedError("hwloc_bitmap_alloc failed");
+  for (int cpu : cpus) {
+    if (cpu < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("DiscoverPlacementOfCpus: CPU ", cpu,
+                                                     " is not an operating-system CPU number"));
+    }
+    hwloc_bitmap_set(set.get(), static_cast<unsigned>(cpu));
+  }
+  return PlacementOf(topology->get(), set.get());
+}
+
+absl::StatusOr<NodeHardware> DiscoverNodeHardware() {
+  absl::StatusOr<HwlocTopology> loaded = LoadTopology();
+  if (!loaded.ok()) return loaded.status();
+  HwlocTopology topology = std::move(*loaded);
   NodeHardware hardware;
   char host[HOST_NAME_MAX + 1] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) hardware.host_name = host;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/topology.h"
 
 namespace zcoll {
@@ -16,6 +17,14 @@ namespace zcoll {
 // Packages, NUMA domains, cores, hardware threads, cache sizes and memory of this
 // machine. Unavailable if hwloc cannot load the topology.
 absl::StatusOr<NodeHardware> DiscoverNodeHardware();
+
+// Where this process may run: the package (socket) and NUMA domain that hold every
+// CPU of its binding (sched_setaffinity, taskset, a launcher's --bind-to), or
+// kUnknownId where the binding spans several. `node` is left 0.
+absl::StatusOr<RankLocation> DiscoverProcessPlacement();
+
+// The same for a set of CPUs (operating-system numbering), as if bound to them.
+absl::StatusOr<RankLocation> DiscoverPlacementOfCpus(absl::Span<const int> cpus);
 
 // "2.9.0": the hwloc library zcoll is running against.
 std::string HwlocLibraryVersion();
