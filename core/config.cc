@@ -21,6 +21,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_JOB_KEY", "",
      "Secret a process presents to the job's TCP store; zcoll_run generates one. A "
      "process without it cannot join, read or write the job's rendezvous."},
+    {"ZCOLL_LINK_GBITS", "0",
+     "Bandwidth in Gbit/s of the modelled link between nodes (emulated clusters; "
+     "transport/link_model.h); 0: not limited."},
+    {"ZCOLL_LINK_LATENCY_US", "0",
+     "Microseconds the modelled link between nodes adds to every send, put and get; 0 "
+     "with ZCOLL_LINK_GBITS 0: no model."},
     {"ZCOLL_LOCAL_PROVIDER", "shm",
      "Transport between ranks of one node: shm (zcoll's own), or any ZCOLL_PROVIDER "
      "name, e.g. ofi:shm or ucx:posix,cma."},

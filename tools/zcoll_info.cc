@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/version.h"
 #include "ops/reduce.h"
+#include "transport/link_model.h"
 #include "transport/ofi/ofi_info.h"
 #include "transport/transport_factory.h"
 #include "transport/ucx/ucx_info.h"
@@ -92,11 +93,18 @@ void PrintProviders() {
   absl::PrintF("zcoll transports that open here: %s\n", absl::StrJoin(AvailableProviders(), ", "));
   absl::StatusOr<ProviderChoice> choice = ProvidersFromEnvironment();
   if (choice.ok()) {
-    absl::PrintF("  a job uses %s within a node and %s between nodes\n\n", choice->local,
+    absl::PrintF("  a job uses %s within a node and %s between nodes\n", choice->local,
                  choice->network);
   } else {
-    absl::PrintF("  no usable choice: %s\n\n", choice.status().message());
+    absl::PrintF("  no usable choice: %s\n", choice.status().message());
   }
+  absl::StatusOr<LinkModel> link = LinkModelFromEnvironment();
+  if (!link.ok()) {
+    absl::PrintF("  link model: %s\n", link.status().message());
+  } else if (link->enabled()) {
+    absl::PrintF("  traffic between nodes goes through a modelled link: %s\n", link->ToString());
+  }
+  absl::PrintF("\n");
 }
 
 void PrintEnvironment() {

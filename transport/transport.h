@@ -260,6 +260,8 @@ class Transport {
   // Blocks for at most `timeout`, returning early when progress may be possible:
   // the provider's wait object (an fd, a futex, a condition variable) fired.
   virtual void Sleep(absl::Duration timeout) = 0;
+  // For transports that wrap another: sleeps on the wrapped one's wait object.
+  static void SleepOn(Transport& inner, absl::Duration timeout) { inner.Sleep(timeout); }
 
   // For providers' Connect: checks the address count and records which peers have
   // an address.

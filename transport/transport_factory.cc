@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "core/config.h"
 #include "core/status_macros.h"
+#include "transport/link_model.h"
 #include "transport/ofi/ofi_info.h"
 #include "transport/ofi/ofi_transport.h"
 #include "transport/routed_transport.h"
@@ -149,6 +150,8 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateNodeAwareTransport(
     absl::StatusOr<std::unique_ptr<Transport>> made = CreateSingle(network_provider, rank, size);
     if (!made.ok()) return Unusable("network", network_provider, rank, made.status());
     network = std::move(*made);
+    ASSIGN_OR_RETURN(const LinkModel link, LinkModelFromEnvironment());
+    if (link.enabled()) network = CreateLinkModelTransport(std::move(network), link);
   }
   if (!network) return local;  // one node: no routing needed
   return CreateRoutedTransport(std::move(local), std::move(network), std::move(node_of_rank));
