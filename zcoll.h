@@ -13,12 +13,14 @@
 #ifndef ZCOLL_ZCOLL_H_
 #define ZCOLL_ZCOLL_H_
 
-#include "collectives/communicator.h"       // IWYU pragma: export
-#include "core/datatype.h"                  // IWYU pragma: export
-#include "core/reduce_op.h"                 // IWYU pragma: export
-#include "core/topology.h"                  // IWYU pragma: export
-#include "core/version.h"                   // IWYU pragma: export
-#include "ops/reduce.h"                     // IWYU pragma: export
-#include "transport/bootstrap/tcp_store.h"  // IWYU pragma: export
+#include "collectives/communicator.h"                  // IWYU pragma: export
+#include "core/datatype.h"                             // IWYU pragma: export
+#include "core/reduce_op.h"                            // IWYU pragma: export
+#include "core/topology.h"                             // IWYU pragma: export
+#include "core/version.h"                              // IWYU pragma: export
+#include "ops/reduce.h"                                // IWYU pragma: export
+#include "transport/bootstrap/in_process_bootstrap.h"  // IWYU pragma: export
+#include "transport/bootstrap/tcp_store.h"             // IWYU pragma: export
+#include "transport/loopback/loopback_transport.h"     // IWYU pragma: export
 
 #endif  // ZCOLL_ZCOLL_H_

@@ -2,8 +2,37 @@
 // Exit status 0 only if they hold.
 
 #include <cstdio>
+#include <thread>
+#include <vector>
 
 #include "zcoll/zcoll.h"
+
+// Two ranks as threads of this process: Create, Split, Barrier.
+bool InProcessJobWorks() {
+  constexpr int kRanks = 2;
+  absl::StatusOr<std::vector<std::unique_ptr<zcoll::Bootstrap>>> bootstraps =
+      zcoll::CreateInProcessBootstraps(kRanks);
+  if (!bootstraps.ok()) return false;
+  std::shared_ptr<zcoll::LoopbackFabric> fabric = zcoll::LoopbackFabric::Create(kRanks);
+  int sizes_seen[kRanks] = {};
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ranks.emplace_back([&, rank] {
+      zcoll::CommunicatorOptions options;
+      options.bootstrap = std::move((*bootstraps)[rank]);
+      absl::StatusOr<std::unique_ptr<zcoll::Transport>> transport = fabric->CreateTransport(rank);
+      if (!transport.ok()) return;
+      options.transport = std::move(*transport);
+      absl::StatusOr<zcoll::Communicator> comm = zcoll::Communicator::Create(std::move(options));
+      if (!comm.ok()) return;
+      absl::StatusOr<std::optional<zcoll::Communicator>> alone = comm->Split(rank, 0);
+      if (!alone.ok() || !alone->has_value() || !comm->Barrier().ok()) return;
+      sizes_seen[rank] = comm->size() * 10 + (*alone)->size();
+    });
+  }
+  for (std::thread& rank : ranks) rank.join();
+  return sizes_seen[0] == 21 && sizes_seen[1] == 21;
+}
 
 int main() {
   std::printf("consumer linked zcoll %.*s\n", static_cast<int>(zcoll::kVersion.size()),
@@ -20,6 +49,10 @@ int main() {
   const absl::Status no_job = zcoll::Communicator::Create({}).status();
   if (no_job.ok() || no_job.message().find("ZCOLL_RANK") == absl::string_view::npos) {
     std::fprintf(stderr, "consumer: Create outside a job: %s\n", no_job.ToString().c_str());
+    return 1;
+  }
+  if (!InProcessJobWorks()) {
+    std::fprintf(stderr, "consumer: an in-process job of two ranks failed\n");
     return 1;
   }
   if (refused.ok() || !allowed.ok() || !topology.ok() || topology->num_nodes() != 2 ||
