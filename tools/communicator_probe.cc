@@ -1,8 +1,10 @@
 // A rank program for the runtime's tests: creates a Communicator from the
 // environment, prints its topology, and passes a token around a ring over the
-// communicator's transport, checking what arrives.
+// communicator's transport, checking what arrives; then splits it by node and meets
+// the node's ranks in a barrier.
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -44,5 +46,21 @@ int main() {
     }
   }
   std::printf("rank %d: ring ok\n", rank);
+  const int node = comm->topology().node_of(rank);
+  absl::StatusOr<std::optional<zcoll::Communicator>> on_node = comm->Split(node, rank);
+  if (!on_node.ok() || !on_node->has_value()) {
+    std::fprintf(stderr, "Split by node: %s\n", on_node.status().ToString().c_str());
+    return 1;
+  }
+  const int expected = static_cast<int>(comm->topology().ranks_on_node(node).size());
+  if ((*on_node)->size() != expected) {
+    std::fprintf(stderr, "Split by node: %d ranks, expected %d\n", (*on_node)->size(), expected);
+    return 1;
+  }
+  if (absl::Status status = (*on_node)->Barrier(); !status.ok()) {
+    std::fprintf(stderr, "Barrier on node %d: %s\n", node, status.ToString().c_str());
+    return 1;
+  }
+  std::printf("rank %d: node %d has %d ranks\n", rank, node, expected);
   return 0;
 }

@@ -19,6 +19,8 @@ failures=0
 [ "$code" -eq 0 ] || { echo "FAILED: mpirun exited with $code"; failures=1; }
 rings=$(grep -c "ring ok" <<<"$out")
 [ "$rings" -eq 4 ] || { echo "FAILED: $rings of 4 ranks passed the ring"; failures=1; }
+split=$(grep -c "node 0 has 4 ranks" <<<"$out")
+[ "$split" -eq 4 ] || { echo "FAILED: $split of 4 ranks split off their node"; failures=1; }
 grep -q "rank 3 of 4, node 0: 1 node" <<<"$out" || { echo "FAILED: rank 3 of 4 on one node not reported"; failures=1; }
 [ $failures -eq 0 ] && echo "ok: 4 ranks under mpirun met through PMIx and passed the ring"
 exit $failures

@@ -17,9 +17,16 @@ grep -Eq '^  posix +memory ' <<<"$output" || fail "UCX posix transport missing"
 grep -q '^zcoll transports that open here: shm, ofi, ' <<<"$output" || fail "no provider list"
 grep -q 'a job uses shm within a node and ofi:tcp between nodes' <<<"$output" \
   || fail "no provider choice"
-ZCOLL_PROVIDER=ucx:tcp "$info" | grep -q 'shm within a node and ucx:tcp between nodes' \
+# Whole outputs are captured before grep reads them: grep -q stops reading at the
+# first match, and a writer still writing would die of SIGPIPE.
+with_ucx=$(ZCOLL_PROVIDER=ucx:tcp "$info")
+grep -q 'shm within a node and ucx:tcp between nodes' <<<"$with_ucx" \
   || fail "ZCOLL_PROVIDER is not shown in effect"
+with_link=$(ZCOLL_LINK_LATENCY_US=2 ZCOLL_LINK_GBITS=100 "$info")
+grep -q 'between nodes goes through a modelled link: latency 2us, 100 Gbit/s' <<<"$with_link" \
+  || fail "the link model is not shown"
 grep -q 'ZCOLL_LOG_LEVEL=' <<<"$output" || fail "environment variables missing"
 if "$info" --bogus 2>/dev/null; then fail "an unknown argument was accepted"; fi
-"$info" --help | grep -q '^usage: zcoll_info' || fail "--help prints no usage"
+help=$("$info" --help)
+grep -q '^usage: zcoll_info' <<<"$help" || fail "--help prints no usage"
 echo PASS

@@ -53,7 +53,12 @@ for layout in "4 2" "3 1" "3 3" "1 1"; do
   check "  every rank of $1 on $2 nodes passed the ring" \
     test "$(grep -c 'ring ok' <<<"$out")" -eq $(($1 > 1 ? $1 : 0))
   check "  rank 0 sees $2 nodes" grep -q "^\[0\] rank 0 of $1, node 0: $2 node" <<<"$out"
+  check "  every rank split off its node and met its ranks" \
+    test "$(grep -c 'node [0-9]* has [0-9]* ranks' <<<"$out")" -eq $(($1 > 1 ? $1 : 0))
 done
+out=$("$run" -n 4 --nodes 2 -- tools/communicator_probe 2>&1)
+check "two emulated nodes of 4 ranks split into communicators of 2" \
+  test "$(grep -c 'node [01] has 2 ranks' <<<"$out")" -eq 4
 out=$("$run" -n 2 --nodes 2 -- tools/communicator_probe 2>&1 | grep "rank 1 of 2")
 check "ranks are placed on emulated nodes in blocks" grep -q "node 1:" <<<"$out"
 set --
