@@ -158,8 +158,11 @@ void Emit(Stream& stream, bool flush_partial) {
 
 int Run(const Options& options) {
   const std::string job_key = NewJobKey();
+  // Every rank holds one connection for the job's life.
+  TcpStoreLimits limits;
+  limits.max_connections = std::max<size_t>(limits.max_connections, options.ranks + size_t{16});
   absl::StatusOr<std::unique_ptr<TcpStoreServer>> store =
-      TcpStoreServer::Start("127.0.0.1", 0, job_key);
+      TcpStoreServer::Start("127.0.0.1", 0, job_key, limits);
   if (!store.ok()) {
     std::fprintf(stderr, "zcoll_run: %s\n", store.status().ToString().c_str());
     return 1;

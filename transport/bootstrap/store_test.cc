@@ -162,6 +162,50 @@ TEST(TcpStoreTest, AWrongJobKeyIsRefused) {
       absl::IsDeadlineExceeded((*member)->Get("x", absl::Now() + absl::Milliseconds(50)).status()));
 }
 
+TEST(TcpStoreTest, ConnectionsOverTheLimitAreRefusedWithASentence) {
+  TcpStoreLimits limits;
+  limits.max_connections = 2;
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "key", limits);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto first = ConnectStore((*server)->url(), "key", Soon());
+  auto second = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(first.ok() && second.ok());
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> third =
+      ConnectStore((*server)->url(), "key", Soon());
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted) << third.status();
+  EXPECT_THAT(third.status().message(), HasSubstr("limit of 2 connections"));
+  // Those served are unaffected, and a place that frees up is given again.
+  EXPECT_TRUE((*first)->Set("a", "1", Soon()).ok());
+  first->reset();
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> again;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    again = ConnectStore((*server)->url(), "key", Soon());
+    if (again.ok()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*(*again)->Get("a", Soon()), "1");
+}
+
+TEST(TcpStoreTest, AFullStoreRefusesSetsThatDoNotFit) {
+  TcpStoreLimits limits;
+  limits.max_stored_bytes = 1000;
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "key", limits);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Set("a", std::string(600, 'a'), Soon()).ok());
+  const absl::Status full = (*client)->Set("b", std::string(600, 'b'), Soon());
+  EXPECT_FALSE(full.ok());
+  EXPECT_THAT(full.message(), HasSubstr("full (600 of 1000 bytes used)"));
+  // Replacing a value counts only the difference.
+  auto fresh = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE((*fresh)->Set("a", std::string(1000, 'c'), Soon()).ok());
+  EXPECT_EQ((*fresh)->Get("a", Soon())->size(), 1000u);
+  EXPECT_FALSE((*fresh)->Get("b", absl::Now() + absl::Milliseconds(50)).ok());
+}
+
 // Speaks the wire protocol by hand, as a stranger would.
 int RawConnect(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/logging.h"
 #include "core/mutex.h"
@@ -43,8 +44,11 @@ enum class Opcode : uint8_t {
 
 constexpr size_t kMaxFrameBytes = kMaxStoreValueBytes + 1024;
 constexpr size_t kMaxFrameBytesBeforeHello = 4096;
-constexpr size_t kMaxConnections = 1024;
-constexpr size_t kMaxStoredBytes = size_t{256} << 20;
+// Connections beyond TcpStoreLimits::max_connections are accepted, this many at a
+// time, only to be told at their Hello why they are refused (a refusal sent before
+// the Hello is read could be lost to the reset that closing an unread socket
+// sends).
+constexpr size_t kRefusedConnections = 16;
 // A reply a client does not read is dropped with the client past this.
 constexpr size_t kMaxUnsentBytes = size_t{64} << 20;
 constexpr absl::Duration kHelloWithin = absl::Seconds(10);
@@ -99,6 +103,8 @@ struct Connection {
 
 class StoreState {
  public:
+  explicit StoreState(size_t max_stored_bytes) : max_stored_bytes_(max_stored_bytes) {}
+
   // Answers one request frame of an authenticated connection.
   void Handle(Connection& connection, absl::string_view payload, absl::Time now) {
     WireReader reader(payload);
@@ -115,9 +121,10 @@ class StoreState {
         }
         auto existing = values_.find(key);
         const size_t old_bytes = existing == values_.end() ? 0 : existing->second.size();
-        if (stored_bytes_ - old_bytes + value.size() > kMaxStoredBytes) {
+        if (stored_bytes_ - old_bytes + value.size() > max_stored_bytes_) {
           return Refuse(connection,
-                        absl::StrCat("the store is full (", kMaxStoredBytes, " bytes)"));
+                        absl::StrCat("a Set of ", value.size(), " bytes: the store is full (",
+                                     stored_bytes_, " of ", max_stored_bytes_, " bytes used)"));
         }
         stored_bytes_ = stored_bytes_ - old_bytes + value.size();
         values_[key] = std::move(value);
@@ -180,6 +187,7 @@ class StoreState {
   }
 
  private:
+  const size_t max_stored_bytes_;
   std::map<std::string, std::string> values_;
   size_t stored_bytes_ = 0;
 };
@@ -205,13 +213,14 @@ bool NextFrame(Connection& connection, std::string& payload) {
 }  // namespace
 
 TcpStoreServer::TcpStoreServer(std::string host, int listener, int port, int wake_read,
-                               int wake_write, std::string job_key)
+                               int wake_write, std::string job_key, const TcpStoreLimits& limits)
     : host_(std::move(host)),
       listener_(listener),
       port_(port),
       wake_read_(wake_read),
       wake_write_(wake_write),
-      job_key_(std::move(job_key)) {
+      job_key_(std::move(job_key)),
+      limits_(limits) {
   thread_ = std::thread([this] { Serve(); });
 }
 
@@ -226,9 +235,8 @@ TcpStoreServer::~TcpStoreServer() {
 
 std::string TcpStoreServer::url() const { return absl::StrCat("tcp://", host_, ":", port_); }
 
-absl::StatusOr<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(absl::string_view host,
-                                                                      int port,
-                                                                      std::string job_key) {
+absl::StatusOr<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(
+    absl::string_view host, int port, std::string job_key, const TcpStoreLimits& limits) {
   if (job_key.empty()) {
     return absl::InvalidArgumentError("the TCP store needs a job key (ZCOLL_JOB_KEY)");
   }
@@ -280,13 +288,15 @@ absl::StatusOr<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(absl::stri
     close(listener);
     return absl::ResourceExhaustedError(absl::StrCat("pipe2: ", std::strerror(errno)));
   }
-  return std::unique_ptr<TcpStoreServer>(
-      new TcpStoreServer(host_string, listener, bound_port, wake[0], wake[1], std::move(job_key)));
+  return std::unique_ptr<TcpStoreServer>(new TcpStoreServer(
+      host_string, listener, bound_port, wake[0], wake[1], std::move(job_key), limits));
 }
 
 void TcpStoreServer::Serve() {
-  StoreState state;
+  StoreState state(limits_.max_stored_bytes);
   std::vector<Connection> connections;
+  const size_t most_open = limits_.max_connections + kRefusedConnections;
+  size_t authenticated = 0;
   std::vector<pollfd> polls;
   while (true) {
     absl::Time now = absl::Now();
@@ -299,7 +309,7 @@ void TcpStoreServer::Serve() {
     polls.clear();
     polls.push_back({wake_read_, POLLIN, 0});
     polls.push_back(
-        {listener_, static_cast<short>(connections.size() < kMaxConnections ? POLLIN : 0), 0});
+        {listener_, static_cast<short>(connections.size() < most_open ? POLLIN : 0), 0});
     for (const Connection& connection : connections) {
       short events = connection.closing ? 0 : POLLIN;
       if (!connection.out.empty()) events |= POLLOUT;
@@ -314,7 +324,7 @@ void TcpStoreServer::Serve() {
     if (polls[0].revents != 0) break;
     now = absl::Now();
     if (polls[1].revents & POLLIN) {
-      while (connections.size() < kMaxConnections) {
+      while (connections.size() < most_open) {
         const int fd = accept4(listener_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
         const int on = 1;
@@ -352,8 +362,14 @@ void TcpStoreServer::Serve() {
         if (reader.U8(opcode) && static_cast<Opcode>(opcode) == Opcode::kHello &&
             reader.Bytes(key, kMaxFrameBytesBeforeHello) && reader.at_end() &&
             SameKey(key, job_key_)) {
-          connection.authenticated = true;
-          connection.out += Reply(Opcode::kOk);
+          if (authenticated < limits_.max_connections) {
+            ++authenticated;
+            connection.authenticated = true;
+            connection.out += Reply(Opcode::kOk);
+          } else {
+            StoreState::Refuse(connection, absl::StrCat("a connection over its limit of ",
+                                                        limits_.max_connections, " connections"));
+          }
         } else {
           StoreState::Refuse(connection, "a connection without this job's key");
         }
@@ -374,6 +390,7 @@ void TcpStoreServer::Serve() {
       if (drop) {
         close(connection.fd);
         connection.fd = -1;
+        if (connection.authenticated) --authenticated;
       }
     }
     // Sets may have satisfied other connections' Gets: answer them in the next round
@@ -605,6 +622,11 @@ absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectTcpStore(absl::string_view
       uint8_t opcode = 0;
       if (reader.U8(opcode) && static_cast<Opcode>(opcode) == Opcode::kOk && reader.at_end()) {
         return client;
+      }
+      std::string why;
+      if (static_cast<Opcode>(opcode) == Opcode::kError && reader.Bytes(why, kMaxFrameBytes) &&
+          absl::StrContains(why, "limit")) {
+        return absl::ResourceExhaustedError(absl::StrCat("the TCP store ", url, ": ", why));
       }
       return absl::PermissionDeniedError(
           absl::StrCat("the TCP store ", url, " refused this process's job key (ZCOLL_JOB_KEY)"));

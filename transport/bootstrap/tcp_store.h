@@ -7,10 +7,10 @@
 // out strangers and stale jobs on a trusted cluster network, not an eavesdropper.
 //
 // Bounds, so that network input cannot exhaust the server: frames of at most
-// kMaxStoreValueBytes + 1 KiB (4 KiB before authentication), 1024 connections,
-// 256 MiB stored in all; a request over a bound is answered with an error and
-// the connection closed. A Get waits on the server, which answers when the key is
-// set or at the client's deadline.
+// kMaxStoreValueBytes + 1 KiB (4 KiB before authentication), and TcpStoreLimits
+// (1024 connections, 256 MiB stored in all, by default); a request or a connection
+// over a bound is answered with an error naming the bound and closed. A Get waits on the server,
+// which answers when the key is set or at the client's deadline.
 
 #ifndef ZCOLL_TRANSPORT_BOOTSTRAP_TCP_STORE_H_
 #define ZCOLL_TRANSPORT_BOOTSTRAP_TCP_STORE_H_
@@ -26,13 +26,19 @@
 
 namespace zcoll {
 
+struct TcpStoreLimits {
+  size_t max_connections = 1024;
+  size_t max_stored_bytes = size_t{256} << 20;
+};
+
 class TcpStoreServer {
  public:
   // Listens on `host` ("127.0.0.1", "0.0.0.0", a name) and `port` (0: any free
   // port) and serves from a thread of its own until destroyed. `job_key` must not
   // be empty.
   static absl::StatusOr<std::unique_ptr<TcpStoreServer>> Start(absl::string_view host, int port,
-                                                               std::string job_key);
+                                                               std::string job_key,
+                                                               const TcpStoreLimits& limits = {});
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
@@ -43,7 +49,7 @@ class TcpStoreServer {
 
  private:
   TcpStoreServer(std::string host, int listener, int port, int wake_read, int wake_write,
-                 std::string job_key);
+                 std::string job_key, const TcpStoreLimits& limits);
   void Serve();
 
   std::string host_;
@@ -51,6 +57,7 @@ class TcpStoreServer {
   int port_;
   int wake_read_, wake_write_;  // a pipe that ends Serve
   std::string job_key_;
+  TcpStoreLimits limits_;
   std::thread thread_;
 };
 
