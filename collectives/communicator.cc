@@ -45,11 +45,15 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nod
   const int size = bootstrap.size();
   const std::string emulated =
       emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
-  int nodes = 0;
-  if (!emulated.empty() && (!absl::SimpleAtoi(emulated, &nodes) || nodes < 1 || nodes > size)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        emulated_nodes != 0 ? "CommunicatorOptions::emulated_nodes=" : "ZCOLL_EMULATE_NODES=",
-        emulated, " is not a node count in 1..", size, " (the job's size)"));
+  std::optional<Topology> emulated_topology;
+  if (!emulated.empty()) {
+    absl::StatusOr<Topology> described = Topology::Emulated(emulated, size);
+    if (!described.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          emulated_nodes != 0 ? "CommunicatorOptions::emulated_nodes: " : "ZCOLL_EMULATE_NODES: ",
+          described.status().message()));
+    }
+    emulated_topology = std::move(*described);
   }
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
   const RankLocation placement = DiscoverProcessPlacement().value_or(RankLocation{});
@@ -71,15 +75,19 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nod
                                               " sent a malformed location '", (*entries)[rank],
                                               "'"));
     }
-    if (nodes > 0) {
-      location.node = static_cast<int>(static_cast<int64_t>(rank) * nodes / size);
+    if (emulated_topology.has_value()) {
+      location.node = emulated_topology->node_of(rank);
     } else {
       auto [entry, added] = node_of_host.emplace(fields[2], static_cast<int>(names.size()));
       if (added) names.push_back(fields[2]);
       location.node = entry->second;
     }
   }
-  for (int node = 0; node < nodes; ++node) names.push_back(absl::StrCat("emulated", node));
+  if (emulated_topology.has_value()) {
+    for (int node = 0; node < emulated_topology->num_nodes(); ++node) {
+      names.push_back(absl::StrCat("emulated", node));
+    }
+  }
   return Topology::Create(std::move(locations), std::move(names));
 }
 

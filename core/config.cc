@@ -16,8 +16,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
      "process, else ZCOLL_STORE), pmix, or store."},
     {"ZCOLL_EMULATE_NODES", "",
-     "Places the job's ranks in blocks on this many emulated nodes (zcoll_run --nodes "
-     "sets it); unset: a node is a host."},
+     "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
+     "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host."},
     {"ZCOLL_JOB_KEY", "",
      "Secret a process presents to the job's TCP store; zcoll_run generates one. A "
      "process without it cannot join, read or write the job's rendezvous."},

@@ -5,8 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace zcoll {
 namespace {
@@ -81,6 +84,37 @@ absl::StatusOr<Topology> Topology::Uniform(int num_nodes, int ranks_per_node) {
                      num_nodes, " nodes of ", ranks_per_node, " ranks"));
   }
   std::vector<int> sizes(static_cast<size_t>(num_nodes), ranks_per_node);
+  return FromNodeSizes(sizes);
+}
+
+absl::StatusOr<Topology> Topology::Emulated(absl::string_view description, int size) {
+  const auto refuse = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("emulated nodes '", description, "' for ", size, " ranks: ", why));
+  };
+  if (size < 1) return refuse("a job has at least one rank");
+  std::vector<int> sizes;
+  if (!absl::StrContains(description, ',')) {
+    int nodes = 0;
+    if (!absl::SimpleAtoi(description, &nodes) || nodes < 1 || nodes > size) {
+      return refuse(absl::StrCat("not a node count in 1..", size, " nor a list of node sizes"));
+    }
+    sizes.assign(static_cast<size_t>(nodes), 0);
+    for (int rank = 0; rank < size; ++rank) {
+      ++sizes[static_cast<size_t>(static_cast<int64_t>(rank) * nodes / size)];
+    }
+  } else {
+    int64_t total = 0;
+    for (absl::string_view part : absl::StrSplit(description, ',')) {
+      int ranks = 0;
+      if (!absl::SimpleAtoi(part, &ranks) || ranks < 1) {
+        return refuse(absl::StrCat("'", part, "' is not a positive rank count"));
+      }
+      sizes.push_back(ranks);
+      total += ranks;
+    }
+    if (total != size) return refuse(absl::StrCat("the node sizes add up to ", total));
+  }
   return FromNodeSizes(sizes);
 }
 

@@ -51,6 +51,12 @@ class Topology {
   // Nodes of the given sizes, in blocks: {3, 1} puts ranks 0-2 on node 0, 3 on node 1.
   static absl::StatusOr<Topology> FromNodeSizes(absl::Span<const int> ranks_per_node);
 
+  // The emulated nodes of a `size`-rank job as ZCOLL_EMULATE_NODES and zcoll_run
+  // --nodes describe them: "K", K nodes with ranks in blocks as even as can be
+  // (rank r on node r*K/size), or "A,B,...", nodes of A, B, ... ranks in blocks
+  // (summing to `size`). InvalidArgument with a sentence otherwise.
+  static absl::StatusOr<Topology> Emulated(absl::string_view description, int size);
+
   int size() const { return static_cast<int>(ranks_.size()); }
   int num_nodes() const { return static_cast<int>(node_ranks_.size()); }
 

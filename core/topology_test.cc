@@ -1,5 +1,7 @@
 #include "core/topology.h"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -92,6 +94,36 @@ TEST(TopologyTest, LargeTopologiesAreCheap) {
   EXPECT_EQ(topology->size(), 98304);
   EXPECT_EQ(topology->node_of(98303), 1023);
   EXPECT_EQ(topology->local_rank(98303), 95);
+}
+
+TEST(TopologyEmulatedTest, ACountSpreadsRanksEvenlyInBlocks) {
+  absl::StatusOr<Topology> topology = Topology::Emulated("3", 7);
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  EXPECT_EQ(topology->num_nodes(), 3);
+  EXPECT_THAT(topology->ranks_on_node(0), ElementsAre(0, 1, 2));
+  EXPECT_THAT(topology->ranks_on_node(1), ElementsAre(3, 4));
+  EXPECT_THAT(topology->ranks_on_node(2), ElementsAre(5, 6));
+}
+
+TEST(TopologyEmulatedTest, NodeSizesPlaceBlocksOfThoseSizes) {
+  absl::StatusOr<Topology> topology = Topology::Emulated("1,3", 4);
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  EXPECT_THAT(topology->ranks_on_node(0), ElementsAre(0));
+  EXPECT_THAT(topology->ranks_on_node(1), ElementsAre(1, 2, 3));
+}
+
+TEST(TopologyEmulatedTest, BadDescriptionsAreRefusedWithASentence) {
+  for (const auto& [description, says] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "not a node count in 1..4"},
+           {"5", "not a node count in 1..4"},
+           {"two", "not a node count"},
+           {"2,x", "'x' is not a positive rank count"},
+           {"2,0,2", "'0' is not a positive rank count"},
+           {"2,1", "add up to 3"}}) {
+    absl::StatusOr<Topology> topology = Topology::Emulated(description, 4);
+    EXPECT_EQ(topology.status().code(), absl::StatusCode::kInvalidArgument) << description;
+    EXPECT_THAT(topology.status().message(), HasSubstr(says)) << description;
+  }
 }
 
 }  // namespace

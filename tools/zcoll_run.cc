@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/topology.h"
 #include "transport/bootstrap/forked_job.h"
 #include "transport/bootstrap/tcp_store.h"
 
@@ -40,12 +41,14 @@ constexpr char kUsage[] =
     "usage: zcoll_run -n RANKS [--nodes NODES] [--timeout SECONDS] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Starts RANKS copies of PROGRAM on this host as one zcoll job, placed in blocks\n"
-    "on NODES emulated nodes (default 1): ranks of one emulated node talk through\n"
+    "on emulated nodes (default 1): ranks of one emulated node talk through\n"
     "shared memory (ZCOLL_LOCAL_PROVIDER), ranks of different ones through the network\n"
     "provider (ZCOLL_PROVIDER), exactly as on a cluster.\n"
     "\n"
     "  -n, --np RANKS       number of ranks (1-4096)\n"
-    "  --nodes NODES        emulated nodes, 1-RANKS (default 1)\n"
+    "  --nodes NODES        emulated nodes: a count, 1-RANKS, with ranks spread evenly\n"
+    "                       in blocks (default 1), or node sizes, e.g. 3,1 (ranks 0-2\n"
+    "                       on node 0, rank 3 on node 1)\n"
     "  --timeout SECONDS    stop the job after this long and exit 124 (default: none)\n"
     "  -h, --help           this text\n"
     "\n"
@@ -54,11 +57,15 @@ constexpr char kUsage[] =
     "ZCOLL_* variables pass through. Output lines are prefixed with \"[rank] \".\n"
     "The first rank to fail ends the job: the others get SIGTERM, then SIGKILL 3 s\n"
     "later, and zcoll_run exits with the failed rank's exit code (128 + signal if a\n"
-    "signal killed it). SIGINT or SIGTERM to zcoll_run is passed on to every rank.\n";
+    "signal killed it). SIGINT or SIGTERM to zcoll_run is passed on to every rank.\n"
+    "\n"
+    "ZCOLL_LINK_LATENCY_US and ZCOLL_LINK_GBITS model the network between emulated\n"
+    "nodes (added latency, bandwidth cap) so that its cost relative to shared memory\n"
+    "is a real fabric's.\n";
 
 struct Options {
   int ranks = 0;
-  int nodes = 1;
+  std::string nodes = "1";  // a Topology::Emulated description
   absl::Duration timeout = absl::InfiniteDuration();
   std::vector<std::string> command;
 };
@@ -92,10 +99,7 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     } else if (argument == "--nodes") {
       const char* text = value("--nodes");
       if (text == nullptr) return false;
-      if (!absl::SimpleAtoi(text, &options.nodes) || options.nodes < 1) {
-        error = absl::StrCat("--nodes '", text, "' is not a positive number");
-        return false;
-      }
+      options.nodes = text;
     } else if (argument == "--timeout") {
       const char* text = value("--timeout");
       if (text == nullptr) return false;
@@ -117,8 +121,9 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     error = "-n RANKS is required";
     return false;
   }
-  if (options.nodes > options.ranks) {
-    error = absl::StrCat("--nodes ", options.nodes, " exceeds the ", options.ranks, " ranks");
+  if (absl::StatusOr<Topology> nodes = Topology::Emulated(options.nodes, options.ranks);
+      !nodes.ok()) {
+    error = absl::StrCat("--nodes: ", nodes.status().message());
     return false;
   }
   if (options.command.empty()) {

@@ -38,6 +38,9 @@ check "a missing -n is a usage error" test "$code" -eq 2
 check "the usage error says what is missing" grep -q "zcoll_run: -n RANKS is required" <<<"$out"
 out=$("$run" -n 2 --nodes 3 -- "$probe" 2>&1); code=$?
 check "more nodes than ranks is refused" test "$code" -eq 2
+out=$("$run" -n 4 --nodes 3,2 -- "$probe" 2>&1); code=$?
+check "node sizes that do not add up to the ranks are refused" test "$code" -eq 2
+check "  with the sum named" grep -q "add up to 5" <<<"$out"
 out=$("$run" --help); code=$?
 check "--help explains the options" grep -q -- "--nodes NODES" <<<"$out"
 out=$("$run" -n 1 -- /nonexistent/program 2>&1); code=$?
@@ -59,6 +62,25 @@ done
 out=$("$run" -n 4 --nodes 2 -- tools/communicator_probe 2>&1)
 check "two emulated nodes of 4 ranks split into communicators of 2" \
   test "$(grep -c 'node [01] has 2 ranks' <<<"$out")" -eq 4
+out=$("$run" -n 4 --nodes 3,1 -- tools/communicator_probe 2>&1)
+check "node sizes 3,1 put ranks 0-2 on node 0 and rank 3 on node 1" \
+  grep -q "^\[0\] rank 0 of 4, node 0: 2 nodes: emulated0 {0-2} emulated1 {3}" <<<"$out"
+check "  and node 0's ranks split off together" test "$(grep -c 'node 0 has 3 ranks' <<<"$out")" -eq 3
+
+# Without a launcher, as a service starts its ranks: a shared directory as the store.
+store_dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/file-store.XXXXXX")
+pids=()
+for rank in 0 1 2; do
+  ZCOLL_RANK=$rank ZCOLL_SIZE=3 ZCOLL_STORE="file://$store_dir" ZCOLL_EMULATE_NODES=2 \
+    tools/communicator_probe >"$store_dir.out$rank" 2>&1 &
+  pids+=($!)
+done
+file_failures=0
+for pid in "${pids[@]}"; do wait "$pid" || file_failures=$((file_failures + 1)); done
+cat "$store_dir".out*
+check "3 ranks started by hand meet through a file store" test "$file_failures" -eq 0
+check "  and pass the ring" test "$(cat "$store_dir".out* | grep -c 'ring ok')" -eq 3
+
 out=$("$run" -n 2 --nodes 2 -- tools/communicator_probe 2>&1 | grep "rank 1 of 2")
 check "ranks are placed on emulated nodes in blocks" grep -q "node 1:" <<<"$out"
 set --
