@@ -57,8 +57,9 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nod
   }
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
   const RankLocation placement = DiscoverProcessPlacement().value_or(RankLocation{});
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
+  char system_host[256] = {};
+  gethostname(system_host, sizeof(system_host) - 1);
+  const std::string host = bootstrap.host_name().value_or(system_host);
   absl::StatusOr<std::vector<std::string>> entries = bootstrap.AllGather(
       absl::StrCat(placement.package, " ", placement.numa, " ", host), deadline);
   if (!entries.ok()) return entries.status();

@@ -21,6 +21,7 @@ rings=$(grep -c "ring ok" <<<"$out")
 [ "$rings" -eq 4 ] || { echo "FAILED: $rings of 4 ranks passed the ring"; failures=1; }
 split=$(grep -c "node 0 has 4 ranks" <<<"$out")
 [ "$split" -eq 4 ] || { echo "FAILED: $split of 4 ranks split off their node"; failures=1; }
-grep -q "rank 3 of 4, node 0: 1 node" <<<"$out" || { echo "FAILED: rank 3 of 4 on one node not reported"; failures=1; }
+# The node is named as PMIx names the host (PMIX_HOSTNAME), here the machine's name.
+grep -q "rank 3 of 4, node 0: 1 node: $(hostname) {0-3}" <<<"$out" || { echo "FAILED: rank 3 of 4 on one node not reported"; failures=1; }
 [ $failures -eq 0 ] && echo "ok: 4 ranks under mpirun met through PMIx and passed the ring"
 exit $failures

@@ -18,6 +18,7 @@
 #define ZCOLL_TRANSPORT_BOOTSTRAP_BOOTSTRAP_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ class Bootstrap {
   virtual absl::Status Barrier(absl::Time deadline) = 0;
   // For messages: "tcp://127.0.0.1:4000", "file:///tmp/job".
   virtual std::string description() const = 0;
+  // This process's host as the launcher names it (PMIx's PMIX_HOSTNAME), which then
+  // decides which ranks share a node; nullopt: the host name the system reports.
+  virtual std::optional<std::string> host_name() const { return std::nullopt; }
 };
 
 // A bootstrap over `store`, whose keys it prefixes with `scope` (so that several

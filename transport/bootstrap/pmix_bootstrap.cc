@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,14 @@ absl::Status PmixError(int rank, absl::string_view what, pmix_status_t status) {
 
 class PmixBootstrap : public Bootstrap {
  public:
-  PmixBootstrap(const pmix_proc_t& self, int size) : self_(self), size_(size) {}
+  PmixBootstrap(const pmix_proc_t& self, int size, std::optional<std::string> host)
+      : self_(self), size_(size), host_(std::move(host)) {}
   ~PmixBootstrap() override { PMIx_Finalize(nullptr, 0); }
 
   int rank() const override { return static_cast<int>(self_.rank); }
   int size() const override { return size_; }
   std::string description() const override { return absl::StrCat("PMIx ", self_.nspace); }
+  std::optional<std::string> host_name() const override { return host_; }
 
   absl::StatusOr<std::vector<std::string>> AllGather(absl::string_view value,
                                                      absl::Time deadline) override {
@@ -92,6 +95,7 @@ class PmixBootstrap : public Bootstrap {
 
   pmix_proc_t self_;
   int size_;
+  std::optional<std::string> host_;
   uint64_t round_ = 0;
 };
 
@@ -126,7 +130,14 @@ absl::StatusOr<std::unique_ptr<Bootstrap>> CreatePmixBootstrap() {
     return absl::UnavailableError(
         absl::StrCat("PMIx reports rank ", self.rank, " of a job of ", size, " ranks"));
   }
-  return std::make_unique<PmixBootstrap>(self, static_cast<int>(size));
+  // The node as the launcher knows it (its locality is what placed the ranks); a
+  // launcher that does not say leaves the choice to the process's own host name.
+  std::optional<std::string> host;
+  if (PMIx_Get(&self, PMIX_HOSTNAME, nullptr, 0, &value) == PMIX_SUCCESS) {
+    if (value->type == PMIX_STRING && value->data.string != nullptr) host = value->data.string;
+    PMIX_VALUE_RELEASE(value);
+  }
+  return std::make_unique<PmixBootstrap>(self, static_cast<int>(size), std::move(host));
 }
 
 }  // namespace zcoll
