@@ -11,6 +11,8 @@
 //                   in flight, rank 1 receives them and answers each window with one
 //                   small message (like ucx_perftest tag_bw).
 // transport/compare_pingpong.sh runs fi_pingpong and ucx_perftest next to it.
+// --through=communicator goes through the view every communicator uses
+// (collectives/communicator_transport.h), to show what it adds.
 
 #include <algorithm>
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "collectives/communicator_transport.h"
 #include "transport/bootstrap/forked_job.h"
 #include "transport/transport.h"
 #include "transport/transport_factory.h"
@@ -35,6 +38,9 @@ constexpr uint64_t kPingTag = 1, kStreamTag = 2, kAckTag = 3;
 
 struct Options {
   std::string provider = "shm";
+  // Through a communicator's view of the transport (its ranks, tags, lock and
+  // failure checks), to show what that costs.
+  bool through_communicator = false;
   size_t min_bytes = 8;
   size_t max_bytes = kMaxBytes;
 };
@@ -82,8 +88,17 @@ absl::Time DeadlineForOneSize() { return absl::Now() + absl::Seconds(120); }
 int RankMain(const Options& options, int rank, ForkMeeting& meeting) {
   absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(options.provider, rank, 2);
   CHECK_OK_OR_RETURN(created.status());
-  Transport& transport = **created;
-  CHECK_OK_OR_RETURN(transport.Connect(meeting.AllGather(rank, transport.address())));
+  CHECK_OK_OR_RETURN((*created)->Connect(meeting.AllGather(rank, (*created)->address())));
+  std::unique_ptr<Transport> view;
+  if (options.through_communicator) {
+    absl::StatusOr<std::shared_ptr<JobConnection>> job = JobConnection::Create(std::move(*created));
+    CHECK_OK_OR_RETURN(job.status());
+    absl::StatusOr<uint32_t> context = (*job)->AllocateContext();
+    CHECK_OK_OR_RETURN(context.status());
+    view = std::make_unique<CommunicatorTransport>(*job, rank, std::vector<int>{0, 1},
+                                                   std::vector<uint32_t>{*context, *context});
+  }
+  Transport& transport = view != nullptr ? *view : **created;
   const int peer = 1 - rank;
   const size_t buffer_bytes = options.max_bytes * 1;
   std::vector<uint8_t> send(buffer_bytes, static_cast<uint8_t>(rank)), recv(buffer_bytes);
@@ -160,7 +175,9 @@ int RankMain(const Options& options, int rank, ForkMeeting& meeting) {
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     const double bandwidth = static_cast<double>(bytes) * window * rounds / seconds / 1e6;
     if (rank == 0) {
-      std::printf("%s,%zu,%.3f,%.1f\n", options.provider.c_str(), bytes, latency_us, bandwidth);
+      std::printf("%s%s,%zu,%.3f,%.1f\n", options.provider.c_str(),
+                  options.through_communicator ? " (communicator)" : "", bytes, latency_us,
+                  bandwidth);
       std::fflush(stdout);
     }
   }
@@ -175,6 +192,9 @@ int Main(int argc, char** argv) {
     bool ok = parts.size() == 2;
     if (ok && parts[0] == "--provider") {
       options.provider = parts[1];
+    } else if (ok && parts[0] == "--through") {
+      ok = parts[1] == "communicator" || parts[1] == "transport";
+      options.through_communicator = parts[1] == "communicator";
     } else if (ok && parts[0] == "--min") {
       ok = absl::SimpleAtoi(parts[1], &options.min_bytes) && options.min_bytes > 0;
     } else if (ok && parts[0] == "--max") {
@@ -186,7 +206,7 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr,
                    "pingpong_benchmark: bad argument '%s'\n"
                    "usage: pingpong_benchmark [--provider=shm|ofi|ofi:NAME|ucx|ucx:TLS] "
-                   "[--min=8] [--max=67108864]\n",
+                   "[--through=transport|communicator] [--min=8] [--max=67108864]\n",
                    argv[i]);
       return 2;
     }
