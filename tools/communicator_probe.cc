@@ -3,7 +3,10 @@
 // communicator's transport, checking what arrives; then splits it by node and meets
 // the node's ranks in a barrier.
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -16,9 +19,22 @@
 extern "C" const char* __lsan_default_suppressions() { return "leak:libpmix.so\n"; }
 
 int main() {
+  // For failure tests: the rank named by ZCOLL_PROBE_ABSENT_RANK never joins; it
+  // waits ZCOLL_PROBE_ABSENT_SECONDS (default 10) and exits 0.
+  if (const char* absent = std::getenv("ZCOLL_PROBE_ABSENT_RANK")) {
+    const char* rank =
+        std::getenv("PMIX_RANK") ? std::getenv("PMIX_RANK") : std::getenv("ZCOLL_RANK");
+    if (rank != nullptr && std::string(rank) == absent) {
+      const char* seconds = std::getenv("ZCOLL_PROBE_ABSENT_SECONDS");
+      sleep(seconds != nullptr ? static_cast<unsigned>(std::atoi(seconds)) : 10);
+      return 0;
+    }
+  }
+  const absl::Time start = absl::Now();
   absl::StatusOr<zcoll::Communicator> comm = zcoll::Communicator::Create({});
   if (!comm.ok()) {
-    std::fprintf(stderr, "Create: %s\n", comm.status().ToString().c_str());
+    std::fprintf(stderr, "Create failed after %.0f s: %s\n",
+                 absl::ToDoubleSeconds(absl::Now() - start), comm.status().ToString().c_str());
     return 1;
   }
   const int rank = comm->rank(), size = comm->size();
