@@ -126,7 +126,7 @@ absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transpo
   auto state = std::make_shared<ExchangeState>();
   // Block i holds the record of rank (rank + i) % size.
   state->blocks.resize(static_cast<size_t>(size) * record_bytes);
-  std::memcpy(state->blocks.data(), mine.data(), record_bytes);
+  if (record_bytes > 0) std::memcpy(state->blocks.data(), mine.data(), record_bytes);
   for (int distance = 1; distance < size; distance *= 2) {
     const size_t bytes = static_cast<size_t>(std::min(distance, size - distance)) * record_bytes;
     state->sent.Reset();
@@ -153,7 +153,8 @@ absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transpo
     }
   }
   std::vector<char> by_rank(state->blocks.size());
-  for (int block = 0; block < size; ++block) {
+  // Empty records (Barrier) have nothing to reorder.
+  for (int block = 0; block < size && record_bytes > 0; ++block) {
     std::memcpy(by_rank.data() + static_cast<size_t>((rank + block) % size) * record_bytes,
                 state->blocks.data() + static_cast<size_t>(block) * record_bytes, record_bytes);
   }
@@ -261,27 +262,10 @@ absl::Status Communicator::Abort(absl::string_view reason) {
 absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
   CommunicatorTransport& transport = *state_->transport;
   RETURN_IF_ERROR(transport.job().FailureStatus());
-  const absl::Time until = DeadlineOrDefault(deadline);
-  const int size = transport.size(), rank = transport.rank();
-  // Dissemination: in round k every rank tells the rank 2^k ahead and hears from the
-  // one 2^k behind; after log2(size) rounds each has heard, indirectly, from all.
-  for (int distance = 1; distance < size; distance *= 2) {
-    auto state = std::make_shared<ExchangeState>();
-    absl::Status status = transport.PostInternalRecv(
-        (rank - distance + size) % size, InternalTag::kBarrier, nullptr, 0, &state->received);
-    if (!status.ok()) return Failed(status);
-    status = transport.PostInternalSend((rank + distance) % size, InternalTag::kBarrier, nullptr, 0,
-                                        &state->sent);
-    if (status.ok()) {
-      const Completion* both[] = {&state->sent, &state->received};
-      status = transport.WaitAll(both, until);
-    }
-    if (!status.ok()) {
-      transport.job().KeepUntilDestroyed(state);
-      return Failed(status);
-    }
-  }
-  return absl::OkStatus();
+  // An exchange of empty records is a dissemination barrier: in round k every rank
+  // hears from the rank 2^k away, so after log2(size) rounds each has heard,
+  // indirectly, from all.
+  return Failed(ExchangeRecords(transport, "", DeadlineOrDefault(deadline)).status());
 }
 
 absl::StatusOr<std::optional<Communicator>> Communicator::Split(

@@ -123,7 +123,7 @@ void JobConnection::ReleaseContext(uint32_t context) {
 absl::Status JobConnection::FailureStatus() const {
   if (!failed()) return absl::OkStatus();
   return absl::AbortedError(
-      absl::StrCat("rank ", rank_, ": the job failed earlier: ", published_failure_.message()));
+      absl::StrCat("rank ", rank_, ": the job failed earlier: ", failure_.message()));
 }
 
 absl::Status JobConnection::Fail(const absl::Status& cause) {
@@ -147,8 +147,9 @@ absl::Status JobConnection::Fail(const absl::Status& cause) {
 
 bool JobConnection::RecordFailure(const absl::Status& cause, const std::string& notice) {
   if (failed()) return false;
-  failure_ = cause;
-  published_failure_ = absl::Status(cause.code(), cause.message());
+  // A representation of its own: threads of other ranks (loopback) must not share
+  // a refcounted one with the caller's copy.
+  failure_ = absl::Status(cause.code(), cause.message());
   failed_.store(true, std::memory_order_release);
   SendToListeners(notice);
   return true;

@@ -59,7 +59,6 @@ inline constexpr uint32_t kMaxContexts = (uint32_t{1} << kContextBits) - 1;
 // Tags of the communicator's own exchanges (Split, Dup, Barrier).
 enum class InternalTag : uint64_t {
   kExchange = kMaxCommunicatorTag + 1,
-  kBarrier = kMaxCommunicatorTag + 2,
 };
 
 class JobConnection {
@@ -140,10 +139,9 @@ class JobConnection {
   std::vector<bool> context_in_use_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<void>> kept_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> failed_{false};
-  absl::Status failure_ ABSL_GUARDED_BY(mu_);
-  // A copy of failure_ readable without the mutex once failed_ is set (written once,
-  // before the release store of failed_).
-  absl::Status published_failure_;
+  // The first cause; written once, under mu_, before the release store of failed_,
+  // so readers that saw failed() read it without the mutex.
+  absl::Status failure_;
 };
 
 // One communicator's view of the job transport: its ranks, its tags, its failure.

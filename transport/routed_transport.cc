@@ -196,11 +196,11 @@ class RoutedTransport final : public Transport {
     if (local_ && network_) {
       // Each sleeps on its own wait object; short turns keep both responsive.
       const absl::Duration turn = std::min(timeout / 2, absl::Microseconds(100));
-      local_->Sleep(turn);
-      network_->Sleep(turn);
+      SleepOn(*local_, turn);
+      SleepOn(*network_, turn);
       return;
     }
-    (local_ ? local_ : network_)->Sleep(timeout);
+    SleepOn(local_ ? *local_ : *network_, timeout);
   }
 
  private:

@@ -289,8 +289,7 @@ class Transport {
                              MemoryAccess needed, const MemoryRegion* region) const;
 
  private:
-  friend class RoutedTransport;  // sleeps on the transports it routes through
-  friend class JobConnection;    // sleeps on the job transport its communicators share
+  friend class JobConnection;  // sleeps on the job transport its communicators share
 
   bool PeerIsValid(int peer) const {
     return peer >= 0 && peer < size_ && peer != rank_ && (reachable_.empty() || reachable_[peer]);
