@@ -17,6 +17,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "transport/bootstrap/in_process_bootstrap.h"
+#include "transport/loopback/loopback_transport.h"
 
 namespace zcoll {
 namespace {
@@ -277,6 +279,63 @@ TEST_P(CommunicatorTest, ADeadRankFailsTheOthersQuickly) {
   });
 }
 
+// A communicator's transport is the job's under the communicator's ranks and tags:
+// one-sided transfers work through it, and what belongs to another communicator (or
+// to no communicator) is refused with a sentence.
+TEST_P(CommunicatorTest, ItsTransportPutsAndRefusesWhatIsNotItsOwn) {
+  Run([&](Communicator& comm, RankControl&) {
+    Transport& transport = comm.transport();
+    EXPECT_EQ(transport.Connect({}).code(), absl::StatusCode::kFailedPrecondition);
+    uint64_t byte = 0;
+    Completion unused;
+    const absl::Status high_tag = transport.PostSend((comm.rank() + 1) % comm.size(),
+                                                     kMaxCommunicatorTag + 1, &byte, 1, &unused);
+    EXPECT_EQ(high_tag.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(high_tag.message(), HasSubstr("largest tag"));
+    const int size = comm.size(), rank = comm.rank();
+    if (size == 1) return;
+    absl::StatusOr<Communicator> dup = comm.Dup();
+    ASSERT_TRUE(dup.ok()) << dup.status();
+
+    // Each rank exposes one word; the rank before it puts its own rank there.
+    const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+    uint64_t window = 0;
+    absl::StatusOr<std::unique_ptr<MemoryRegion>> region =
+        transport.RegisterMemory(&window, sizeof(window), MemoryAccess::kRemoteWrite);
+    ASSERT_TRUE(region.ok()) << region.status();
+    std::string next_key(4096, '\0');
+    Completion key_sent, key_received;
+    ASSERT_TRUE(transport.PostRecv(next, 2, next_key.data(), next_key.size(), &key_received).ok());
+    ASSERT_TRUE(transport
+                    .PostSend(previous, 2, (*region)->packed_key().data(),
+                              (*region)->packed_key().size(), &key_sent)
+                    .ok());
+    ASSERT_TRUE(transport.Wait(key_received, comm.DefaultDeadline()).ok());
+    ASSERT_TRUE(transport.Wait(key_sent, comm.DefaultDeadline()).ok());
+    next_key.resize(key_received.bytes());
+
+    absl::StatusOr<std::unique_ptr<RemoteRegion>> foreign =
+        dup->transport().ImportRegion(next, next_key);
+    ASSERT_TRUE(foreign.ok()) << foreign.status();
+    uint64_t mine = 100 + rank;
+    const absl::Status refused = transport.PostPut(&mine, sizeof(mine), **foreign, 0, 4, &unused);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.message(), HasSubstr("not imported by this communicator's transport"));
+
+    absl::StatusOr<std::unique_ptr<RemoteRegion>> remote = transport.ImportRegion(next, next_key);
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    EXPECT_EQ((*remote)->peer(), next);
+    Completion put, notified;
+    ASSERT_TRUE(transport.PostNotifyRecv(previous, 4, &notified).ok());
+    ASSERT_TRUE(transport.PostPut(&mine, sizeof(mine), **remote, 0, 4, &put).ok());
+    ASSERT_TRUE(transport.Wait(put, comm.DefaultDeadline()).ok());
+    ASSERT_TRUE(transport.Wait(notified, comm.DefaultDeadline()).ok());
+    EXPECT_EQ(window, 100u + previous);
+    // Nobody deregisters while a peer may still write.
+    EXPECT_TRUE(comm.Barrier().ok());
+  });
+}
+
 std::vector<CommunicatorJob> Jobs() {
   std::vector<CommunicatorJob> jobs;
   for (int size = 1; size <= 8; ++size) jobs.push_back({.size = size});
@@ -293,6 +352,22 @@ INSTANTIATE_TEST_SUITE_P(Jobs, CommunicatorTest, ::testing::ValuesIn(Jobs()),
                          [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
                            return info.param.Name();
                          });
+
+TEST(CommunicatorCreateTest, ATransportOfAnotherShapeIsRefused) {
+  absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
+  ASSERT_TRUE(bootstraps.ok());
+  std::shared_ptr<LoopbackFabric> fabric = LoopbackFabric::Create(2);
+  absl::StatusOr<std::unique_ptr<Transport>> transport = fabric->CreateTransport(0);
+  ASSERT_TRUE(transport.ok());
+  CommunicatorOptions options;
+  options.bootstrap = std::move((*bootstraps)[0]);
+  options.transport = std::move(*transport);
+  absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(comm.status().message(),
+              HasSubstr("CommunicatorOptions::transport is rank 0 of 2 but the bootstrap says "
+                        "rank 0 of 1"));
+}
 
 // Context ids are per process and come back when a communicator goes.
 TEST(CommunicatorContextTest, IdsAreReusedAndTheirExhaustionIsAnError) {

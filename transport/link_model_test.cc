@@ -97,6 +97,25 @@ TEST(LinkModelTransportTest, DelaysByLatencyPlusSerialisationAndKeepsOrder) {
   EXPECT_EQ(received, sent);
 }
 
+TEST(LinkModelTransportTest, PostsStillHeldEndAbortedWhenTheTransportGoes) {
+  std::shared_ptr<LoopbackFabric> fabric = LoopbackFabric::Create(2);
+  absl::StatusOr<std::unique_ptr<Transport>> sender = fabric->CreateTransport(0);
+  absl::StatusOr<std::unique_ptr<Transport>> receiver = fabric->CreateTransport(1);
+  ASSERT_TRUE(sender.ok() && receiver.ok());
+  LinkModel model;
+  model.latency = absl::Seconds(60);
+  std::unique_ptr<Transport> modelled = CreateLinkModelTransport(std::move(*sender), model);
+  ASSERT_TRUE(modelled->Connect({modelled->address(), (*receiver)->address()}).ok());
+  uint64_t value = 1;
+  Completion held;
+  ASSERT_TRUE(modelled->PostSend(1, 5, &value, sizeof(value), &held).ok());
+  EXPECT_FALSE(held.done());
+  modelled.reset();
+  ASSERT_TRUE(held.done());
+  EXPECT_EQ(held.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(held.status().message(), HasSubstr("before the modelled link delivered"));
+}
+
 // Through the factory, as zcoll_run jobs get it: only traffic between nodes pays.
 TEST(LinkModelTransportTest, AppliesBetweenEmulatedNodes) {
   setenv("ZCOLL_LINK_LATENCY_US", "5000", 1);

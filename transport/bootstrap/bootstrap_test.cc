@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/bootstrap/in_process_bootstrap.h"
 #include "transport/bootstrap/tcp_store.h"
 
 namespace zcoll {
@@ -93,6 +94,32 @@ TEST_F(BootstrapTest, RanksOutOfRangeOrClaimedTwiceAreRefused) {
   absl::Status twice = Join(1, 3, Soon()).status();
   EXPECT_TRUE(absl::IsAlreadyExists(twice)) << twice;
   EXPECT_THAT(twice.message(), HasSubstr("as rank 1"));
+}
+
+TEST(InProcessBootstrapTest, ThreadsGatherAndAMissingOneIsNamed) {
+  EXPECT_EQ(CreateInProcessBootstraps(0).status().code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(3);
+  ASSERT_TRUE(bootstraps.ok());
+  std::vector<std::vector<std::string>> gathered(3);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 3; ++rank) {
+    threads.emplace_back([&, rank] {
+      Bootstrap& mine = *(*bootstraps)[rank];
+      absl::StatusOr<std::vector<std::string>> all =
+          mine.AllGather(absl::StrCat("r", rank), absl::Now() + absl::Seconds(30));
+      ASSERT_TRUE(all.ok()) << all.status();
+      gathered[rank] = *all;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(gathered[rank], (std::vector<std::string>{"r0", "r1", "r2"}));
+  }
+  // Only rank 1 comes to the next round.
+  absl::StatusOr<std::vector<std::string>> alone =
+      (*bootstraps)[1]->AllGather("late", absl::Now() + absl::Milliseconds(50));
+  EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(alone.status().message(), HasSubstr("rank(s) 0, 2 did not arrive"));
 }
 
 TEST(BootstrapEnvironmentTest, MissingOrMalformedVariablesAreNamed) {
