@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "transport/shared_memory_name.h"
 
 namespace zcoll {
 namespace {
@@ -143,17 +144,14 @@ absl::StatusOr<std::vector<RankOutcome>> RunForkedJob(
 }
 
 int SweepSharedMemory(int64_t pid) {
-  const std::string prefixes[] = {absl::StrCat("zcoll-", pid, "-"),
-                                  absl::StrCat("zcoll-shm-", pid, "-")};
+  const std::string prefix = SharedMemoryPrefix(pid);
   DIR* directory = opendir("/dev/shm");
   if (directory == nullptr) return 0;
   int removed = 0;
   while (dirent* entry = readdir(directory)) {
     const absl::string_view name = entry->d_name;
-    for (const std::string& prefix : prefixes) {
-      if (absl::StartsWith(name, prefix) && shm_unlink(absl::StrCat("/", name).c_str()) == 0) {
-        ++removed;
-      }
+    if (absl::StartsWith(name, prefix) && shm_unlink(absl::StrCat("/", name).c_str()) == 0) {
+      ++removed;
     }
   }
   closedir(directory);

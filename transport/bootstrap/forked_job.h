@@ -50,8 +50,8 @@ absl::StatusOr<std::vector<RankOutcome>> RunForkedJob(
     absl::Duration timeout);
 
 // Removes the shared-memory objects that zcoll's transports name after process
-// `pid` ("zcoll-<pid>-..." from libfabric shm, "zcoll-shm-<pid>-..." from zcoll's
-// shm). Only for processes known to be dead: a killed process cannot unlink its
+// `pid` of this PID namespace (SharedMemoryPrefix: libfabric shm's and zcoll's
+// shm's). Only for processes known to be dead: a killed process cannot unlink its
 // own. Returns how many were removed.
 int SweepSharedMemory(int64_t pid);
 

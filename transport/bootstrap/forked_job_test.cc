@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/shared_memory_name.h"
 
 namespace zcoll {
 namespace {
@@ -54,7 +55,7 @@ TEST(ForkedJobTest, WhatADeadRankLeftInDevShmIsSwept) {
   absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
       1,
       [](int rank, ForkMeeting&) {
-        const std::string name = absl::StrCat("/zcoll-", getpid(), "-test");
+        const std::string name = absl::StrCat("/", SharedMemoryPrefix(getpid()), "test");
         const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
         if (fd < 0) return 1;
         kill(getpid(), SIGKILL);  // dies without unlinking
@@ -71,6 +72,21 @@ TEST(ForkedJobTest, WhatADeadRankLeftInDevShmIsSwept) {
         << entry->d_name << " was left behind";
   }
   closedir(directory);
+}
+
+// Another PID namespace (a container, a neighbouring Bazel sandbox) reuses the same
+// pids in the same /dev/shm: its objects are not this namespace's to sweep.
+TEST(ForkedJobTest, TheSweepLeavesOtherPidNamespacesAlone) {
+  const std::string ours = SharedMemoryPrefix(getpid());
+  ASSERT_TRUE(absl::StartsWith(ours, "zcoll-"));
+  ASSERT_TRUE(absl::EndsWith(ours, absl::StrCat("-", getpid(), "-")));
+  EXPECT_NE(ours, absl::StrCat("zcoll-0-", getpid(), "-")) << "no PID namespace id";
+  const std::string theirs = absl::StrCat("/zcoll-1-", getpid(), "-test");
+  const int fd = shm_open(theirs.c_str(), O_CREAT | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  EXPECT_EQ(SweepSharedMemory(getpid()), 0);
+  EXPECT_EQ(shm_unlink(theirs.c_str()), 0) << "the sweep removed another namespace's object";
 }
 
 TEST(ForkedJobTest, SizesOutsideTheLimitAreRefused) {

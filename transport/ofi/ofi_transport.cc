@@ -26,6 +26,7 @@
 #include "transport/operation_pool.h"
 #include "transport/peer_monitor.h"
 #include "transport/registration_cache.h"
+#include "transport/shared_memory_name.h"
 #include "transport/wire.h"
 
 namespace zcoll {
@@ -296,10 +297,10 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
   if (info->addr_format == FI_ADDR_STR && std::string(info->fabric_attr->prov_name) == "shm") {
     // libfabric's shm names its memory after "fi_shm://PID"; processes in different
     // PID namespaces (containers, Bazel's sandbox) then collide in the shared
-    // /dev/shm. A random name cannot.
+    // /dev/shm. The namespace in the prefix and a random part cannot.
     std::random_device random;
-    const std::string name =
-        absl::StrCat("fi_shm://zcoll-", getpid(), "-", absl::Hex(random()), absl::Hex(random()));
+    const std::string name = absl::StrCat("fi_shm://", SharedMemoryPrefix(getpid()),
+                                          absl::Hex(random()), absl::Hex(random()));
     free(info->src_addr);
     info->src_addr = strdup(name.c_str());
     info->src_addrlen = name.size() + 1;

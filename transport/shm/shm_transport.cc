@@ -25,6 +25,7 @@
 #include "core/status_macros.h"
 #include "transport/envelope.h"
 #include "transport/peer_monitor.h"
+#include "transport/shared_memory_name.h"
 
 namespace zcoll {
 namespace {
@@ -371,8 +372,8 @@ absl::Status ShmTransport::Initialize() {
   // Let peers read and write our memory with process_vm_* under Yama's ptrace scope 1.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   std::random_device random;
-  segment_name_ = absl::StrCat("/zcoll-shm-", getpid(), "-", rank(), "-", transports_made++, "-",
-                               absl::Hex(random()));
+  segment_name_ = absl::StrCat("/", SharedMemoryPrefix(getpid()), "shm-", rank(), "-",
+                               transports_made++, "-", absl::Hex(random()));
   const size_t pool_offset = RoundUp(kHeaderBytes + sizeof(SlotHeader) * slots_ * size(), 4096);
   const size_t pool_buffer_bytes = sizeof(PoolBufferHeader) + RoundUp(eager_bytes_, 64);
   own_.bytes = pool_offset + pool_buffer_bytes * pool_buffers_;
