@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/config.h"
+#include "core/status_macros.h"
 
 namespace zcoll {
 namespace {
@@ -34,16 +35,35 @@ constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 }  // namespace
 
 absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
+  RETURN_IF_ERROR(WaitFor(
+      [&] { return completion.done() ? PollResult::kDone : PollResult::kIdle; }, deadline));
+  return completion.status();
+}
+
+absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline) {
   const WaitPolicy& policy = GetWaitPolicy();
   absl::Time start = absl::InfinitePast();
   // Most waits end within a few polls, and reading the clock costs about as much as
-  // a poll: the clock is first read after 64 polls, then every 16.
-  for (uint64_t poll = 0;; ++poll) {
-    if (completion.done()) return completion.status();
+  // a poll: the clock is first read after 64 idle polls, then every 16.
+  uint64_t idle_polls = 0;
+  for (;;) {
+    // Polled before progressing: an operation another thread completed ends the wait
+    // even when the transport has failed since.
+    switch (poll()) {
+      case PollResult::kDone:
+        return absl::OkStatus();
+      case PollResult::kAdvanced:
+        idle_polls = 0;
+        start = absl::InfinitePast();
+        break;
+      case PollResult::kIdle:
+        ++idle_polls;
+        break;
+    }
     absl::Status progress = Progress();
     if (ABSL_PREDICT_FALSE(!progress.ok())) return progress;
-    if (completion.done()) return completion.status();
-    if (poll < 64 || poll % 16 != 0) continue;
+    if (idle_polls == 0) continue;
+    if (idle_polls < 64 || idle_polls % 16 != 0) continue;
     const absl::Time now = absl::Now();
     if (start == absl::InfinitePast()) start = now;
     if (now >= deadline) {

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "absl/base/optimization.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -243,6 +244,19 @@ class Transport {
   absl::Status Wait(const Completion& completion, absl::Time deadline);
   // Waits for all; returns the first error in order, or DeadlineExceeded.
   absl::Status WaitAll(absl::Span<const Completion* const> completions, absl::Time deadline);
+
+  // What a WaitFor poll found.
+  enum class PollResult : uint8_t {
+    kDone,      // stop waiting
+    kAdvanced,  // not done, but something moved: restart the back-off
+    kIdle,      // nothing moved
+  };
+  // The general wait: calls Progress() and then `poll` until `poll` returns kDone,
+  // backing off as Wait does (spin, yield, sleep) while it returns kIdle. For a
+  // caller that waits on many operations at once and acts as each one ends (the
+  // collectives' executor). OK when done; a Progress error; DeadlineExceeded when the
+  // deadline passes first.
+  absl::Status WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline);
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}

@@ -1,0 +1,114 @@
+// The collective algorithms, each a pure function (arguments, topology, rank) ->
+// Schedule (core/schedule.h, DESIGN.md step 3). Nothing here touches a transport: the
+// executor runs the schedules, the symbolic checker and the tests inspect them.
+//
+// Buffer conventions (what the Schedule's send and receive buffers are, in elements):
+//
+//   collective            kSend (this rank)                 kRecv (this rank)
+//   reduce                the contribution (count)          root: the result (count)
+//   allreduce             the contribution (count)          the result (count)
+//   reduce_scatter_block  size * count contributions        the block (count)
+//   reduce_scatter        sum(counts) contributions         the block (counts[rank])
+//   scatter               root: size * count                the block (count)
+//   scatterv              root: the blocks at displs        the block (counts[rank])
+//
+// In place (CollectiveArgs::in_place) the contribution is in kRecv: reduce at the
+// root and allreduce read the vector from kRecv; reduce_scatter(_block) read the whole
+// input from kRecv and leave the result at its start; scatter(v) at the root leaves
+// its own block where it is (no step touches it). kSend is then unused (0 elements).
+//
+// Reductions combine contributions in canonical rank order wherever an algorithm is
+// marked non-commutative-safe (Algorithm::any_op); the others assume commutativity and
+// are chosen only for commutative ops.
+//
+// Tags: a schedule's tags are below 2^kScheduleTagBits; the executor puts the
+// collective's sequence number above them.
+
+#ifndef ZCOLL_COLLECTIVES_ALGORITHMS_H_
+#define ZCOLL_COLLECTIVES_ALGORITHMS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/schedule.h"
+#include "core/topology.h"
+
+namespace zcoll {
+
+enum class Collective : uint8_t {
+  kReduce,
+  kAllreduce,
+  kReduceScatterBlock,
+  kReduceScatter,
+  kScatter,
+  kScatterv,
+};
+inline constexpr size_t kNumCollectives = static_cast<size_t>(Collective::kScatterv) + 1;
+
+// "reduce", "reduce_scatter_block", ...: the names of zcoll_bench and run_peers.sh.
+absl::string_view CollectiveName(Collective collective);
+absl::StatusOr<Collective> ParseCollective(absl::string_view name);
+// "REDUCE", "REDUCE_SCATTER_BLOCK": the suffix of ZCOLL_ALGO_<COLL>.
+std::string CollectiveEnvironmentSuffix(Collective collective);
+
+inline constexpr int kScheduleTagBits = 16;
+// Tags are (stage << kChunkTagBits) | chunk, so a pipelined stage has at most
+// kMaxChunks chunks.
+inline constexpr int kChunkTagBits = 10;
+inline constexpr size_t kMaxChunks = size_t{1} << kChunkTagBits;
+
+// What the ranks of one collective agree on, plus this rank's own view where the
+// standard lets it differ (a scatterv's counts are known at the root only).
+struct CollectiveArgs {
+  Collective collective = Collective::kReduce;
+  int size = 1;
+  int root = 0;
+  // reduce, allreduce: the vector; reduce_scatter_block, scatter: the block of one
+  // rank; scatterv: this rank's block (recvcount).
+  size_t count = 0;
+  // reduce_scatter: every rank's block (the same on every rank). scatterv: the
+  // root's sendcounts (root only; empty elsewhere).
+  std::vector<size_t> counts;
+  // scatterv: the root's displacements (root only).
+  std::vector<size_t> displs;
+  bool in_place = false;
+  bool commutative = true;
+  // Bytes of one element, for size-based choices (chunks, selection).
+  size_t element_bytes = 1;
+  // Pipelined algorithms move data in chunks of about this many bytes.
+  size_t chunk_bytes = 256 * 1024;
+
+  // Bytes of the collective's message as the benchmarks count it (BENCHMARKS.md):
+  // the vector for reduce and allreduce, the whole vector for reduce_scatter(_block),
+  // the block per rank for scatter(v).
+  size_t MessageBytes() const;
+};
+
+using ScheduleGenerator = Schedule (*)(const CollectiveArgs& args, const Topology& topology,
+                                       int rank);
+
+struct Algorithm {
+  absl::string_view name;
+  Collective collective;
+  // Reduces in canonical rank order, so any op may use it.
+  bool any_op;
+  // Whether it can run these arguments (null: always). Arguments are valid.
+  bool (*can_run)(const CollectiveArgs& args);
+  ScheduleGenerator generate;
+};
+
+// Every algorithm, grouped by collective.
+absl::Span<const Algorithm> AllAlgorithms();
+// The algorithm `name` of `collective`; NotFound listing the names there are.
+absl::StatusOr<const Algorithm*> FindAlgorithm(Collective collective, absl::string_view name);
+// Why `algorithm` cannot run `args` (InvalidArgument with a sentence), or OK.
+absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const CollectiveArgs& args);
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_ALGORITHMS_H_

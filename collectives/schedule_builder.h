@@ -1,0 +1,79 @@
+// ScheduleBuilder: writes a Schedule as a sequential program and infers its
+// dependencies.
+//
+// An algorithm emits its steps in an order that would be correct if each ran to
+// completion before the next; the builder records which elements of which buffer each
+// step reads (send and copy sources, reduce operands) and writes (receive, copy and
+// reduce destinations) and makes a step depend on exactly the earlier steps it
+// conflicts with: the last writer of anything it reads or writes, and every reader
+// of anything it writes since that write. So chunked stages pipeline into each other
+// without the algorithm spelling out any dependency, and no step waits for one it does
+// not touch.
+//
+// Cost: a buffer's elements are kept as segments split at the slices' boundaries, so
+// an access costs O(log segments + segments it covers).
+
+#ifndef ZCOLL_COLLECTIVES_SCHEDULE_BUILDER_H_
+#define ZCOLL_COLLECTIVES_SCHEDULE_BUILDER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+#include "core/schedule.h"
+
+namespace zcoll {
+
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(int rank, int size, size_t send_count, size_t recv_count);
+
+  int rank() const { return schedule_.rank(); }
+  int size() const { return schedule_.size(); }
+
+  BufferId AddScratch(size_t count) { return schedule_.AddScratch(count); }
+
+  StepId Send(int peer, uint32_t tag, Slice source);
+  StepId Recv(int peer, uint32_t tag, Slice destination);
+  // destination = operands[0] op operands[1] op ..., left to right.
+  StepId Reduce(absl::Span<const Slice> operands, Slice destination);
+  StepId Copy(Slice source, Slice destination);
+
+  Schedule Finish() && { return std::move(schedule_); }
+
+ private:
+  // What happened last to a run of elements.
+  struct Segment {
+    size_t end = 0;
+    // The last step that wrote it (kNoStep: none yet) and the steps that read it
+    // since.
+    StepId writer = kNoStep;
+    std::vector<StepId> readers;
+  };
+  static constexpr StepId kNoStep = ~StepId{0};
+  using Segments = std::map<size_t, Segment>;  // keyed by the segment's first element
+
+  Segments& SegmentsOf(BufferId buffer);
+  // Splits `segments` so that boundaries fall at `offset` and `end`, and returns the
+  // first segment of [offset, end).
+  static Segments::iterator SplitAt(Segments& segments, size_t offset, size_t end);
+  // Adds to `deps` the steps a read (or write) of `slice` must wait for.
+  void CollectDeps(const Slice& slice, bool write, absl::InlinedVector<StepId, 4>& deps);
+  // Records that `step` read (or wrote) `slice`.
+  void Record(const Slice& slice, bool write, StepId step);
+  StepId Add(absl::Span<const Slice> reads, const Slice* write,
+             const std::function<StepId(absl::Span<const StepId>)>& emit);
+
+  Schedule schedule_;
+  Segments send_segments_;
+  Segments recv_segments_;
+  std::vector<Segments> scratch_segments_;
+};
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_SCHEDULE_BUILDER_H_

@@ -1,0 +1,73 @@
+#include "collectives/selection.h"
+
+#include <array>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/config.h"
+#include "core/logging.h"
+
+namespace zcoll {
+namespace {
+
+constexpr size_t KiB = 1024;
+
+// Measured on the 2-core development machine against Open MPI and MPICH (README's
+// ratio table); later rules catch what earlier ones leave.
+constexpr SelectionRule kTable[] = {
+    // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
+    // over every rank and moves each element about twice.
+    {Collective::kReduce, "binomial", 16 * KiB},
+    {Collective::kReduce, "rabenseifner"},
+    {Collective::kAllreduce, "recursive_doubling", 16 * KiB},
+    {Collective::kAllreduce, "rabenseifner"},
+    {Collective::kReduceScatterBlock, "pairwise"},
+    {Collective::kReduceScatter, "pairwise"},
+    // Many ranks and small blocks: log2(size) rounds beat size-1 messages from the
+    // root.
+    {Collective::kScatter, "binomial", 4 * KiB, 5},
+    {Collective::kScatter, "linear"},
+    {Collective::kScatterv, "linear"},
+};
+
+}  // namespace
+
+absl::Span<const SelectionRule> SelectionTable() { return kTable; }
+
+const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& topology) {
+  const size_t bytes = args.MessageBytes();
+  for (const SelectionRule& rule : kTable) {
+    if (rule.collective != args.collective || bytes > rule.max_bytes ||
+        args.size < rule.min_ranks || args.size > rule.max_ranks) {
+      continue;
+    }
+    absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(rule.collective, rule.algorithm);
+    ZCOLL_CHECK(algorithm.ok()) << algorithm.status();
+    if (CheckAlgorithmCanRun(**algorithm, args).ok()) return **algorithm;
+  }
+  ZCOLL_CHECK(false) << "the selection table has no rule for " << CollectiveName(args.collective);
+  return AllAlgorithms().front();
+}
+
+absl::StatusOr<const Algorithm*> AlgorithmFromEnvironment(Collective collective) {
+  static const std::array<absl::StatusOr<const Algorithm*>, kNumCollectives> forced = [] {
+    std::array<absl::StatusOr<const Algorithm*>, kNumCollectives> result;
+    for (size_t i = 0; i < kNumCollectives; ++i) {
+      const Collective c = static_cast<Collective>(i);
+      const std::string variable = absl::StrCat("ZCOLL_ALGO_", CollectiveEnvironmentSuffix(c));
+      const std::string name = EnvironmentValue(variable);
+      if (name.empty()) {
+        result[i] = nullptr;
+        continue;
+      }
+      absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(c, name);
+      result[i] = algorithm.ok() ? algorithm
+                                 : absl::StatusOr<const Algorithm*>(absl::NotFoundError(
+                                       absl::StrCat(variable, ": ", algorithm.status().message())));
+    }
+    return result;
+  }();
+  return forced[static_cast<size_t>(collective)];
+}
+
+}  // namespace zcoll

@@ -1,0 +1,44 @@
+// Which algorithm runs a collective: one declarative table (DESIGN.md step 2).
+//
+// The first rule of the collective whose limits contain the call and whose
+// algorithm can run it wins. Every input of the choice is the same on every rank
+// (message size, communicator size, topology, commutativity), so all ranks choose
+// alike. ZCOLL_ALGO_<COLL>=name (e.g. ZCOLL_ALGO_REDUCE=binomial) or
+// Communicator::SetAlgorithm forces one; zcoll_info prints the table.
+
+#ifndef ZCOLL_COLLECTIVES_SELECTION_H_
+#define ZCOLL_COLLECTIVES_SELECTION_H_
+
+#include <cstddef>
+#include <limits>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "collectives/algorithms.h"
+#include "core/topology.h"
+
+namespace zcoll {
+
+struct SelectionRule {
+  Collective collective;
+  absl::string_view algorithm;
+  // The rule applies to messages (CollectiveArgs::MessageBytes) up to this size and
+  // to communicators of at least min_ranks and at most max_ranks ranks.
+  size_t max_bytes = std::numeric_limits<size_t>::max();
+  int min_ranks = 1;
+  int max_ranks = std::numeric_limits<int>::max();
+};
+
+absl::Span<const SelectionRule> SelectionTable();
+
+// The table's choice for `args`.
+const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& topology);
+
+// ZCOLL_ALGO_<COLL> for `collective`, read once per process: null when unset;
+// NotFound (naming the variable) for a name the collective does not have.
+absl::StatusOr<const Algorithm*> AlgorithmFromEnvironment(Collective collective);
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_SELECTION_H_
