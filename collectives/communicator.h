@@ -28,12 +28,18 @@
 #ifndef ZCOLL_COLLECTIVES_COMMUNICATOR_H_
 #define ZCOLL_COLLECTIVES_COMMUNICATOR_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "collectives/algorithms.h"
+#include "collectives/request.h"
+#include "core/datatype.h"
+#include "core/reduce_op.h"
 #include "core/topology.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/transport.h"
@@ -42,6 +48,10 @@ namespace zcoll {
 
 // Split's color for "no communicator" (MPI_UNDEFINED).
 inline constexpr int kUndefinedColor = -1;
+
+// MPI_IN_PLACE: passed as a send (or, for scatter, receive) buffer where the standard
+// allows it, it says "the data is already where the result goes".
+inline void* const kInPlace = reinterpret_cast<void*>(uintptr_t{1});
 
 struct CommunicatorOptions {
   // The default time limit of every operation on the communicator, Create included.
@@ -84,6 +94,98 @@ class Communicator {
   // Returns once every rank of the communicator has called Barrier.
   absl::Status Barrier(std::optional<absl::Time> deadline = {});
 
+  // --- Collectives (MPI semantics, ../shared/spec) -------------------------------
+  //
+  // Every rank of the communicator calls the same collectives in the same order with
+  // matching arguments. Counts are elements of `type`. A blocking call is its I-form
+  // followed by Request::Wait(deadline); the I-forms return at once.
+  //
+  // Arguments are checked before any communication: a bad root, a null buffer with a
+  // count, an op the standard does not define for the type, send and receive buffers
+  // that overlap without kInPlace, kInPlace where the standard forbids it, counts
+  // that do not fit. The caller gets InvalidArgument naming the argument and its
+  // rank; because its peers have entered the collective, the job fails with that
+  // cause too, so they return Aborted at once instead of waiting for the deadline.
+  // Arguments that disagree across ranks (count, type, op, root) are found before
+  // communication when ZCOLL_CHECK=1 (an exchange of signatures, reported on every
+  // rank); without it a disagreement that changes message sizes ends the collective
+  // with an error, never a write out of bounds.
+  //
+  // Non-commutative user ops are applied in canonical rank order, a0 op a1 op ... op
+  // a(n-1), by every algorithm. Allreduce and ReduceScatter(Block) give bit-identical
+  // results on every rank. AVG sums and divides once at the end.
+
+  // MPI_Reduce. `send` may be kInPlace at the root only (its vector is then in
+  // `recv`); `recv` matters at the root only.
+  absl::StatusOr<Request> IReduce(const void* send, void* recv, size_t count, DataType type,
+                                  const ReduceOp& op, int root);
+  absl::Status Reduce(const void* send, void* recv, size_t count, DataType type,
+                      const ReduceOp& op, int root, std::optional<absl::Time> deadline = {});
+  // MPI_Allreduce. `send` may be kInPlace (the vector is then in `recv`).
+  absl::StatusOr<Request> IAllreduce(const void* send, void* recv, size_t count, DataType type,
+                                     const ReduceOp& op);
+  absl::Status Allreduce(const void* send, void* recv, size_t count, DataType type,
+                         const ReduceOp& op, std::optional<absl::Time> deadline = {});
+  // MPI_Reduce_scatter_block: `send` holds size() blocks of `recv_count`; rank r gets
+  // the reduction of block r. With `send` kInPlace the blocks are in `recv` and the
+  // result is left at its start.
+  absl::StatusOr<Request> IReduceScatterBlock(const void* send, void* recv, size_t recv_count,
+                                              DataType type, const ReduceOp& op);
+  absl::Status ReduceScatterBlock(const void* send, void* recv, size_t recv_count, DataType type,
+                                  const ReduceOp& op, std::optional<absl::Time> deadline = {});
+  // MPI_Reduce_scatter: rank r gets recv_counts[r] elements (zeros allowed), the
+  // blocks lying one after another in `send` (kInPlace: in `recv`, result at its
+  // start). `recv_counts` has size() entries, equal on every rank.
+  absl::StatusOr<Request> IReduceScatter(const void* send, void* recv,
+                                         absl::Span<const size_t> recv_counts, DataType type,
+                                         const ReduceOp& op);
+  absl::Status ReduceScatter(const void* send, void* recv, absl::Span<const size_t> recv_counts,
+                             DataType type, const ReduceOp& op,
+                             std::optional<absl::Time> deadline = {});
+  // MPI_Scatter: the root's `send` holds size() blocks of `count`; rank r receives
+  // block r. `recv` may be kInPlace at the root only (its block is not moved); `send`
+  // matters at the root only.
+  absl::StatusOr<Request> IScatter(const void* send, void* recv, size_t count, DataType type,
+                                   int root);
+  absl::Status Scatter(const void* send, void* recv, size_t count, DataType type, int root,
+                       std::optional<absl::Time> deadline = {});
+  // MPI_Scatterv: rank r receives send_counts[r] elements from element displs[r] of
+  // the root's `send` into `recv` (`recv_count` elements, which must equal
+  // send_counts[r]). `send`, `send_counts` and `displs` matter at the root only, where
+  // they have size() entries; `recv` may be kInPlace at the root.
+  absl::StatusOr<Request> IScatterv(const void* send, absl::Span<const size_t> send_counts,
+                                    absl::Span<const size_t> displs, void* recv,
+                                    size_t recv_count, DataType type, int root);
+  absl::Status Scatterv(const void* send, absl::Span<const size_t> send_counts,
+                        absl::Span<const size_t> displs, void* recv, size_t recv_count,
+                        DataType type, int root, std::optional<absl::Time> deadline = {});
+
+  // Typed forms: the datatype from T, counts from the spans.
+  template <typename T>
+  absl::Status Reduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op, int root) {
+    return Reduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op, root);
+  }
+  template <typename T>
+  absl::Status Allreduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op) {
+    return Allreduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  }
+  template <typename T>
+  absl::Status ReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv,
+                                  const ReduceOp& op) {
+    return ReduceScatterBlock(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, op);
+  }
+  template <typename T>
+  absl::Status Scatter(absl::Span<const T> send, absl::Span<T> recv, int root) {
+    return Scatter(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, root);
+  }
+
+  // Forces `algorithm` (a name AllAlgorithms() lists for `collective`) for this
+  // communicator's later calls of `collective`, as ZCOLL_ALGO_<COLL> does for every
+  // communicator; "" returns to the selection table. Every rank must force the same.
+  // NotFound for an unknown name; a forced algorithm that cannot run some arguments
+  // fails those calls with InvalidArgument.
+  absl::Status SetAlgorithm(Collective collective, absl::string_view algorithm);
+
   // OK, or Aborted with the job's first failure.
   absl::Status status() const;
   // Fails the job with `reason` (MPI_Abort): every rank's pending and later
@@ -106,6 +208,9 @@ class Communicator {
   absl::Time DeadlineOrDefault(std::optional<absl::Time> deadline) const {
     return deadline.has_value() ? *deadline : DefaultDeadline();
   }
+  struct CollectiveCall;
+  // Checks, selects, plans and starts one collective (collectives.cc).
+  absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
   std::unique_ptr<State> state_;
 };
 

@@ -1,7 +1,10 @@
 #include "collectives/communicator_transport.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -369,5 +372,63 @@ absl::Status CommunicatorTransport::PostInternalRecv(int peer, InternalTag tag, 
   return job_->transport().PostRecv(job_ranks_[peer], JobTag(rank(), static_cast<uint64_t>(tag)),
                                     data, bytes, completion);
 }
+
+namespace {
+
+// What buffers and Completions of an exchange a failure may leave pending: owned
+// jointly so that the job can keep them (JobConnection::KeepUntilDestroyed).
+struct ExchangeState {
+  std::vector<char> blocks;
+  Completion sent;
+  Completion received;
+};
+
+// All-gather of one `record_bytes`-byte record per rank (Bruck's algorithm: log2(size)
+// rounds, each sending to the rank `distance` behind and receiving from the one
+// `distance` ahead). Returns the records in rank order.
+}  // namespace
+
+absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transport,
+                                                  absl::string_view mine, absl::Time deadline) {
+  const int size = transport.size(), rank = transport.rank();
+  const size_t record_bytes = mine.size();
+  auto state = std::make_shared<ExchangeState>();
+  // Block i holds the record of rank (rank + i) % size.
+  state->blocks.resize(static_cast<size_t>(size) * record_bytes);
+  if (record_bytes > 0) std::memcpy(state->blocks.data(), mine.data(), record_bytes);
+  for (int distance = 1; distance < size; distance *= 2) {
+    const size_t bytes = static_cast<size_t>(std::min(distance, size - distance)) * record_bytes;
+    state->sent.Reset();
+    state->received.Reset();
+    absl::Status status = transport.PostInternalRecv(
+        (rank + distance) % size, InternalTag::kExchange,
+        state->blocks.data() + static_cast<size_t>(distance) * record_bytes, bytes,
+        &state->received);
+    if (!status.ok()) return status;
+    status = transport.PostInternalSend((rank - distance + size) % size, InternalTag::kExchange,
+                                        state->blocks.data(), bytes, &state->sent);
+    if (status.ok()) {
+      const Completion* both[] = {&state->sent, &state->received};
+      status = transport.WaitAll(both, deadline);
+    }
+    if (status.ok() && state->received.bytes() != bytes) {
+      status = absl::InternalError(absl::StrCat("rank ", rank, ": a communicator exchange got ",
+                                                state->received.bytes(), " bytes instead of ",
+                                                bytes, " from rank ", (rank + distance) % size));
+    }
+    if (!status.ok()) {
+      transport.job().KeepUntilDestroyed(state);
+      return status;
+    }
+  }
+  std::vector<char> by_rank(state->blocks.size());
+  // Empty records (Barrier) have nothing to reorder.
+  for (int block = 0; block < size && record_bytes > 0; ++block) {
+    std::memcpy(by_rank.data() + static_cast<size_t>((rank + block) % size) * record_bytes,
+                state->blocks.data() + static_cast<size_t>(block) * record_bytes, record_bytes);
+  }
+  return by_rank;
+}
+
 
 }  // namespace zcoll

@@ -209,6 +209,14 @@ class CommunicatorTransport final : public Transport {
   std::string address_;
 };
 
+// All-gather of one record per rank (every record equally long) over the
+// communicator's internal tag, by Bruck's algorithm: log2(size) rounds. Returns the
+// records in rank order. A failure leaves the exchange's buffers with the job.
+// Split, Dup and Barrier (empty records: a dissemination barrier) use it, and the
+// collectives' argument check (ZCOLL_CHECK).
+absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transport,
+                                                  absl::string_view mine, absl::Time deadline);
+
 }  // namespace zcoll
 
 #endif  // ZCOLL_COLLECTIVES_COMMUNICATOR_TRANSPORT_H_

@@ -187,6 +187,12 @@ class OfiTransport final : public Transport {
   void HandleCompletion(Operation* operation, size_t length);
   void HandleError(const fi_cq_err_entry& error);
   void FailPeer(int peer, const absl::Status& why);
+  // Ends `peer`'s operations still pending for the caller with `why`.
+  void FailOperationsOf(int peer, const absl::Status& why);
+  // Reads the completion queue until it is empty.
+  absl::Status ReadCompletions();
+  // Fails the peers the monitor saw die, after reading what they sent before.
+  void HandleDeaths();
 
   std::string name_;
   std::string address_;
@@ -520,20 +526,24 @@ absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
                                     Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostRecv"));
   RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
-  if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
-    return absl::OkStatus();
-  }
+  // A dead peer's message may have arrived before it died: the receive is posted all
+  // the same, and fails below only if nothing matched it.
+  const bool peer_dead = dead_[peer];
   Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, bytes);
   absl::StatusOr<void*> descriptor = Descriptor(data, bytes, region, operation);
   if (!descriptor.ok()) {
     Discard(operation);
     return descriptor.status();
   }
-  return PostNew("fi_trecv", operation, [&] {
+  RETURN_IF_ERROR(PostNew("fi_trecv", operation, [&] {
     return fi_trecv(endpoint_.get(), data, bytes, *descriptor, addresses_[peer], tag, 0,
                     &operation->context);
-  });
+  }));
+  if (peer_dead) {
+    RETURN_IF_ERROR(ReadCompletions());
+    FailOperationsOf(peer, PeerGone(peer, "is gone"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status OfiTransport::PostOneSided(MemoryAccess access, void* data, size_t bytes,
@@ -659,6 +669,10 @@ void OfiTransport::FailPeer(int peer, const absl::Status& why) {
   if (dead_[peer]) return;
   dead_[peer] = true;
   ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
+  FailOperationsOf(peer, why);
+}
+
+void OfiTransport::FailOperationsOf(int peer, const absl::Status& why) {
   operations_.ForEachLive([&](Operation* operation) {
     if (operation->peer != peer || operation->completion == nullptr) return;
     // The provider may still hold the operation: end it for the caller now, and let
@@ -672,11 +686,22 @@ void OfiTransport::FailPeer(int peer, const absl::Status& why) {
   });
 }
 
+void OfiTransport::HandleDeaths() {
+  const std::vector<int> deaths = monitor_.NewDeaths();
+  if (deaths.empty()) return;
+  // What a peer sent before it died may still wait in the provider: take it first.
+  ReadCompletions().IgnoreError();
+  for (int peer : deaths) FailPeer(peer, PeerGone(peer, "exited"));
+}
+
 absl::Status OfiTransport::Progress() {
   if (!connected_) return absl::OkStatus();
-  if (++progress_calls_ % 128 == 0) {
-    for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
-  }
+  RETURN_IF_ERROR(ReadCompletions());
+  if (++progress_calls_ % 128 == 0) HandleDeaths();
+  return absl::OkStatus();
+}
+
+absl::Status OfiTransport::ReadCompletions() {
   fi_cq_tagged_entry entries[16];
   while (true) {
     const ssize_t read = fi_cq_read(cq_.get(), entries, 16);
@@ -701,7 +726,7 @@ absl::Status OfiTransport::Progress() {
 }
 
 void OfiTransport::Sleep(absl::Duration timeout) {
-  for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
+  HandleDeaths();
   if (wait_fd_ < 0) {
     // No wait object: a short nap, so that progress (which some providers need from
     // us) keeps going.

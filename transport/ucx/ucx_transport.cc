@@ -144,6 +144,12 @@ class UcxTransport final : public Transport {
   void Continue(Operation* operation);
   void SendNotify(Operation* operation);
   void FailPeer(int peer, const absl::Status& why);
+  // Ends `peer`'s operations still pending for the caller with `why`.
+  void FailOperationsOf(int peer, const absl::Status& why);
+  // Progresses the worker until it has nothing left to do (bounded).
+  void Drain();
+  // Fails the peers the monitor saw die, after reading what they sent before.
+  void HandleDeaths();
   absl::Status FinishWireup();
 
   std::string address_;
@@ -468,15 +474,21 @@ absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
                                     Completion* completion, const MemoryRegion* region) {
   RETURN_IF_ERROR(CheckReady("PostRecv"));
   RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
-  if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
-    return absl::OkStatus();
-  }
+  // A dead peer's message may have arrived before it died: the receive is posted all
+  // the same (UCX matches it against what is queued), and fails below only if
+  // nothing matched it.
+  const bool peer_dead = dead_[peer];
+  if (peer_dead) Drain();
   Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, bytes);
   const ucp_request_param_t params = Params(operation);
   const ucs_status_ptr_t result =
       ucp_tag_recv_nbx(worker_, data, bytes, UcxTag(tag, peer, false), kFullMask, &params);
-  return Started(operation, result, "ucp_tag_recv_nbx", 0);
+  RETURN_IF_ERROR(Started(operation, result, "ucp_tag_recv_nbx", 0));
+  if (peer_dead) {
+    Drain();
+    FailOperationsOf(peer, PeerGone(peer, "is gone"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status UcxTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) {
@@ -595,6 +607,10 @@ void UcxTransport::FailPeer(int peer, const absl::Status& why) {
   if (dead_[peer]) return;
   dead_[peer] = true;
   ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
+  FailOperationsOf(peer, why);
+}
+
+void UcxTransport::FailOperationsOf(int peer, const absl::Status& why) {
   operations_.ForEachLive([&](Operation* operation) {
     if (operation->peer != peer || operation->completion == nullptr) return;
     operation->completion->Complete(why, 0);
@@ -606,11 +622,22 @@ void UcxTransport::FailPeer(int peer, const absl::Status& why) {
   });
 }
 
+void UcxTransport::Drain() {
+  for (int pass = 0; pass < 1000 && ucp_worker_progress(worker_) != 0; ++pass) {
+  }
+}
+
+void UcxTransport::HandleDeaths() {
+  const std::vector<int> deaths = monitor_.NewDeaths();
+  if (deaths.empty()) return;
+  // What a peer sent before it died may still be in a socket: take it first.
+  Drain();
+  for (int peer : deaths) FailPeer(peer, PeerGone(peer, "exited"));
+}
+
 absl::Status UcxTransport::Progress() {
   if (!connected_) return absl::OkStatus();
-  if (++progress_calls_ % 128 == 0) {
-    for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
-  }
+  if (++progress_calls_ % 128 == 0) HandleDeaths();
   // One pass: the caller polls again soon, and an extra empty pass costs as much as
   // a useful one.
   ucp_worker_progress(worker_);
@@ -618,7 +645,7 @@ absl::Status UcxTransport::Progress() {
 }
 
 void UcxTransport::Sleep(absl::Duration timeout) {
-  for (int peer : monitor_.NewDeaths()) FailPeer(peer, PeerGone(peer, "exited"));
+  HandleDeaths();
   if (wait_fd_ < 0) {
     monitor_.SleepUntilDeath(std::min(timeout, absl::Microseconds(200)));
     return;

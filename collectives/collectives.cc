@@ -1,0 +1,535 @@
+// The collectives of Communicator: argument checks, the signature check, algorithm
+// selection, plans and their execution (communicator.h documents the semantics).
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "collectives/algorithms.h"
+#include "collectives/communicator.h"
+#include "collectives/communicator_state.h"
+#include "collectives/executor.h"
+#include "collectives/selection.h"
+#include "core/config.h"
+#include "core/status_macros.h"
+#include "ops/reduce.h"
+
+namespace zcoll {
+
+struct Communicator::CollectiveCall {
+  const char* name;  // "Reduce", for messages
+  CollectiveArgs args;
+  DataType type;
+  ReduceOp op = PredefinedOp::kSum;
+  const void* send;
+  void* recv;
+  // An argument refused by the caller's checks.
+  absl::Status invalid;
+  // Where this rank's result lies, for AVG's division (count 0: none).
+  void* result = nullptr;
+  size_t result_count = 0;
+};
+
+namespace {
+
+// Nonblocking collectives in flight per communicator; their sequence numbers, which
+// keep their tags apart, wrap at this.
+constexpr uint64_t kSequenceNumbers = (kMaxCommunicatorTag >> kScheduleTagBits);
+
+class ArgumentChecker {
+ public:
+  ArgumentChecker(int rank, int size, const char* call) : rank_(rank), size_(size), call_(call) {}
+
+  const absl::Status& status() const { return status_; }
+
+  void Fail(absl::string_view sentence) {
+    if (!status_.ok()) return;
+    status_ = absl::InvalidArgumentError(absl::StrCat("rank ", rank_, ": ", call_, ": ", sentence));
+  }
+  void Type(DataType type) {
+    if (!IsValidDataType(type)) {
+      Fail(absl::StrCat("type ", static_cast<int>(type), " is not a zcoll DataType"));
+    }
+  }
+  void Op(const ReduceOp& op, DataType type) {
+    if (absl::Status status = CheckOpForDataType(op, type); !status.ok()) Fail(status.message());
+  }
+  void Root(int root) {
+    if (root < 0 || root >= size_) {
+      Fail(absl::StrCat("root ", root, " is not a rank of this ", size_, "-rank communicator"));
+    }
+  }
+  // `count` elements of `type` must be addressable.
+  void Count(absl::string_view what, size_t count, DataType type) {
+    if (IsValidDataType(type) &&
+        count > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type)) {
+      Fail(absl::StrCat(what, " ", count, " is too large for any buffer of ", DataTypeName(type)));
+    }
+  }
+  // A buffer that is read or written: not null when it holds elements, and not
+  // kInPlace unless `in_place_allowed`.
+  void Buffer(absl::string_view what, const void* buffer, size_t count, bool in_place_allowed,
+              absl::string_view in_place_rule = "") {
+    if (buffer == kInPlace) {
+      if (!in_place_allowed) {
+        Fail(absl::StrCat("kInPlace is not allowed as `", what, "`",
+                          in_place_rule.empty() ? "" : "; ", in_place_rule));
+      }
+      return;
+    }
+    if (buffer == nullptr && count > 0) {
+      Fail(absl::StrCat("`", what, "` is null but holds ", count, " elements"));
+    }
+  }
+  // Send and receive buffers may not share a byte (the standard's rule; kInPlace is
+  // how a caller says they are the same).
+  void Disjoint(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes) {
+    if (send == kInPlace || recv == kInPlace || send == nullptr || recv == nullptr ||
+        send_bytes == 0 || recv_bytes == 0) {
+      return;
+    }
+    const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
+    if (a < b + recv_bytes && b < a + send_bytes) {
+      Fail(absl::StrCat("the send buffer (", send_bytes, " bytes) and the receive buffer (",
+                        recv_bytes, " bytes) overlap; pass kInPlace to reduce in place"));
+    }
+  }
+
+ private:
+  int rank_;
+  int size_;
+  const char* call_;
+  absl::Status status_;
+};
+
+size_t Bytes(size_t count, DataType type) {
+  return IsValidDataType(type) ? count * DataTypeSize(type) : 0;
+}
+
+// One rank's arguments as ZCOLL_CHECK compares them.
+struct Signature {
+  uint32_t collective;
+  uint32_t type;
+  uint32_t op;  // PredefinedOp, or kUserOp + commutativity
+  int32_t root;
+  uint64_t count;
+  uint64_t counts_hash;
+};
+constexpr uint32_t kUserOp = 1000;
+
+Signature MakeSignature(const CollectiveArgs& args, DataType type, const ReduceOp& op,
+                        bool reduces) {
+  Signature signature{};
+  signature.collective = static_cast<uint32_t>(args.collective);
+  signature.type = static_cast<uint32_t>(type);
+  signature.op = !reduces             ? 0
+                 : op.is_predefined() ? static_cast<uint32_t>(op.predefined())
+                                      : kUserOp + (op.commutative() ? 1 : 0);
+  const bool rooted = args.collective == Collective::kReduce ||
+                      args.collective == Collective::kScatter ||
+                      args.collective == Collective::kScatterv;
+  signature.root = rooted ? args.root : 0;
+  // A scatterv's receive count differs from rank to rank, as its counts may.
+  signature.count = args.collective == Collective::kScatterv ? 0 : args.count;
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t count : args.collective == Collective::kReduceScatter ? args.counts
+                                                                    : std::vector<size_t>{}) {
+    hash = (hash ^ count) * 1099511628211ull;
+  }
+  signature.counts_hash = hash;
+  return signature;
+}
+
+std::string DescribeDifference(const Signature& mine, const Signature& theirs) {
+  if (mine.collective != theirs.collective) {
+    return absl::StrCat("called ", CollectiveName(static_cast<Collective>(theirs.collective)));
+  }
+  if (mine.type != theirs.type) {
+    return absl::StrCat("passed type ",
+                        IsValidDataType(static_cast<DataType>(theirs.type))
+                            ? DataTypeName(static_cast<DataType>(theirs.type))
+                            : absl::string_view("(invalid)"));
+  }
+  if (mine.op != theirs.op) {
+    return theirs.op >= kUserOp
+               ? std::string("passed a user op")
+               : absl::StrCat("passed op ",
+                              PredefinedOpName(static_cast<PredefinedOp>(theirs.op)));
+  }
+  if (mine.root != theirs.root) return absl::StrCat("passed root ", theirs.root);
+  if (mine.count != theirs.count) return absl::StrCat("passed count ", theirs.count);
+  return "passed different counts";
+}
+
+bool CheckEnabled() {
+  static const bool enabled = EnvironmentUnsigned("ZCOLL_CHECK") != 0;
+  return enabled;
+}
+
+size_t ChunkBytes() {
+  static const size_t bytes = std::max<uint64_t>(4096, EnvironmentUnsigned("ZCOLL_CHUNK_BYTES"));
+  return bytes;
+}
+
+}  // namespace
+
+absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view algorithm) {
+  if (algorithm.empty()) {
+    state_->forced[static_cast<size_t>(collective)] = nullptr;
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(const Algorithm* found, FindAlgorithm(collective, algorithm));
+  state_->forced[static_cast<size_t>(collective)] = found;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {
+  State& state = *state_;
+  CommunicatorTransport& transport = *state.transport;
+  JobConnection& job = transport.job();
+  RETURN_IF_ERROR(job.FailureStatus());
+  // The peers have entered (or will enter) the collective: a refusal here fails the
+  // job, so that they return at once.
+  if (!call.invalid.ok()) return Failed(call.invalid);
+  const bool reduces = call.args.collective == Collective::kReduce ||
+                       call.args.collective == Collective::kAllreduce ||
+                       call.args.collective == Collective::kReduceScatterBlock ||
+                       call.args.collective == Collective::kReduceScatter;
+  if (CheckEnabled()) {
+    const Signature mine = MakeSignature(call.args, call.type, call.op, reduces);
+    absl::StatusOr<std::vector<char>> all = ExchangeRecords(
+        transport, absl::string_view(reinterpret_cast<const char*>(&mine), sizeof(mine)),
+        DefaultDeadline());
+    if (!all.ok()) return Failed(all.status());
+    for (int r = 0; r < size(); ++r) {
+      Signature theirs;
+      std::memcpy(&theirs, all->data() + r * sizeof(Signature), sizeof(Signature));
+      if (std::memcmp(&theirs, &mine, sizeof(Signature)) != 0) {
+        return Failed(absl::InvalidArgumentError(absl::StrCat(
+            "rank ", rank(), ": ", call.name, " (ZCOLL_CHECK): rank ", r, " ",
+            DescribeDifference(mine, theirs), " where this rank passed other arguments")));
+      }
+    }
+  }
+  const Algorithm* algorithm = state.forced[static_cast<size_t>(call.args.collective)];
+  if (algorithm == nullptr) {
+    absl::StatusOr<const Algorithm*> from_environment =
+        AlgorithmFromEnvironment(call.args.collective);
+    if (!from_environment.ok()) return Failed(from_environment.status());
+    algorithm = *from_environment;
+  }
+  if (algorithm != nullptr) {
+    if (absl::Status status = CheckAlgorithmCanRun(*algorithm, call.args); !status.ok()) {
+      return Failed(absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank(), ": ", call.name, ": ", status.message())));
+    }
+  } else {
+    algorithm = &SelectAlgorithm(call.args, state.topology);
+  }
+  if (static_cast<uint64_t>(state.in_flight) >= kSequenceNumbers) {
+    return Failed(absl::ResourceExhaustedError(
+        absl::StrCat("rank ", rank(), ": ", call.name, ": ", state.in_flight,
+                     " nonblocking collectives are in flight on this communicator; wait for "
+                     "some before starting more")));
+  }
+  // The plan: from the cache, or made now.
+  PlanKey key{algorithm,
+              call.args.collective,
+              call.args.root,
+              call.args.count,
+              call.args.counts,
+              call.args.displs,
+              call.args.in_place,
+              call.args.commutative,
+              call.args.element_bytes,
+              call.args.chunk_bytes};
+  std::shared_ptr<const ExecutionPlan> plan;
+  for (size_t i = state.plans.size(); i-- > 0;) {
+    if (state.plans[i].first == key) {
+      plan = state.plans[i].second;
+      if (i + 1 != state.plans.size()) {
+        auto entry = std::move(state.plans[i]);
+        state.plans.erase(state.plans.begin() + static_cast<std::ptrdiff_t>(i));
+        state.plans.push_back(std::move(entry));
+      }
+      break;
+    }
+  }
+  if (plan == nullptr) {
+    plan = std::make_shared<const ExecutionPlan>(
+        algorithm->generate(call.args, state.topology, rank()), call.args.element_bytes);
+    constexpr size_t kCachedPlans = 16;
+    if (state.plans.size() >= kCachedPlans) state.plans.erase(state.plans.begin());
+    state.plans.emplace_back(std::move(key), plan);
+  }
+  const uint64_t sequence = state.collectives_started++ % kSequenceNumbers;
+  const bool average = reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
+  auto pending = std::make_unique<Request::Pending>();
+  pending->execution = std::make_shared<Execution>(
+      plan, transport, sequence << kScheduleTagBits, call.type,
+      average ? ReduceOp(PredefinedOp::kSum) : call.op, call.send, call.recv,
+      state.scratch.Acquire(plan->scratch_bytes()));
+  pending->transport = &transport;
+  pending->scratch_pool = &state.scratch;
+  pending->in_flight = &state.in_flight;
+  pending->deadline = DefaultDeadline();
+  if (average && call.result_count > 0) {
+    pending->finish = [type = call.type, result = call.result, count = call.result_count,
+                       contributions = static_cast<size_t>(size())] {
+      return FinishAverage(type, result, count, contributions);
+    };
+  }
+  ++state.in_flight;
+  return Request(std::move(pending));
+}
+
+namespace {
+
+CollectiveArgs BaseArgs(Collective collective, int size, DataType type, const ReduceOp* op) {
+  CollectiveArgs args;
+  args.collective = collective;
+  args.size = size;
+  args.element_bytes = IsValidDataType(type) ? DataTypeSize(type) : 1;
+  args.commutative = op == nullptr || op->commutative();
+  args.chunk_bytes = ChunkBytes();
+  return args;
+}
+
+}  // namespace
+
+absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size_t count,
+                                              DataType type, const ReduceOp& op, int root) {
+  ArgumentChecker check(rank(), size(), "Reduce");
+  check.Type(type);
+  check.Op(op, type);
+  check.Root(root);
+  check.Count("count", count, type);
+  const bool at_root = rank() == root;
+  check.Buffer("send", send, count, at_root, "only the root may reduce in place");
+  if (at_root) {
+    check.Buffer("recv", recv, count, false);
+    check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
+  }
+  CollectiveCall call{"Reduce", BaseArgs(Collective::kReduce, size(), type, &op), type, op, send,
+                      recv};
+  call.args.root = root;
+  call.args.count = count;
+  call.args.in_place = send == kInPlace;
+  call.invalid = check.status();
+  if (at_root) {
+    call.result = recv;
+    call.result_count = count;
+  }
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IAllreduce(const void* send, void* recv, size_t count,
+                                                 DataType type, const ReduceOp& op) {
+  ArgumentChecker check(rank(), size(), "Allreduce");
+  check.Type(type);
+  check.Op(op, type);
+  check.Count("count", count, type);
+  check.Buffer("send", send, count, true);
+  check.Buffer("recv", recv, count, false);
+  check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
+  CollectiveCall call{"Allreduce", BaseArgs(Collective::kAllreduce, size(), type, &op), type, op,
+                      send, recv};
+  call.args.count = count;
+  call.args.in_place = send == kInPlace;
+  call.invalid = check.status();
+  call.result = recv;
+  call.result_count = count;
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IReduceScatterBlock(const void* send, void* recv,
+                                                          size_t recv_count, DataType type,
+                                                          const ReduceOp& op) {
+  ArgumentChecker check(rank(), size(), "ReduceScatterBlock");
+  check.Type(type);
+  check.Op(op, type);
+  check.Count("recv_count", recv_count, type);
+  if (recv_count > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(size())) {
+    check.Fail(absl::StrCat("recv_count ", recv_count, " times ", size(), " ranks overflows"));
+  }
+  const size_t total = recv_count * static_cast<size_t>(size());
+  const bool in_place = send == kInPlace;
+  check.Count("recv_count times the communicator size", total, type);
+  check.Buffer("send", send, total, true);
+  check.Buffer("recv", recv, in_place ? total : recv_count, false);
+  check.Disjoint(send, Bytes(total, type), recv, Bytes(recv_count, type));
+  CollectiveCall call{"ReduceScatterBlock",
+                      BaseArgs(Collective::kReduceScatterBlock, size(), type, &op),
+                      type,
+                      op,
+                      send,
+                      recv};
+  call.args.count = recv_count;
+  call.args.in_place = in_place;
+  call.invalid = check.status();
+  call.result = recv;
+  call.result_count = recv_count;
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* recv,
+                                                     absl::Span<const size_t> recv_counts,
+                                                     DataType type, const ReduceOp& op) {
+  ArgumentChecker check(rank(), size(), "ReduceScatter");
+  check.Type(type);
+  check.Op(op, type);
+  size_t total = 0;
+  if (recv_counts.size() != static_cast<size_t>(size())) {
+    check.Fail(absl::StrCat("recv_counts has ", recv_counts.size(), " entries for ", size(),
+                            " ranks"));
+  } else {
+    for (size_t count : recv_counts) {
+      if (count > std::numeric_limits<size_t>::max() / 2 - total) {
+        check.Fail("the sum of recv_counts overflows");
+        break;
+      }
+      total += count;
+    }
+  }
+  check.Count("the sum of recv_counts", total, type);
+  const size_t mine = check.status().ok() ? recv_counts[rank()] : 0;
+  const bool in_place = send == kInPlace;
+  check.Buffer("send", send, total, true);
+  check.Buffer("recv", recv, in_place ? total : mine, false);
+  check.Disjoint(send, Bytes(total, type), recv, Bytes(mine, type));
+  CollectiveCall call{"ReduceScatter", BaseArgs(Collective::kReduceScatter, size(), type, &op),
+                      type,           op,
+                      send,           recv};
+  if (check.status().ok()) call.args.counts.assign(recv_counts.begin(), recv_counts.end());
+  call.args.in_place = in_place;
+  call.invalid = check.status();
+  call.result = recv;
+  call.result_count = mine;
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IScatter(const void* send, void* recv, size_t count,
+                                               DataType type, int root) {
+  ArgumentChecker check(rank(), size(), "Scatter");
+  check.Type(type);
+  check.Root(root);
+  check.Count("count", count, type);
+  if (count > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(size())) {
+    check.Fail(absl::StrCat("count ", count, " times ", size(), " ranks overflows"));
+  }
+  const bool at_root = rank() == root;
+  const size_t total = count * static_cast<size_t>(size());
+  if (at_root) {
+    check.Count("count times the communicator size", total, type);
+    check.Buffer("send", send, total, false);
+  }
+  check.Buffer("recv", recv, count, at_root, "only the root may scatter in place");
+  if (at_root) check.Disjoint(send, Bytes(total, type), recv, Bytes(count, type));
+  CollectiveCall call{"Scatter", BaseArgs(Collective::kScatter, size(), type, nullptr), type,
+                      PredefinedOp::kSum, send, recv};
+  call.args.root = root;
+  call.args.count = count;
+  call.args.in_place = recv == kInPlace;
+  call.invalid = check.status();
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IScatterv(const void* send,
+                                                absl::Span<const size_t> send_counts,
+                                                absl::Span<const size_t> displs, void* recv,
+                                                size_t recv_count, DataType type, int root) {
+  ArgumentChecker check(rank(), size(), "Scatterv");
+  check.Type(type);
+  check.Root(root);
+  check.Count("recv_count", recv_count, type);
+  const bool at_root = rank() == root;
+  const bool in_place = recv == kInPlace;
+  size_t extent = 0;
+  if (at_root) {
+    if (send_counts.size() != static_cast<size_t>(size()) ||
+        displs.size() != static_cast<size_t>(size())) {
+      check.Fail(absl::StrCat("the root needs ", size(), " send_counts and displs; got ",
+                              send_counts.size(), " and ", displs.size()));
+    } else {
+      for (int r = 0; r < size(); ++r) {
+        if (send_counts[r] > std::numeric_limits<size_t>::max() / 4 ||
+            displs[r] > std::numeric_limits<size_t>::max() / 4) {
+          check.Fail(absl::StrCat("send_counts[", r, "] or displs[", r, "] is too large"));
+          break;
+        }
+        extent = std::max(extent, displs[r] + send_counts[r]);
+      }
+      if (check.status().ok() && !in_place && send_counts[rank()] != recv_count) {
+        check.Fail(absl::StrCat("the root sends itself send_counts[", rank(),
+                                "] = ", send_counts[rank()], " elements but recv_count is ",
+                                recv_count));
+      }
+    }
+    check.Count("the extent of the blocks", extent, type);
+    check.Buffer("send", send, extent, false);
+  }
+  check.Buffer("recv", recv, recv_count, at_root, "only the root may scatter in place");
+  if (at_root) check.Disjoint(send, Bytes(extent, type), recv, Bytes(recv_count, type));
+  CollectiveCall call{"Scatterv", BaseArgs(Collective::kScatterv, size(), type, nullptr), type,
+                      PredefinedOp::kSum, send, recv};
+  call.args.root = root;
+  call.args.count = recv_count;
+  call.args.in_place = in_place;
+  if (at_root && check.status().ok()) {
+    call.args.counts.assign(send_counts.begin(), send_counts.end());
+    call.args.displs.assign(displs.begin(), displs.end());
+  }
+  call.invalid = check.status();
+  return StartCollective(call);
+}
+
+// The blocking forms: start, then wait.
+absl::Status Communicator::Reduce(const void* send, void* recv, size_t count, DataType type,
+                                  const ReduceOp& op, int root,
+                                  std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IReduce(send, recv, count, type, op, root));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Allreduce(const void* send, void* recv, size_t count, DataType type,
+                                     const ReduceOp& op, std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IAllreduce(send, recv, count, type, op));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size_t recv_count,
+                                              DataType type, const ReduceOp& op,
+                                              std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IReduceScatterBlock(send, recv, recv_count, type, op));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::ReduceScatter(const void* send, void* recv,
+                                         absl::Span<const size_t> recv_counts, DataType type,
+                                         const ReduceOp& op,
+                                         std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IReduceScatter(send, recv, recv_counts, type, op));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type,
+                                   int root, std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IScatter(send, recv, count, type, root));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> send_counts,
+                                    absl::Span<const size_t> displs, void* recv,
+                                    size_t recv_count, DataType type, int root,
+                                    std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request,
+                   IScatterv(send, send_counts, displs, recv, recv_count, type, root));
+  return request.Wait(deadline);
+}
+
+}  // namespace zcoll

@@ -1,0 +1,318 @@
+// Differential tests of the collectives: every collective x algorithm x size x
+// in-place form x datatype/op, on jobs of 1..9 ranks (threads over loopback) and on
+// real processes over shm, ofi:tcp, ofi:shm and ucx:tcp, emulated nodes included,
+// compared with the naive reference (testing/reference). Every rank can compute
+// every rank's input, so each checks its own result against the reference locally.
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "collectives/algorithms.h"
+#include "collectives/communicator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/communicator_harness.h"
+#include "testing/reference.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::HasSubstr;
+using ::zcoll::testing::Bytes;
+using ::zcoll::testing::CommunicatorJob;
+using ::zcoll::testing::RankBytes;
+using ::zcoll::testing::RankControl;
+using ::zcoll::testing::RunCommunicatorJob;
+
+// Pipelined algorithms cut messages into chunks of this many bytes in these tests
+// (set before any communicator reads it), so that sizes around a chunk are cheap.
+constexpr size_t kChunkBytes = 4096;
+
+// A user op that is associative but not commutative: it appends the decimal digits
+// of the right operand to the left one, so the result spells the order of the fold.
+ReduceOp Digits() {
+  static const ReduceOp op = *ReduceOp::CreateUser(
+      [](const void* in, void* inout, size_t count, DataType) {
+        const auto* left = static_cast<const int64_t*>(in);
+        auto* right = static_cast<int64_t*>(inout);
+        for (size_t i = 0; i < count; ++i) {
+          int64_t scale = 1;
+          while (scale <= right[i]) scale *= 10;
+          right[i] = left[i] * scale + right[i];
+        }
+      },
+      /*commutative=*/false, "digits");
+  return op;
+}
+
+// A datatype, an op and how rank r's element i is made. Values keep every result
+// exact (small integers, ties on purpose for MINLOC), so any association of the
+// reduction gives the reference's bits.
+struct OpCase {
+  const char* name;
+  DataType type;
+  ReduceOp op;
+};
+
+std::vector<OpCase> OpCases() {
+  return {{"float_sum", DataType::kFloat, PredefinedOp::kSum},
+          {"int64_digits", DataType::kInt64, Digits()},
+          {"float_int_minloc", DataType::kFloatInt, PredefinedOp::kMinloc},
+          {"double_avg", DataType::kDouble, PredefinedOp::kAvg},
+          {"int8_max", DataType::kInt8, PredefinedOp::kMax}};
+}
+
+Bytes MakeInput(DataType type, int rank, size_t count, int salt) {
+  Bytes bytes(count * DataTypeSize(type));
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t small = static_cast<int64_t>((rank * 7 + i * 3 + salt) % 13);
+    char* at = bytes.data() + i * DataTypeSize(type);
+    switch (type) {
+      case DataType::kFloat: {
+        const float value = static_cast<float>(small - 6);
+        std::memcpy(at, &value, sizeof(value));
+        break;
+      }
+      case DataType::kDouble: {
+        const double value = static_cast<double>(small * 4);
+        std::memcpy(at, &value, sizeof(value));
+        break;
+      }
+      case DataType::kInt64: {
+        const int64_t value = (rank + static_cast<int64_t>(i) + salt) % 9 + 1;  // one digit
+        std::memcpy(at, &value, sizeof(value));
+        break;
+      }
+      case DataType::kFloatInt: {
+        // Three values only, so several ranks tie; the index is the rank.
+        const FloatInt value{static_cast<float>((rank + i + salt) % 3), rank};
+        std::memcpy(at, &value, sizeof(value));
+        break;
+      }
+      case DataType::kInt8: {
+        const int8_t value = static_cast<int8_t>(small * 19 - 120);
+        std::memcpy(at, &value, sizeof(value));
+        break;
+      }
+      default:
+        ADD_FAILURE() << "no input for " << DataTypeName(type);
+    }
+  }
+  return bytes;
+}
+
+RankBytes AllInputs(DataType type, int size, size_t count, int salt) {
+  RankBytes inputs;
+  for (int r = 0; r < size; ++r) inputs.push_back(MakeInput(type, r, count, salt));
+  return inputs;
+}
+
+// Block counts with zeros: rank r gets (7r + base) % (base + 2).
+std::vector<size_t> VariedCounts(int size, size_t base) {
+  std::vector<size_t> counts(size);
+  for (int r = 0; r < size; ++r) counts[r] = (7 * static_cast<size_t>(r) + base) % (base + 2);
+  return counts;
+}
+
+// Element counts that matter to the algorithms: none, one, odd, around a chunk and
+// several chunks.
+std::vector<size_t> Sizes(DataType type) {
+  const size_t chunk = kChunkBytes / DataTypeSize(type);
+  return {0, 1, 37, chunk - 1, chunk + 1, 5 * chunk + 3};
+}
+
+std::string Where(const Communicator& comm, Collective collective, absl::string_view algorithm,
+                  const char* op, size_t count, int root, bool in_place) {
+  return absl::StrCat(CollectiveName(collective), "/", algorithm, " ", op, " count ", count,
+                      " root ", root, in_place ? " in place" : "", " on rank ", comm.rank(),
+                      " of ", comm.size());
+}
+
+std::vector<absl::string_view> AlgorithmsOf(Collective collective) {
+  std::vector<absl::string_view> names;
+  for (const Algorithm& algorithm : AllAlgorithms()) {
+    if (algorithm.collective == collective) names.push_back(algorithm.name);
+  }
+  return names;
+}
+
+void CheckReductions(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  int salt = 0;
+  for (const OpCase& op_case : OpCases()) {
+    const size_t width = DataTypeSize(op_case.type);
+    for (size_t count : Sizes(op_case.type)) {
+      ++salt;
+      const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
+      const Bytes expected = *testing::ReferenceReduce(op_case.op, op_case.type, inputs, count);
+      // Reduce, at two roots, and Allreduce.
+      for (absl::string_view algorithm : AlgorithmsOf(Collective::kReduce)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduce, algorithm).ok());
+        for (int root : {0, size - 1}) {
+          for (bool in_place : {false, true}) {
+            const bool here_in_place = in_place && rank == root;
+            Bytes send = inputs[rank];
+            Bytes recv(count * width, 0x5a);
+            if (here_in_place) recv = inputs[rank];
+            const absl::Status status =
+                comm.Reduce(here_in_place ? kInPlace : send.data(), recv.data(), count,
+                            op_case.type, op_case.op, root);
+            const std::string where =
+                Where(comm, Collective::kReduce, algorithm, op_case.name, count, root, in_place);
+            ASSERT_TRUE(status.ok()) << where << ": " << status;
+            EXPECT_EQ(send, inputs[rank]) << where << ": the send buffer changed";
+            if (rank == root) {
+              ASSERT_EQ(recv, expected) << where;
+            }
+          }
+        }
+      }
+      for (absl::string_view algorithm : AlgorithmsOf(Collective::kAllreduce)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, algorithm).ok());
+        for (bool in_place : {false, true}) {
+          Bytes send = inputs[rank];
+          Bytes recv = in_place ? inputs[rank] : Bytes(count * width, 0x5a);
+          const absl::Status status = comm.Allreduce(in_place ? kInPlace : send.data(),
+                                                     recv.data(), count, op_case.type, op_case.op);
+          const std::string where =
+              Where(comm, Collective::kAllreduce, algorithm, op_case.name, count, 0, in_place);
+          ASSERT_TRUE(status.ok()) << where << ": " << status;
+          ASSERT_EQ(recv, expected) << where;
+        }
+      }
+      // ReduceScatterBlock with `count` per rank and ReduceScatter with varied counts.
+      for (bool block : {true, false}) {
+        const Collective collective =
+            block ? Collective::kReduceScatterBlock : Collective::kReduceScatter;
+        const std::vector<size_t> counts =
+            block ? std::vector<size_t>(size, count) : VariedCounts(size, count);
+        size_t total = 0;
+        for (size_t c : counts) total += c;
+        const RankBytes all = AllInputs(op_case.type, size, total, salt);
+        const RankBytes expected_blocks =
+            *testing::ReferenceReduceScatter(op_case.op, op_case.type, all, counts);
+        for (absl::string_view algorithm : AlgorithmsOf(collective)) {
+          ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
+          for (bool in_place : {false, true}) {
+            Bytes send = all[rank];
+            Bytes recv = in_place ? all[rank] : Bytes(counts[rank] * width, 0x5a);
+            const void* source = in_place ? kInPlace : send.data();
+            const absl::Status status =
+                block ? comm.ReduceScatterBlock(source, recv.data(), count, op_case.type,
+                                                op_case.op)
+                      : comm.ReduceScatter(source, recv.data(), counts, op_case.type, op_case.op);
+            const std::string where =
+                Where(comm, collective, algorithm, op_case.name, count, 0, in_place);
+            ASSERT_TRUE(status.ok()) << where << ": " << status;
+            recv.resize(counts[rank] * width);  // in place: the result is at the start
+            ASSERT_EQ(recv, expected_blocks[rank]) << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+void CheckScatters(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  const DataType type = DataType::kFloat;
+  const size_t width = DataTypeSize(type);
+  int salt = 100;
+  for (size_t count : Sizes(type)) {
+    ++salt;
+    for (int root : {0, size / 2, size - 1}) {
+      // Scatter: the root's buffer is size blocks of `count`.
+      const Bytes root_send = MakeInput(type, root, count * size, salt);
+      std::vector<size_t> counts(size, count), displs(size);
+      for (int r = 0; r < size; ++r) displs[r] = count * r;
+      const RankBytes expected = *testing::ReferenceScatterv(type, root_send, counts, displs);
+      for (absl::string_view algorithm : AlgorithmsOf(Collective::kScatter)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kScatter, algorithm).ok());
+        for (bool in_place : {false, true}) {
+          const bool here_in_place = in_place && rank == root;
+          // Non-roots pass a buffer the collective must not touch.
+          Bytes send = rank == root ? root_send : Bytes(8, 0x11);
+          const Bytes send_before = send;
+          Bytes recv(count * width, 0x5a);
+          const absl::Status status = comm.Scatter(
+              send.data(), here_in_place ? kInPlace : recv.data(), count, type, root);
+          const std::string where =
+              Where(comm, Collective::kScatter, algorithm, "float", count, root, in_place);
+          ASSERT_TRUE(status.ok()) << where << ": " << status;
+          EXPECT_EQ(send, send_before) << where << ": the send buffer changed";
+          if (!here_in_place) {
+            ASSERT_EQ(recv, expected[rank]) << where;
+          }
+        }
+      }
+      // Scatterv: varied counts with zeros, blocks in reverse order with gaps.
+      const std::vector<size_t> vcounts = VariedCounts(size, count);
+      std::vector<size_t> vdispls(size);
+      size_t extent = 0;
+      for (int r = size - 1; r >= 0; --r) {
+        vdispls[r] = extent;
+        extent += vcounts[r] + 1;
+      }
+      const Bytes vsend_root = MakeInput(type, root, extent, salt);
+      const RankBytes vexpected = *testing::ReferenceScatterv(type, vsend_root, vcounts, vdispls);
+      for (bool in_place : {false, true}) {
+        const bool here_in_place = in_place && rank == root;
+        Bytes send = rank == root ? vsend_root : Bytes();
+        Bytes recv(vcounts[rank] * width, 0x5a);
+        // Non-roots pass no counts: they matter at the root only.
+        const absl::Status status = comm.Scatterv(
+            rank == root ? send.data() : nullptr,
+            rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
+            rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(),
+            here_in_place ? kInPlace : recv.data(), vcounts[rank], type, root);
+        const std::string where =
+            Where(comm, Collective::kScatterv, "linear", "float", count, root, in_place);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        if (!here_in_place) {
+          ASSERT_EQ(recv, vexpected[rank]) << where;
+        }
+      }
+    }
+  }
+}
+
+class CollectivesTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  static void SetUpTestSuite() { setenv("ZCOLL_CHUNK_BYTES", "4096", 1); }
+};
+
+TEST_P(CollectivesTest, ReductionsMatchTheReference) {
+  const absl::Status status =
+      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckReductions(comm); });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_P(CollectivesTest, ScattersMatchTheReference) {
+  const absl::Status status =
+      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckScatters(comm); });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+std::vector<CommunicatorJob> Jobs() {
+  std::vector<CommunicatorJob> jobs;
+  for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});
+  jobs.push_back({.size = 5, .nodes = 2});
+  jobs.push_back({.size = 7, .nodes = 3});
+  jobs.push_back({.local_provider = "shm", .size = 3});
+  jobs.push_back({.local_provider = "shm", .network_provider = "ofi:tcp", .size = 5, .nodes = 2});
+  jobs.push_back({.local_provider = "ofi:shm", .size = 2});
+  jobs.push_back({.local_provider = "shm", .network_provider = "ucx:tcp", .size = 4, .nodes = 3});
+  return jobs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, CollectivesTest, ::testing::ValuesIn(Jobs()),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
+
+}  // namespace
+}  // namespace zcoll

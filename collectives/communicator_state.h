@@ -1,0 +1,60 @@
+// What a Communicator holds (internal to collectives/: communicator.cc makes and
+// splits communicators, collectives.cc runs their collectives).
+
+#ifndef ZCOLL_COLLECTIVES_COMMUNICATOR_STATE_H_
+#define ZCOLL_COLLECTIVES_COMMUNICATOR_STATE_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "collectives/algorithms.h"
+#include "collectives/communicator.h"
+#include "collectives/communicator_transport.h"
+#include "collectives/executor.h"
+#include "core/topology.h"
+#include "transport/bootstrap/bootstrap.h"
+
+namespace zcoll {
+
+// The arguments a plan was made for; a call with equal ones reuses it.
+struct PlanKey {
+  const Algorithm* algorithm = nullptr;
+  Collective collective = Collective::kReduce;
+  int root = 0;
+  size_t count = 0;
+  std::vector<size_t> counts;
+  std::vector<size_t> displs;
+  bool in_place = false;
+  bool commutative = true;
+  size_t element_bytes = 0;
+  size_t chunk_bytes = 0;
+
+  friend bool operator==(const PlanKey&, const PlanKey&) = default;
+};
+
+struct Communicator::State {
+  // Only the job's first communicator uses it, but it lives as long as the job's
+  // communicators: a PMIx client stays initialised while the process is in the job.
+  std::shared_ptr<Bootstrap> bootstrap;
+  std::unique_ptr<CommunicatorTransport> transport;
+  Topology topology;
+  absl::Duration timeout;
+
+  // Collectives started so far: the sequence number that keeps their tags apart.
+  uint64_t collectives_started = 0;
+  // Nonblocking collectives not yet completed.
+  int in_flight = 0;
+  // Algorithms forced by SetAlgorithm (null: the selection table or
+  // ZCOLL_ALGO_<COLL>).
+  std::array<const Algorithm*, kNumCollectives> forced{};
+  // Recently used plans, most recent last.
+  std::vector<std::pair<PlanKey, std::shared_ptr<const ExecutionPlan>>> plans;
+  ScratchPool scratch;
+};
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_COMMUNICATOR_STATE_H_

@@ -1,0 +1,73 @@
+#include "collectives/request.h"
+
+#include <utility>
+
+#include "collectives/communicator_transport.h"
+#include "collectives/executor.h"
+#include "absl/strings/str_cat.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+
+namespace zcoll {
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    if (pending_ != nullptr) Wait().IgnoreError();
+    pending_ = std::move(other.pending_);
+    status_ = std::move(other.status_);
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (pending_ == nullptr) return;
+  absl::Status status = Wait();
+  if (!status.ok()) ZCOLL_LOG(WARNING) << "a Request destroyed while pending ended with " << status;
+}
+
+absl::Status Request::Finish(absl::Status status) {
+  Pending& pending = *pending_;
+  Execution& execution = *pending.execution;
+  if (status.ok()) status = execution.status();
+  if (status.ok() && pending.finish) status = pending.finish();
+  JobConnection& job = pending.transport->job();
+  if (!status.ok()) {
+    // The collective's peers may still be in it: the job fails so that they learn.
+    status = job.Fail(status);
+    // A transfer may still be pending: its Completion and scratch must outlive it.
+    if (!execution.finished() || !execution.status().ok()) job.KeepUntilDestroyed(pending.execution);
+  } else {
+    pending.scratch_pool->Release(execution.TakeScratch());
+  }
+  --*pending.in_flight;
+  pending_.reset();
+  status_ = status;
+  return status_;
+}
+
+absl::Status Request::Wait(std::optional<absl::Time> deadline) {
+  if (pending_ == nullptr) return status_;
+  Execution& execution = *pending_->execution;
+  absl::Status status = pending_->transport->WaitFor(
+      [&execution] { return execution.Advance(); },
+      deadline.has_value() ? *deadline : pending_->deadline);
+  return Finish(std::move(status));
+}
+
+absl::StatusOr<bool> Request::Test() {
+  if (pending_ == nullptr) {
+    if (!status_.ok()) return status_;
+    return true;
+  }
+  Execution& execution = *pending_->execution;
+  absl::Status status = pending_->transport->Progress();
+  if (status.ok() && execution.Advance() != Transport::PollResult::kDone) {
+    if (absl::Now() < pending_->deadline) return false;
+    status = absl::DeadlineExceededError(absl::StrCat(
+        "rank ", pending_->transport->rank(), ": a collective did not complete by its deadline"));
+  }
+  RETURN_IF_ERROR(Finish(std::move(status)));
+  return true;
+}
+
+}  // namespace zcoll

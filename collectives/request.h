@@ -1,0 +1,69 @@
+// Request: a nonblocking collective in flight (MPI_Request).
+//
+//   ASSIGN_OR_RETURN(zcoll::Request request, comm.IAllreduce(send, recv, n, type, op));
+//   ... compute ...
+//   RETURN_IF_ERROR(request.Wait());
+//
+// Progress happens inside Wait and Test (there is no progress thread), so a program
+// that computes between the two should call Test now and then. A Request must not
+// outlive its Communicator, and its buffers must stay valid until it is done.
+// Destroying a pending Request waits for it (up to its deadline), as the collective
+// cannot be cancelled. An error of the collective, including a missed deadline, is
+// the job's failure (communicator.h).
+
+#ifndef ZCOLL_COLLECTIVES_REQUEST_H_
+#define ZCOLL_COLLECTIVES_REQUEST_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace zcoll {
+
+class CommunicatorTransport;
+class Execution;
+class ScratchPool;
+
+class Request {
+ public:
+  // A request that is already done, with OK.
+  Request() = default;
+  Request(Request&& other) noexcept = default;
+  Request& operator=(Request&& other) noexcept;
+  ~Request();
+
+  // Waits until the collective has completed on this rank, at most until `deadline`
+  // (default: its start plus the communicator's timeout). Returns its status; later
+  // calls return the same.
+  absl::Status Wait(std::optional<absl::Time> deadline = {});
+  // Advances the collective without blocking: true once it has completed (then
+  // Wait returns at once), an error if it failed.
+  absl::StatusOr<bool> Test();
+  bool done() const { return pending_ == nullptr; }
+
+ private:
+  friend class Communicator;
+  struct Pending {
+    std::shared_ptr<Execution> execution;
+    CommunicatorTransport* transport;
+    ScratchPool* scratch_pool;
+    int* in_flight;  // the communicator's count of pending requests
+    absl::Time deadline;
+    // Runs once the schedule has completed (AVG's division).
+    std::function<absl::Status()> finish;
+  };
+  explicit Request(std::unique_ptr<Pending> pending) : pending_(std::move(pending)) {}
+  // Ends the request with the execution's outcome (or `status` if it is an error).
+  absl::Status Finish(absl::Status status);
+
+  std::unique_ptr<Pending> pending_;
+  absl::Status status_;
+};
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_REQUEST_H_
