@@ -33,7 +33,8 @@ Slice Whole(BufferId buffer, size_t count) { return {buffer, 0, count}; }
 // The pipelining chunks of `count` elements: about chunk_bytes each, at most
 // kMaxChunks.
 std::vector<ElementRange> Chunks(const CollectiveArgs& args, size_t count) {
-  size_t per_chunk = std::max<size_t>(1, args.chunk_bytes / std::max<size_t>(1, args.element_bytes));
+  size_t per_chunk =
+      std::max<size_t>(1, args.chunk_bytes / std::max<size_t>(1, args.element_bytes));
   per_chunk = std::max(per_chunk, (count + kMaxChunks - 1) / kMaxChunks);
   return SplitIntoChunks(count, per_chunk);
 }
@@ -100,7 +101,8 @@ ScheduleBuilder MakeBuilder(const CollectiveArgs& args, int rank) {
 
 // Where this rank's contribution to a reduction is.
 Slice Contribution(const CollectiveArgs& args, int rank, size_t count) {
-  const bool from_recv = args.in_place && (args.collective != Collective::kReduce || rank == args.root);
+  const bool from_recv =
+      args.in_place && (args.collective != Collective::kReduce || rank == args.root);
   return Whole(from_recv ? BufferId::Recv() : BufferId::Send(), count);
 }
 
@@ -526,8 +528,8 @@ Schedule BinomialScatter(const CollectiveArgs& args, const Topology&, int rank) 
       builder.Recv(real(parent), 0, held);
     }
   }
-  const int top = vrank == 0 ? LargestPowerOfTwoAtMost(std::max(1, size - 1))
-                             : LowestBit(vrank) / 2;
+  const int top =
+      vrank == 0 ? LargestPowerOfTwoAtMost(std::max(1, size - 1)) : LowestBit(vrank) / 2;
   for (int mask = top; mask >= 1; mask /= 2) {
     const int child = vrank + mask;
     if (child >= size) continue;
@@ -540,8 +542,7 @@ Schedule BinomialScatter(const CollectiveArgs& args, const Topology&, int rank) 
                            count * pieces[piece].second});
       }
     } else {
-      builder.Send(real(child), 0,
-                   Slice{held.buffer, count * (child - vrank), count * blocks});
+      builder.Send(real(child), 0, Slice{held.buffer, count * (child - vrank), count * blocks});
     }
   }
   if (vrank == 0) {
@@ -595,8 +596,8 @@ absl::StatusOr<Collective> ParseCollective(absl::string_view name) {
   for (size_t i = 0; i < kNumCollectives; ++i) {
     if (kCollectiveNames[i] == name) return static_cast<Collective>(i);
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown collective '", name, "'; known: ",
-                                                 absl::StrJoin(kCollectiveNames, ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown collective '", name, "'; known: ", absl::StrJoin(kCollectiveNames, ", ")));
 }
 
 std::string CollectiveEnvironmentSuffix(Collective collective) {
@@ -618,9 +619,9 @@ absl::StatusOr<const Algorithm*> FindAlgorithm(Collective collective, absl::stri
 
 absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const CollectiveArgs& args) {
   if (!algorithm.any_op && !args.commutative) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(CollectiveName(algorithm.collective), " algorithm '", algorithm.name,
-                     "' needs a commutative op, and this op is not"));
+    return absl::InvalidArgumentError(absl::StrCat(CollectiveName(algorithm.collective),
+                                                   " algorithm '", algorithm.name,
+                                                   "' needs a commutative op, and this op is not"));
   }
   if (algorithm.can_run != nullptr && !algorithm.can_run(args)) {
     return absl::InvalidArgumentError(absl::StrCat(CollectiveName(algorithm.collective),

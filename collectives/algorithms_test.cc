@@ -172,8 +172,8 @@ TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
         for (bool in_place : {false, true}) {
           const std::string problem =
               Check(algorithm, MakeArgs(algorithm.collective, size, count, root, in_place));
-          ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks, count "
-                                 << count << ", root " << root << (in_place ? ", in place" : "");
+          ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks, count " << count
+                                 << ", root " << root << (in_place ? ", in place" : "");
         }
       }
     }

@@ -137,8 +137,8 @@ Signature MakeSignature(const CollectiveArgs& args, DataType type, const ReduceO
   // A scatterv's receive count differs from rank to rank, as its counts may.
   signature.count = args.collective == Collective::kScatterv ? 0 : args.count;
   uint64_t hash = 1469598103934665603ull;
-  for (size_t count : args.collective == Collective::kReduceScatter ? args.counts
-                                                                    : std::vector<size_t>{}) {
+  for (size_t count :
+       args.collective == Collective::kReduceScatter ? args.counts : std::vector<size_t>{}) {
     hash = (hash ^ count) * 1099511628211ull;
   }
   signature.counts_hash = hash;
@@ -150,16 +150,14 @@ std::string DescribeDifference(const Signature& mine, const Signature& theirs) {
     return absl::StrCat("called ", CollectiveName(static_cast<Collective>(theirs.collective)));
   }
   if (mine.type != theirs.type) {
-    return absl::StrCat("passed type ",
-                        IsValidDataType(static_cast<DataType>(theirs.type))
-                            ? DataTypeName(static_cast<DataType>(theirs.type))
-                            : absl::string_view("(invalid)"));
+    return absl::StrCat("passed type ", IsValidDataType(static_cast<DataType>(theirs.type))
+                                            ? DataTypeName(static_cast<DataType>(theirs.type))
+                                            : absl::string_view("(invalid)"));
   }
   if (mine.op != theirs.op) {
     return theirs.op >= kUserOp
                ? std::string("passed a user op")
-               : absl::StrCat("passed op ",
-                              PredefinedOpName(static_cast<PredefinedOp>(theirs.op)));
+               : absl::StrCat("passed op ", PredefinedOpName(static_cast<PredefinedOp>(theirs.op)));
   }
   if (mine.root != theirs.root) return absl::StrCat("passed root ", theirs.root);
   if (mine.count != theirs.count) return absl::StrCat("passed count ", theirs.count);
@@ -268,12 +266,13 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     state.plans.emplace_back(std::move(key), plan);
   }
   const uint64_t sequence = state.collectives_started++ % kSequenceNumbers;
-  const bool average = reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
+  const bool average =
+      reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
   auto pending = std::make_unique<Request::Pending>();
-  pending->execution = std::make_shared<Execution>(
-      plan, transport, sequence << kScheduleTagBits, call.type,
-      average ? ReduceOp(PredefinedOp::kSum) : call.op, call.send, call.recv,
-      state.scratch.Acquire(plan->scratch_bytes()));
+  pending->execution =
+      std::make_shared<Execution>(plan, transport, sequence << kScheduleTagBits, call.type,
+                                  average ? ReduceOp(PredefinedOp::kSum) : call.op, call.send,
+                                  call.recv, state.scratch.Acquire(plan->scratch_bytes()));
   pending->transport = &transport;
   pending->scratch_pool = &state.scratch;
   pending->in_flight = &state.in_flight;
@@ -337,8 +336,8 @@ absl::StatusOr<Request> Communicator::IAllreduce(const void* send, void* recv, s
   check.Buffer("send", send, count, true);
   check.Buffer("recv", recv, count, false);
   check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
-  CollectiveCall call{"Allreduce", BaseArgs(Collective::kAllreduce, size(), type, &op), type, op,
-                      send, recv};
+  CollectiveCall call{
+      "Allreduce", BaseArgs(Collective::kAllreduce, size(), type, &op), type, op, send, recv};
   call.args.count = count;
   call.args.in_place = send == kInPlace;
   call.invalid = check.status();
@@ -385,8 +384,8 @@ absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* rec
   check.Op(op, type);
   size_t total = 0;
   if (recv_counts.size() != static_cast<size_t>(size())) {
-    check.Fail(absl::StrCat("recv_counts has ", recv_counts.size(), " entries for ", size(),
-                            " ranks"));
+    check.Fail(
+        absl::StrCat("recv_counts has ", recv_counts.size(), " entries for ", size(), " ranks"));
   } else {
     for (size_t count : recv_counts) {
       if (count > std::numeric_limits<size_t>::max() / 2 - total) {
@@ -402,9 +401,12 @@ absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* rec
   check.Buffer("send", send, total, true);
   check.Buffer("recv", recv, in_place ? total : mine, false);
   check.Disjoint(send, Bytes(total, type), recv, Bytes(mine, type));
-  CollectiveCall call{"ReduceScatter", BaseArgs(Collective::kReduceScatter, size(), type, &op),
-                      type,           op,
-                      send,           recv};
+  CollectiveCall call{"ReduceScatter",
+                      BaseArgs(Collective::kReduceScatter, size(), type, &op),
+                      type,
+                      op,
+                      send,
+                      recv};
   if (check.status().ok()) call.args.counts.assign(recv_counts.begin(), recv_counts.end());
   call.args.in_place = in_place;
   call.invalid = check.status();
@@ -430,8 +432,9 @@ absl::StatusOr<Request> Communicator::IScatter(const void* send, void* recv, siz
   }
   check.Buffer("recv", recv, count, at_root, "only the root may scatter in place");
   if (at_root) check.Disjoint(send, Bytes(total, type), recv, Bytes(count, type));
-  CollectiveCall call{"Scatter", BaseArgs(Collective::kScatter, size(), type, nullptr), type,
-                      PredefinedOp::kSum, send, recv};
+  CollectiveCall call{"Scatter", BaseArgs(Collective::kScatter, size(), type, nullptr),
+                      type,      PredefinedOp::kSum,
+                      send,      recv};
   call.args.root = root;
   call.args.count = count;
   call.args.in_place = recv == kInPlace;
@@ -465,9 +468,8 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
         extent = std::max(extent, displs[r] + send_counts[r]);
       }
       if (check.status().ok() && !in_place && send_counts[rank()] != recv_count) {
-        check.Fail(absl::StrCat("the root sends itself send_counts[", rank(),
-                                "] = ", send_counts[rank()], " elements but recv_count is ",
-                                recv_count));
+        check.Fail(absl::StrCat("the root sends itself send_counts[", rank(), "] = ",
+                                send_counts[rank()], " elements but recv_count is ", recv_count));
       }
     }
     check.Count("the extent of the blocks", extent, type);
@@ -475,8 +477,9 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
   }
   check.Buffer("recv", recv, recv_count, at_root, "only the root may scatter in place");
   if (at_root) check.Disjoint(send, Bytes(extent, type), recv, Bytes(recv_count, type));
-  CollectiveCall call{"Scatterv", BaseArgs(Collective::kScatterv, size(), type, nullptr), type,
-                      PredefinedOp::kSum, send, recv};
+  CollectiveCall call{"Scatterv", BaseArgs(Collective::kScatterv, size(), type, nullptr),
+                      type,       PredefinedOp::kSum,
+                      send,       recv};
   call.args.root = root;
   call.args.count = recv_count;
   call.args.in_place = in_place;
@@ -511,8 +514,7 @@ absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size
 
 absl::Status Communicator::ReduceScatter(const void* send, void* recv,
                                          absl::Span<const size_t> recv_counts, DataType type,
-                                         const ReduceOp& op,
-                                         std::optional<absl::Time> deadline) {
+                                         const ReduceOp& op, std::optional<absl::Time> deadline) {
   ASSIGN_OR_RETURN(Request request, IReduceScatter(send, recv, recv_counts, type, op));
   return request.Wait(deadline);
 }
@@ -524,9 +526,8 @@ absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, D
 }
 
 absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> send_counts,
-                                    absl::Span<const size_t> displs, void* recv,
-                                    size_t recv_count, DataType type, int root,
-                                    std::optional<absl::Time> deadline) {
+                                    absl::Span<const size_t> displs, void* recv, size_t recv_count,
+                                    DataType type, int root, std::optional<absl::Time> deadline) {
   ASSIGN_OR_RETURN(Request request,
                    IScatterv(send, send_counts, displs, recv, recv_count, type, root));
   return request.Wait(deadline);

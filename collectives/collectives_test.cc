@@ -128,8 +128,8 @@ std::vector<size_t> Sizes(DataType type) {
 std::string Where(const Communicator& comm, Collective collective, absl::string_view algorithm,
                   const char* op, size_t count, int root, bool in_place) {
   return absl::StrCat(CollectiveName(collective), "/", algorithm, " ", op, " count ", count,
-                      " root ", root, in_place ? " in place" : "", " on rank ", comm.rank(),
-                      " of ", comm.size());
+                      " root ", root, in_place ? " in place" : "", " on rank ", comm.rank(), " of ",
+                      comm.size());
 }
 
 std::vector<absl::string_view> AlgorithmsOf(Collective collective) {
@@ -176,8 +176,8 @@ void CheckReductions(Communicator& comm) {
         for (bool in_place : {false, true}) {
           Bytes send = inputs[rank];
           Bytes recv = in_place ? inputs[rank] : Bytes(count * width, 0x5a);
-          const absl::Status status = comm.Allreduce(in_place ? kInPlace : send.data(),
-                                                     recv.data(), count, op_case.type, op_case.op);
+          const absl::Status status = comm.Allreduce(in_place ? kInPlace : send.data(), recv.data(),
+                                                     count, op_case.type, op_case.op);
           const std::string where =
               Where(comm, Collective::kAllreduce, algorithm, op_case.name, count, 0, in_place);
           ASSERT_TRUE(status.ok()) << where << ": " << status;
@@ -202,9 +202,9 @@ void CheckReductions(Communicator& comm) {
             Bytes recv = in_place ? all[rank] : Bytes(counts[rank] * width, 0x5a);
             const void* source = in_place ? kInPlace : send.data();
             const absl::Status status =
-                block ? comm.ReduceScatterBlock(source, recv.data(), count, op_case.type,
-                                                op_case.op)
-                      : comm.ReduceScatter(source, recv.data(), counts, op_case.type, op_case.op);
+                block
+                    ? comm.ReduceScatterBlock(source, recv.data(), count, op_case.type, op_case.op)
+                    : comm.ReduceScatter(source, recv.data(), counts, op_case.type, op_case.op);
             const std::string where =
                 Where(comm, collective, algorithm, op_case.name, count, 0, in_place);
             ASSERT_TRUE(status.ok()) << where << ": " << status;
@@ -238,8 +238,8 @@ void CheckScatters(Communicator& comm) {
           Bytes send = rank == root ? root_send : Bytes(8, 0x11);
           const Bytes send_before = send;
           Bytes recv(count * width, 0x5a);
-          const absl::Status status = comm.Scatter(
-              send.data(), here_in_place ? kInPlace : recv.data(), count, type, root);
+          const absl::Status status =
+              comm.Scatter(send.data(), here_in_place ? kInPlace : recv.data(), count, type, root);
           const std::string where =
               Where(comm, Collective::kScatter, algorithm, "float", count, root, in_place);
           ASSERT_TRUE(status.ok()) << where << ": " << status;
@@ -286,8 +286,8 @@ class CollectivesTest : public ::testing::TestWithParam<CommunicatorJob> {
 };
 
 TEST_P(CollectivesTest, ReductionsMatchTheReference) {
-  const absl::Status status =
-      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckReductions(comm); });
+  const absl::Status status = RunCommunicatorJob(
+      GetParam(), [](Communicator& comm, RankControl&) { CheckReductions(comm); });
   EXPECT_TRUE(status.ok()) << status;
 }
 

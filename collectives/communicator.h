@@ -119,8 +119,8 @@ class Communicator {
   // `recv`); `recv` matters at the root only.
   absl::StatusOr<Request> IReduce(const void* send, void* recv, size_t count, DataType type,
                                   const ReduceOp& op, int root);
-  absl::Status Reduce(const void* send, void* recv, size_t count, DataType type,
-                      const ReduceOp& op, int root, std::optional<absl::Time> deadline = {});
+  absl::Status Reduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
+                      int root, std::optional<absl::Time> deadline = {});
   // MPI_Allreduce. `send` may be kInPlace (the vector is then in `recv`).
   absl::StatusOr<Request> IAllreduce(const void* send, void* recv, size_t count, DataType type,
                                      const ReduceOp& op);
@@ -154,8 +154,8 @@ class Communicator {
   // send_counts[r]). `send`, `send_counts` and `displs` matter at the root only, where
   // they have size() entries; `recv` may be kInPlace at the root.
   absl::StatusOr<Request> IScatterv(const void* send, absl::Span<const size_t> send_counts,
-                                    absl::Span<const size_t> displs, void* recv,
-                                    size_t recv_count, DataType type, int root);
+                                    absl::Span<const size_t> displs, void* recv, size_t recv_count,
+                                    DataType type, int root);
   absl::Status Scatterv(const void* send, absl::Span<const size_t> send_counts,
                         absl::Span<const size_t> displs, void* recv, size_t recv_count,
                         DataType type, int root, std::optional<absl::Time> deadline = {});

@@ -430,5 +430,4 @@ absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transpo
   return by_rank;
 }
 
-
 }  // namespace zcoll

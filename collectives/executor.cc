@@ -22,9 +22,9 @@ ExecutionPlan::ExecutionPlan(Schedule schedule, size_t element_bytes)
     : schedule_(std::move(schedule)), element_bytes_(element_bytes) {
   for (size_t i = 0; i < schedule_.num_scratch(); ++i) {
     scratch_offsets_.push_back(scratch_bytes_);
-    scratch_bytes_ += RoundUp(
-        schedule_.BufferCount(BufferId::Scratch(static_cast<uint32_t>(i))) * element_bytes_,
-        kScratchAlignment);
+    scratch_bytes_ +=
+        RoundUp(schedule_.BufferCount(BufferId::Scratch(static_cast<uint32_t>(i))) * element_bytes_,
+                kScratchAlignment);
   }
   const absl::Span<const Step> steps = schedule_.steps();
   dependency_counts_.resize(steps.size());
@@ -185,10 +185,10 @@ Transport::PollResult Execution::Advance() {
       const Step& step = plan_->schedule().step(id);
       const size_t expected = step.count() * plan_->element_bytes();
       if (step.kind == StepKind::kRecv && completion.bytes() != expected) {
-        Fail(absl::InvalidArgumentError(absl::StrCat(
-            "rank ", transport_.rank(), ": rank ", step.peer, " sent ", completion.bytes(),
-            " bytes where ", expected,
-            " were expected; the ranks passed different counts, types or roots")));
+        Fail(absl::InvalidArgumentError(
+            absl::StrCat("rank ", transport_.rank(), ": rank ", step.peer, " sent ",
+                         completion.bytes(), " bytes where ", expected,
+                         " were expected; the ranks passed different counts, types or roots")));
         return Transport::PollResult::kDone;
       }
       in_flight_[i] = in_flight_.back();

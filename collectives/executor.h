@@ -39,9 +39,8 @@ class ExecutionPlan {
   size_t scratch_offset(uint32_t index) const { return scratch_offsets_[index]; }
   uint32_t dependency_count(StepId step) const { return dependency_counts_[step]; }
   absl::Span<const StepId> dependents(StepId step) const {
-    return absl::MakeConstSpan(dependents_).subspan(dependents_begin_[step],
-                                                    dependents_begin_[step + 1] -
-                                                        dependents_begin_[step]);
+    return absl::MakeConstSpan(dependents_)
+        .subspan(dependents_begin_[step], dependents_begin_[step + 1] - dependents_begin_[step]);
   }
   // Steps that depend on nothing, in schedule order.
   absl::Span<const StepId> initial_steps() const { return initial_steps_; }

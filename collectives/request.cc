@@ -2,9 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/executor.h"
-#include "absl/strings/str_cat.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 
@@ -35,7 +35,8 @@ absl::Status Request::Finish(absl::Status status) {
     // The collective's peers may still be in it: the job fails so that they learn.
     status = job.Fail(status);
     // A transfer may still be pending: its Completion and scratch must outlive it.
-    if (!execution.finished() || !execution.status().ok()) job.KeepUntilDestroyed(pending.execution);
+    if (!execution.finished() || !execution.status().ok())
+      job.KeepUntilDestroyed(pending.execution);
   } else {
     pending.scratch_pool->Release(execution.TakeScratch());
   }
@@ -48,9 +49,9 @@ absl::Status Request::Finish(absl::Status status) {
 absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   if (pending_ == nullptr) return status_;
   Execution& execution = *pending_->execution;
-  absl::Status status = pending_->transport->WaitFor(
-      [&execution] { return execution.Advance(); },
-      deadline.has_value() ? *deadline : pending_->deadline);
+  absl::Status status =
+      pending_->transport->WaitFor([&execution] { return execution.Advance(); },
+                                   deadline.has_value() ? *deadline : pending_->deadline);
   return Finish(std::move(status));
 }
 

@@ -13,24 +13,29 @@ namespace {
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_ALGO_ALLREDUCE", "",
-     "Forces the allreduce algorithm (recursive_doubling, rabenseifner); unset: the selection table (zcoll_info prints it)."},
+     "Forces the allreduce algorithm (recursive_doubling, rabenseifner); unset: the selection "
+     "table (zcoll_info prints it)."},
     {"ZCOLL_ALGO_REDUCE", "",
-     "Forces the reduce algorithm (binomial, knomial, rabenseifner); unset: the selection table (zcoll_info prints it)."},
+     "Forces the reduce algorithm (binomial, knomial, rabenseifner); unset: the selection table "
+     "(zcoll_info prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
-     "Forces the reduce_scatter algorithm (pairwise); unset: the selection table (zcoll_info prints it)."},
+     "Forces the reduce_scatter algorithm (pairwise); unset: the selection table (zcoll_info "
+     "prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER_BLOCK", "",
-     "Forces the reduce_scatter_block algorithm (pairwise); unset: the selection table (zcoll_info prints it)."},
+     "Forces the reduce_scatter_block algorithm (pairwise); unset: the selection table (zcoll_info "
+     "prints it)."},
     {"ZCOLL_ALGO_SCATTER", "",
-     "Forces the scatter algorithm (linear, binomial); unset: the selection table (zcoll_info prints it)."},
+     "Forces the scatter algorithm (linear, binomial); unset: the selection table (zcoll_info "
+     "prints it)."},
     {"ZCOLL_ALGO_SCATTERV", "",
      "Forces the scatterv algorithm (linear); unset: the selection table (zcoll_info prints it)."},
     {"ZCOLL_BOOTSTRAP", "auto",
      "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
      "process, else ZCOLL_STORE), pmix, or store."},
     {"ZCOLL_CHECK", "0",
-     "1: every collective first exchanges a signature of its arguments (collective, count, type, op, root) and fails on every rank, naming the rank that differs, when they disagree."},
-    {"ZCOLL_CHUNK_BYTES", "262144",
-     "Bytes per chunk of the pipelined collective algorithms."},
+     "1: every collective first exchanges a signature of its arguments (collective, count, type, "
+     "op, root) and fails on every rank, naming the rank that differs, when they disagree."},
+    {"ZCOLL_CHUNK_BYTES", "262144", "Bytes per chunk of the pipelined collective algorithms."},
     {"ZCOLL_EMULATE_NODES", "",
      "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
      "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host."},

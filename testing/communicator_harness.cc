@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
+#include "transport/bootstrap/fork_meeting_bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
 #include "transport/bootstrap/in_process_bootstrap.h"
 #include "transport/loopback/loopback_transport.h"
@@ -40,29 +41,6 @@ class ProcessRank final : public RankControl {
     std::fflush(nullptr);
     _exit(kDiedOnPurpose);
   }
-};
-
-// The forked job's meeting place as a Bootstrap (the meeting kills the job at its
-// own deadline, so deadlines here need no enforcing).
-class ForkMeetingBootstrap final : public Bootstrap {
- public:
-  ForkMeetingBootstrap(ForkMeeting& meeting, int rank, int size)
-      : meeting_(meeting), rank_(rank), size_(size) {}
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  absl::StatusOr<std::vector<std::string>> AllGather(absl::string_view value, absl::Time) override {
-    return meeting_.AllGather(rank_, std::string(value));
-  }
-  absl::Status Barrier(absl::Time) override {
-    meeting_.Barrier(size_);
-    return absl::OkStatus();
-  }
-  std::string description() const override { return "forked test job"; }
-
- private:
-  ForkMeeting& meeting_;
-  int rank_;
-  int size_;
 };
 
 absl::Status RunThreads(const CommunicatorJob& job,

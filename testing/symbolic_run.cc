@@ -34,9 +34,9 @@ struct RankState {
 
 absl::Status CheckSlice(RankState& state, const Slice& slice, StepId step) {
   if (slice.end() > state.Buffer(slice.buffer).size()) {
-    return absl::InvalidArgumentError(absl::StrCat("rank ", state.schedule->rank(), " step ", step,
-                                                   " reaches past its buffer: ",
-                                                   state.schedule->StepToString(step)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", state.schedule->rank(), " step ", step,
+                     " reaches past its buffer: ", state.schedule->StepToString(step)));
   }
   return absl::OkStatus();
 }
@@ -156,16 +156,16 @@ absl::Status RunSymbolically(absl::Span<const Schedule> schedules,
       }
       case StepKind::kPut:
       case StepKind::kGet:
-        return absl::UnimplementedError(absl::StrCat(
-            "RunSymbolically does not model one-sided steps: rank ", r, " ",
-            schedules[r].StepToString(id)));
+        return absl::UnimplementedError(
+            absl::StrCat("RunSymbolically does not model one-sided steps: rank ", r, " ",
+                         schedules[r].StepToString(id)));
     }
   }
   for (int r = 0; r < size; ++r) {
     for (StepId id = 0; id < ranks[r].done.size(); ++id) {
       if (!ranks[r].done[id]) {
-        return absl::InvalidArgumentError(absl::StrCat("deadlock: rank ", r, " never completes ",
-                                                       schedules[r].StepToString(id)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("deadlock: rank ", r, " never completes ", schedules[r].StepToString(id)));
       }
     }
   }

@@ -35,8 +35,8 @@ constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 }  // namespace
 
 absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
-  RETURN_IF_ERROR(WaitFor(
-      [&] { return completion.done() ? PollResult::kDone : PollResult::kIdle; }, deadline));
+  RETURN_IF_ERROR(
+      WaitFor([&] { return completion.done() ? PollResult::kDone : PollResult::kIdle; }, deadline));
   return completion.status();
 }
 

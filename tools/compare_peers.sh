@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Measures zcoll (tools/zcoll_bench) and the peers (../shared/peers/run_peers.sh:
+# Open MPI and MPICH) back to back in one run and prints the ratio zcoll/peer for
+# every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
+# Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--peers openmpi,mpich]
+#                               [--min B] [--max B] COLL...
+# --tcp: zcoll over ofi:tcp between K=RANKS emulated nodes, against Open MPI over TCP.
+# Needs a built bench: bazel build -c opt //tools:zcoll_bench.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+peers_dir=${ZCOLL_PEERS_DIR:-$here/../shared/peers}
+np=2 nodes=1 tcp=0 min=8 max=8388608 peers=openmpi,mpich
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) np=$2; shift 2 ;;
+    --nodes) nodes=$2; shift 2 ;;
+    --tcp) tcp=1; shift ;;
+    --peers) peers=$2; shift 2 ;;
+    --min) min=$2; shift 2 ;;
+    --max) max=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+colls=("$@"); [ ${#colls[@]} -gt 0 ] || colls=(reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv)
+bench="$here/bazel-bin/tools/zcoll_bench"
+[ -x "$bench" ] || { echo "build it first: bazel build -c opt //tools:zcoll_bench" >&2; exit 2; }
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+zcoll_args=(--np "$np" --nodes "$nodes" --min "$min" --max "$max" --format=csv
+            "--colls=$(IFS=,; echo "${colls[*]}")")
+peer_args=(-n "$np" --min "$min" --max "$max" --peers "$peers")
+if [ "$tcp" = 1 ]; then
+  zcoll_args=(--np "$np" --nodes "$np" --provider=ofi:tcp --min "$min" --max "$max" --format=csv
+              "--colls=$(IFS=,; echo "${colls[*]}")")
+  peer_args+=(--tcp)
+fi
+"$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' > "$work/rows"
+TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"
+awk -F, '
+  { usec[$1 "," $2 "," $4] = $5; if (!seen[$2 "," $4]++) order[n++] = $2 "," $4; ranks = $3 }
+  END {
+    printf "%-22s %10s %10s %10s %10s %8s %8s\n", "coll", "bytes", "zcoll", "openmpi", "mpich", "z/ompi", "z/mpich"
+    for (i = 0; i < n; i++) {
+      split(order[i], k, ",")
+      z = usec["zcoll," order[i]]; o = usec["openmpi," order[i]]; m = usec["mpich," order[i]]
+      printf "%-22s %10s %10s %10s %10s %8s %8s\n", k[1], k[2], z, (o == "" ? "-" : o), (m == "" ? "-" : m),
+             (o > 0 ? sprintf("%.2f", z / o) : "-"), (m > 0 ? sprintf("%.2f", z / m) : "-")
+    }
+    printf "(%d ranks; usec per call, OSU method, float sum)\n", ranks
+  }' "$work/rows"

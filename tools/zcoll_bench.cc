@@ -1,0 +1,322 @@
+// zcoll_bench: times zcoll's collectives with the OSU method of BENCHMARKS.md, on a
+// job it forks itself (emulated nodes on this machine), verifies every collective's
+// result, and prints a table, CSV rows `coll,ranks,bytes,usec` that line up with
+// ../shared/peers/run_peers.sh, or JSON.
+//
+//   bazel run -c opt //tools:zcoll_bench                       # 4 ranks, 2 nodes
+//   bazel run -c opt //tools:zcoll_bench -- --np 2 --nodes 1 --max 8388608 --format=csv
+//   bazel run -c opt //tools:zcoll_bench -- --np 2 --nodes 2 --provider=ofi:tcp
+//
+// Method: 1000 timed iterations after 100 warm-up ones up to 8 KiB, 100 after 10
+// above; each iteration timed alone (reduce: barrier; t0; coll; t1 -- the others:
+// t0; coll; t1; barrier); the per-rank mean averaged over ranks. Float sum.
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "collectives/communicator.h"
+#include "ops/reduce.h"
+#include "transport/bootstrap/fork_meeting_bootstrap.h"
+#include "transport/bootstrap/forked_job.h"
+
+namespace zcoll {
+namespace {
+
+struct Options {
+  int ranks = 4;
+  int nodes = 2;
+  std::vector<std::string> colls = {"reduce",         "allreduce", "reduce_scatter_block",
+                                    "reduce_scatter", "scatter",   "scatterv"};
+  size_t min_bytes = 8;
+  size_t max_bytes = 1 << 20;
+  std::string provider;        // the network provider; empty: ZCOLL_PROVIDER
+  std::string local_provider;  // empty: ZCOLL_LOCAL_PROVIDER
+  std::string algorithm;       // forced where the collective has it
+  std::string format = "table";
+};
+
+constexpr const char* kUsage =
+    "usage: zcoll_bench [--np N] [--nodes K] [--colls=a,b,...] [--min BYTES] [--max BYTES]\n"
+    "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
+    "                   [--format=table|csv|json]\n"
+    "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv "
+    "reduce_local\n";
+
+bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i], value;
+    const size_t equals = argument.find('=');
+    if (equals != std::string::npos) {
+      value = argument.substr(equals + 1);
+      argument.resize(equals);
+    } else if (argument != "--help" && i + 1 < argc) {
+      value = argv[++i];
+    }
+    auto number = [&](auto& out) {
+      if (!absl::SimpleAtoi(value, &out)) {
+        error = absl::StrCat(argument, " needs a number, got '", value, "'");
+        return false;
+      }
+      return true;
+    };
+    if (argument == "--np") {
+      if (!number(options.ranks) || options.ranks < 1 || options.ranks > 64) {
+        if (error.empty()) error = "--np is 1..64";
+        return false;
+      }
+    } else if (argument == "--nodes") {
+      if (!number(options.nodes) || options.nodes < 1) {
+        if (error.empty()) error = "--nodes is at least 1";
+        return false;
+      }
+    } else if (argument == "--colls") {
+      options.colls = absl::StrSplit(value, ',', absl::SkipEmpty());
+    } else if (argument == "--min") {
+      if (!number(options.min_bytes)) return false;
+    } else if (argument == "--max") {
+      if (!number(options.max_bytes)) return false;
+    } else if (argument == "--provider") {
+      options.provider = value;
+    } else if (argument == "--local-provider") {
+      options.local_provider = value;
+    } else if (argument == "--algo") {
+      options.algorithm = value;
+    } else if (argument == "--format") {
+      options.format = value;
+      if (value != "table" && value != "csv" && value != "json") {
+        error = "--format is table, csv or json";
+        return false;
+      }
+    } else {
+      error = argument == "--help" ? "" : absl::StrCat("unknown option ", argument);
+      return false;
+    }
+  }
+  if (options.nodes > options.ranks) {
+    error = absl::StrCat("--nodes ", options.nodes, " exceeds --np ", options.ranks);
+    return false;
+  }
+  if (options.min_bytes == 0 || options.min_bytes > options.max_bytes) {
+    error = "--min must be at least 1 and at most --max";
+    return false;
+  }
+  for (const std::string& coll : options.colls) {
+    if (coll != "reduce_local" && !ParseCollective(coll).ok()) {
+      error = absl::StrCat("unknown collective '", coll, "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+int IterationsFor(size_t bytes) { return bytes <= 8192 ? 1000 : 100; }
+
+// One collective of the benchmark over prepared buffers, as mpi_coll_bench.c calls
+// it (float sum, root 0).
+struct Case {
+  std::string coll;
+  size_t count;  // elements of the message as BENCHMARKS.md counts it
+  std::vector<float> send;
+  std::vector<float> recv;
+  std::vector<size_t> counts;
+  std::vector<size_t> displs;
+
+  absl::Status Run(Communicator& comm) {
+    const int size = comm.size();
+    const size_t per_rank = std::max<size_t>(1, count / size);
+    if (coll == "reduce") {
+      return comm.Reduce(send.data(), recv.data(), count, DataType::kFloat, PredefinedOp::kSum, 0);
+    }
+    if (coll == "allreduce") {
+      return comm.Allreduce(send.data(), recv.data(), count, DataType::kFloat, PredefinedOp::kSum);
+    }
+    if (coll == "reduce_scatter_block") {
+      return comm.ReduceScatterBlock(send.data(), recv.data(), per_rank, DataType::kFloat,
+                                     PredefinedOp::kSum);
+    }
+    if (coll == "reduce_scatter") {
+      return comm.ReduceScatter(send.data(), recv.data(), counts, DataType::kFloat,
+                                PredefinedOp::kSum);
+    }
+    if (coll == "scatter")
+      return comm.Scatter(send.data(), recv.data(), count, DataType::kFloat, 0);
+    if (coll == "scatterv") {
+      return comm.Scatterv(send.data(), counts, displs, recv.data(), count, DataType::kFloat, 0);
+    }
+    return ReduceLocal(PredefinedOp::kSum, DataType::kFloat, send.data(), recv.data(), count);
+  }
+};
+
+Case MakeCase(const std::string& coll, size_t bytes, int rank, int size) {
+  Case c;
+  c.coll = coll;
+  c.count = std::max<size_t>(1, bytes / sizeof(float));
+  const size_t total = c.count * static_cast<size_t>(size);
+  c.send.resize(total);
+  c.recv.assign(total, 0.0f);
+  // Small integers: every sum is exact, so results can be checked exactly.
+  for (size_t i = 0; i < total; ++i) c.send[i] = static_cast<float>(i % 7 + rank);
+  const size_t per_rank = std::max<size_t>(1, c.count / size);
+  if (coll == "reduce_scatter") c.counts.assign(size, per_rank);
+  if (coll == "scatterv") {
+    c.counts.assign(size, c.count);
+    for (int r = 0; r < size; ++r) c.displs.push_back(c.count * r);
+  }
+  return c;
+}
+
+// The number of wrong elements in this rank's result of the last Run.
+size_t CountErrors(const Case& c, int rank, int size) {
+  const float rank_sum = static_cast<float>(size * (size - 1) / 2);
+  auto sum_at = [&](size_t i) {
+    return static_cast<float>(size * static_cast<int>(i % 7)) + rank_sum;
+  };
+  size_t errors = 0;
+  const size_t per_rank = std::max<size_t>(1, c.count / size);
+  if (c.coll == "reduce" || c.coll == "allreduce") {
+    if (c.coll == "reduce" && rank != 0) return 0;
+    for (size_t i = 0; i < c.count; ++i) errors += c.recv[i] != sum_at(i);
+  } else if (c.coll == "reduce_scatter_block" || c.coll == "reduce_scatter") {
+    for (size_t i = 0; i < per_rank; ++i) errors += c.recv[i] != sum_at(per_rank * rank + i);
+  } else if (c.coll == "reduce_local") {
+    // 0 + send.
+    for (size_t i = 0; i < c.count; ++i) errors += c.recv[i] != c.send[i];
+  } else if (c.coll == "scatter" || c.coll == "scatterv") {
+    // Root 0's element c.count * rank + i.
+    for (size_t i = 0; i < c.count; ++i) {
+      errors += c.recv[i] != static_cast<float>((c.count * rank + i) % 7);
+    }
+  }
+  return errors;
+}
+
+int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
+  CommunicatorOptions communicator_options;
+  communicator_options.bootstrap =
+      std::make_unique<ForkMeetingBootstrap>(meeting, rank, options.ranks);
+  communicator_options.emulated_nodes = options.nodes;
+  absl::StatusOr<Communicator> created = Communicator::Create(std::move(communicator_options));
+  if (!created.ok()) {
+    std::fprintf(stderr, "zcoll_bench: rank %d: %s\n", rank, created.status().ToString().c_str());
+    return 2;
+  }
+  Communicator& comm = *created;
+  const int size = comm.size();
+  if (!options.algorithm.empty()) {
+    for (const std::string& coll : options.colls) {
+      absl::StatusOr<Collective> collective = ParseCollective(coll);
+      if (collective.ok() && FindAlgorithm(*collective, options.algorithm).ok()) {
+        comm.SetAlgorithm(*collective, options.algorithm).IgnoreError();
+      }
+    }
+  }
+  bool first_row = true;
+  if (rank == 0) {
+    if (options.format == "csv") std::printf("coll,ranks,bytes,usec\n");
+    if (options.format == "table") {
+      std::printf("# zcoll_bench: %d ranks on %d emulated nodes, float sum, OSU method\n", size,
+                  options.nodes);
+      std::printf("%-22s %6s %10s %12s\n", "coll", "ranks", "bytes", "usec");
+    }
+    if (options.format == "json") std::printf("[");
+  }
+  for (const std::string& coll : options.colls) {
+    for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= 4) {
+      Case c = MakeCase(coll, bytes, rank, size);
+      const int iterations = IterationsFor(bytes), warmup = iterations / 10;
+      const bool barrier_first = coll == "reduce";
+      double total_seconds = 0;
+      absl::Status status = comm.Barrier();
+      for (int it = 0; status.ok() && it < warmup + iterations; ++it) {
+        if (barrier_first) status = comm.Barrier();
+        const absl::Time start = absl::Now();
+        if (status.ok()) status = c.Run(comm);
+        if (it >= warmup) total_seconds += absl::ToDoubleSeconds(absl::Now() - start);
+        if (status.ok() && !barrier_first) status = comm.Barrier();
+      }
+      // Verification: a fresh run over a cleared result.
+      std::fill(c.recv.begin(), c.recv.end(), 0.0f);
+      if (status.ok()) status = c.Run(comm);
+      if (!status.ok()) {
+        std::fprintf(stderr, "zcoll_bench: rank %d: %s at %zu bytes: %s\n", rank, coll.c_str(),
+                     bytes, status.ToString().c_str());
+        return 1;
+      }
+      const double mine[2] = {total_seconds / iterations * 1e6,
+                              static_cast<double>(CountErrors(c, rank, size))};
+      double sums[2] = {0, 0};
+      status = comm.Reduce(mine, sums, 2, DataType::kDouble, PredefinedOp::kSum, 0);
+      if (!status.ok()) {
+        std::fprintf(stderr, "zcoll_bench: rank %d: %s\n", rank, status.ToString().c_str());
+        return 1;
+      }
+      if (rank != 0) continue;
+      if (sums[1] != 0) {
+        std::fprintf(stderr, "zcoll_bench: %s at %zu bytes: %.0f wrong elements\n", coll.c_str(),
+                     bytes, sums[1]);
+        return 1;
+      }
+      const double usec = sums[0] / size;
+      if (options.format == "csv") {
+        std::printf("%s,%d,%zu,%.2f\n", coll.c_str(), size, bytes, usec);
+      } else if (options.format == "json") {
+        std::printf("%s\n  {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.2f}",
+                    first_row ? "" : ",", coll.c_str(), size, bytes, usec);
+      } else {
+        std::printf("%-22s %6d %10zu %12.2f\n", coll.c_str(), size, bytes, usec);
+      }
+      first_row = false;
+      std::fflush(stdout);
+    }
+  }
+  if (rank == 0 && options.format == "json") std::printf("\n]\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+}  // namespace zcoll
+
+int main(int argc, char** argv) {
+  zcoll::Options options;
+  std::string error;
+  if (!zcoll::ParseOptions(argc, argv, options, error)) {
+    if (!error.empty()) std::fprintf(stderr, "zcoll_bench: %s\n", error.c_str());
+    std::fputs(zcoll::kUsage, stderr);
+    return error.empty() ? 0 : 2;
+  }
+  if (!options.provider.empty()) setenv("ZCOLL_PROVIDER", options.provider.c_str(), 1);
+  if (!options.local_provider.empty()) {
+    setenv("ZCOLL_LOCAL_PROVIDER", options.local_provider.c_str(), 1);
+  }
+  absl::StatusOr<std::vector<zcoll::RankOutcome>> outcomes = zcoll::RunForkedJob(
+      options.ranks,
+      [&](int rank, zcoll::ForkMeeting& meeting) { return zcoll::RunRank(options, rank, meeting); },
+      absl::Hours(2));
+  if (!outcomes.ok()) {
+    std::fprintf(stderr, "zcoll_bench: %s\n", outcomes.status().ToString().c_str());
+    return 1;
+  }
+  int result = 0;
+  for (size_t rank = 0; rank < outcomes->size(); ++rank) {
+    const zcoll::RankOutcome& outcome = (*outcomes)[rank];
+    if (!outcome.finished || outcome.signal != 0 || outcome.exit_code != 0) {
+      std::fprintf(stderr, "zcoll_bench: rank %zu %s\n", rank,
+                   !outcome.finished     ? "did not finish"
+                   : outcome.signal != 0 ? absl::StrCat("died of signal ", outcome.signal).c_str()
+                                         : absl::StrCat("exited with ", outcome.exit_code).c_str());
+      result = 1;
+    }
+  }
+  return result;
+}
