@@ -203,6 +203,12 @@ Schedule KnomialReduce4(const CollectiveArgs& args, const Topology&, int rank) {
 // partial result then covers a contiguous, aligned range of participants and the
 // lower range is always the left operand, so the order is canonical. Chunks pipeline
 // each stage into the next.
+int LargestPowerOfTwoAtMost(int n) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
 struct Halving {
   int p2 = 1;
   int rem = 0;
@@ -210,6 +216,14 @@ struct Halving {
   // window[s]: the blocks this participant holds after stage s.
   std::vector<std::pair<int, int>> window;
 
+  // The fold of `size` ranks as `rank` sees it, before any stage.
+  static Halving For(int rank, int size) {
+    Halving halving;
+    halving.p2 = LargestPowerOfTwoAtMost(size);
+    halving.rem = size - halving.p2;
+    halving.newrank = Participant(rank, halving.rem);
+    return halving;
+  }
   int RealRank(int participant) const {
     return participant < rem ? 2 * participant + 1 : participant + rem;
   }
@@ -229,12 +243,6 @@ struct Halving {
   }
 };
 
-int LargestPowerOfTwoAtMost(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
-
 int Log2(int power_of_two) {
   int log = 0;
   while ((1 << log) < power_of_two) ++log;
@@ -251,10 +259,7 @@ ElementRange BlockRange(size_t count, int parts, std::pair<int, int> blocks) {
 Halving HalvingReduceScatter(ScheduleBuilder& builder, const CollectiveArgs& args,
                              const Slice& mine, const Slice& work, const Slice& incoming) {
   const int rank = builder.rank(), size = args.size;
-  Halving halving;
-  halving.p2 = LargestPowerOfTwoAtMost(size);
-  halving.rem = size - halving.p2;
-  halving.newrank = Halving::Participant(rank, halving.rem);
+  Halving halving = Halving::For(rank, size);
   Slice source = mine;
   if (rank < 2 * halving.rem) {
     if (rank % 2 == 0) {
@@ -353,10 +358,7 @@ Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology&,
   if (count == 0) return std::move(builder).Finish();
   const Slice mine = Contribution(args, rank, count);
   const Slice result = Whole(BufferId::Recv(), count);
-  Halving halving;
-  halving.p2 = LargestPowerOfTwoAtMost(args.size);
-  halving.rem = args.size - halving.p2;
-  halving.newrank = Halving::Participant(rank, halving.rem);
+  const Halving halving = Halving::For(rank, args.size);
   if (args.size == 1) {
     if (!args.in_place) builder.Copy(mine, result);
     return std::move(builder).Finish();

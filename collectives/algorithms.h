@@ -87,6 +87,8 @@ struct CollectiveArgs {
   // the vector for reduce and allreduce, the whole vector for reduce_scatter(_block),
   // the block per rank for scatter(v).
   size_t MessageBytes() const;
+
+  friend bool operator==(const CollectiveArgs&, const CollectiveArgs&) = default;
 };
 
 using ScheduleGenerator = Schedule (*)(const CollectiveArgs& args, const Topology& topology,

@@ -236,16 +236,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                      "some before starting more")));
   }
   // The plan: from the cache, or made now.
-  PlanKey key{algorithm,
-              call.args.collective,
-              call.args.root,
-              call.args.count,
-              call.args.counts,
-              call.args.displs,
-              call.args.in_place,
-              call.args.commutative,
-              call.args.element_bytes,
-              call.args.chunk_bytes};
+  PlanKey key{algorithm, call.args};
   std::shared_ptr<const ExecutionPlan> plan;
   for (size_t i = state.plans.size(); i-- > 0;) {
     if (state.plans[i].first == key) {

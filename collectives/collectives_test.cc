@@ -32,23 +32,6 @@ using ::zcoll::testing::RunCommunicatorJob;
 // (set before any communicator reads it), so that sizes around a chunk are cheap.
 constexpr size_t kChunkBytes = 4096;
 
-// A user op that is associative but not commutative: it appends the decimal digits
-// of the right operand to the left one, so the result spells the order of the fold.
-ReduceOp Digits() {
-  static const ReduceOp op = *ReduceOp::CreateUser(
-      [](const void* in, void* inout, size_t count, DataType) {
-        const auto* left = static_cast<const int64_t*>(in);
-        auto* right = static_cast<int64_t*>(inout);
-        for (size_t i = 0; i < count; ++i) {
-          int64_t scale = 1;
-          while (scale <= right[i]) scale *= 10;
-          right[i] = left[i] * scale + right[i];
-        }
-      },
-      /*commutative=*/false, "digits");
-  return op;
-}
-
 // A datatype, an op and how rank r's element i is made. Values keep every result
 // exact (small integers, ties on purpose for MINLOC), so any association of the
 // reduction gives the reference's bits.
@@ -60,7 +43,7 @@ struct OpCase {
 
 std::vector<OpCase> OpCases() {
   return {{"float_sum", DataType::kFloat, PredefinedOp::kSum},
-          {"int64_digits", DataType::kInt64, Digits()},
+          {"int64_digits", DataType::kInt64, testing::DigitsInRankOrder()},
           {"float_int_minloc", DataType::kFloatInt, PredefinedOp::kMinloc},
           {"double_avg", DataType::kDouble, PredefinedOp::kAvg},
           {"int8_max", DataType::kInt8, PredefinedOp::kMax}};

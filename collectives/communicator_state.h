@@ -19,18 +19,10 @@
 
 namespace zcoll {
 
-// The arguments a plan was made for; a call with equal ones reuses it.
+// What a plan was made for; a call with equal arguments and algorithm reuses it.
 struct PlanKey {
   const Algorithm* algorithm = nullptr;
-  Collective collective = Collective::kReduce;
-  int root = 0;
-  size_t count = 0;
-  std::vector<size_t> counts;
-  std::vector<size_t> displs;
-  bool in_place = false;
-  bool commutative = true;
-  size_t element_bytes = 0;
-  size_t chunk_bytes = 0;
+  CollectiveArgs args;
 
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };

@@ -12,8 +12,10 @@ namespace {
 
 constexpr size_t KiB = 1024;
 
-// Measured on the 2-core development machine against Open MPI and MPICH (README's
-// ratio table); later rules catch what earlier ones leave.
+// First choices from the algorithms' costs (latency-bound trees for small
+// messages, bandwidth-optimal exchanges for large), not yet tuned against the peers
+// (README's ratio table shows where they stand); later rules catch what earlier ones
+// leave. No rule looks at the topology yet: the two-level algorithms will.
 constexpr SelectionRule kTable[] = {
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.

@@ -1,5 +1,6 @@
 #include "testing/reference.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -8,6 +9,21 @@
 #include "ops/reduce.h"
 
 namespace zcoll::testing {
+
+ReduceOp DigitsInRankOrder() {
+  static const ReduceOp op = *ReduceOp::CreateUser(
+      [](const void* in, void* inout, size_t count, DataType) {
+        const auto* left = static_cast<const int64_t*>(in);
+        auto* right = static_cast<int64_t*>(inout);
+        for (size_t i = 0; i < count; ++i) {
+          int64_t scale = 1;
+          while (scale <= right[i]) scale *= 10;
+          right[i] = left[i] * scale + right[i];
+        }
+      },
+      /*commutative=*/false, "digits");
+  return op;
+}
 namespace {
 
 absl::Status CheckInputs(absl::string_view what, DataType type, const RankBytes& inputs,

@@ -29,6 +29,12 @@ using Bytes = std::vector<char>;
 // Indexed by rank.
 using RankBytes = std::vector<Bytes>;
 
+// A user op on int64 that is associative but not commutative, for tests of the
+// canonical order: it appends the decimal digits of the right operand to the left
+// one (12 op 3 = 123), so a result spells the order of its fold. Contributions of
+// one digit each keep every fold of up to 18 ranks exact.
+ReduceOp DigitsInRankOrder();
+
 // The first `count` elements of every rank's buffer, reduced in rank order (Reduce's
 // root result, Allreduce's result on every rank).
 absl::StatusOr<Bytes> ReferenceReduce(const ReduceOp& op, DataType type, const RankBytes& inputs,

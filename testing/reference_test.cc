@@ -27,22 +27,6 @@ std::vector<T> FromBytes(const Bytes& bytes) {
   return values;
 }
 
-// inout = in * 10 + inout on one-digit numbers: (1 op 2) op 3 = 123, and any other
-// order gives another number.
-ReduceOp DigitsInRankOrder() {
-  return *ReduceOp::CreateUser(
-      [](const void* in, void* inout, size_t count, DataType) {
-        const auto* left = static_cast<const int64_t*>(in);
-        auto* right = static_cast<int64_t*>(inout);
-        for (size_t i = 0; i < count; ++i) {
-          int64_t scale = 1;
-          while (scale <= right[i]) scale *= 10;
-          right[i] = left[i] * scale + right[i];
-        }
-      },
-      /*commutative=*/false, "digits");
-}
-
 TEST(ReferenceTest, ReduceFoldsInRankOrder) {
   const RankBytes inputs = {ToBytes<int64_t>({1, 4}), ToBytes<int64_t>({2, 5}),
                             ToBytes<int64_t>({3, 6})};
