@@ -1,0 +1,295 @@
+// The collectives' failure paths: refused arguments (each named, on the rank that
+// passed them, and the peers released at once), counts that disagree across ranks,
+// a rank killed mid-collective, the limit on collectives in flight, unknown
+// algorithms; and nonblocking collectives that overlap.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "collectives/algorithms.h"
+#include "collectives/communicator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/communicator_harness.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::zcoll::testing::CommunicatorJob;
+using ::zcoll::testing::RankControl;
+using ::zcoll::testing::RunCommunicatorJob;
+
+// Rank 0 makes `bad` call; rank 1 makes the matching valid one. Rank 0 must get
+// InvalidArgument naming itself and `expected`; rank 1 must be released with
+// Aborted (the job failed with rank 0's cause) long before its timeout.
+struct Refusal {
+  const char* name;
+  std::function<absl::Status(Communicator&)> bad;
+  std::function<absl::Status(Communicator&)> valid;
+  const char* expected;
+};
+
+std::vector<Refusal> Refusals() {
+  static float in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  static float out[8];
+  static float out1[8];
+  const std::vector<size_t> two = {1, 1};
+  auto valid_reduce = [](Communicator& comm) {
+    return comm.Reduce(in, out1, 4, DataType::kFloat, PredefinedOp::kSum, 0);
+  };
+  auto valid_allreduce = [](Communicator& comm) {
+    return comm.Allreduce(in, out1, 4, DataType::kFloat, PredefinedOp::kSum);
+  };
+  auto valid_scatter_from_1 = [](Communicator& comm) {
+    return comm.Scatter(in, out1, 2, DataType::kFloat, 1);
+  };
+  return {
+      {"bad_root",
+       [](Communicator& comm) {
+         return comm.Reduce(in, out, 4, DataType::kFloat, PredefinedOp::kSum, 5);
+       },
+       valid_reduce, "root 5 is not a rank of this 2-rank communicator"},
+      {"null_send",
+       [](Communicator& comm) {
+         return comm.Reduce(nullptr, out, 4, DataType::kFloat, PredefinedOp::kSum, 0);
+       },
+       valid_reduce, "`send` is null but holds 4 elements"},
+      {"op_not_for_type",
+       [](Communicator& comm) {
+         return comm.Allreduce(in, out, 4, DataType::kFloat, PredefinedOp::kBand);
+       },
+       valid_allreduce, "float"},
+      {"bad_type",
+       [](Communicator& comm) {
+         return comm.Allreduce(in, out, 4, static_cast<DataType>(200), PredefinedOp::kSum);
+       },
+       valid_allreduce, "type 200 is not a zcoll DataType"},
+      {"in_place_at_a_non_root",
+       [](Communicator& comm) {
+         return comm.Reduce(kInPlace, out, 4, DataType::kFloat, PredefinedOp::kSum, 1);
+       },
+       [](Communicator& comm) {
+         return comm.Reduce(in, out1, 4, DataType::kFloat, PredefinedOp::kSum, 1);
+       },
+       "only the root may reduce in place"},
+      {"overlapping_buffers",
+       [](Communicator& comm) {
+         return comm.Allreduce(in, in + 1, 4, DataType::kFloat, PredefinedOp::kSum);
+       },
+       valid_allreduce, "overlap; pass kInPlace"},
+      {"scatter_in_place_send",
+       [](Communicator& comm) { return comm.Scatter(kInPlace, out, 2, DataType::kFloat, 0); },
+       [](Communicator& comm) { return comm.Scatter(nullptr, out1, 2, DataType::kFloat, 0); },
+       "kInPlace is not allowed as `send`"},
+      {"scatter_in_place_recv_at_a_non_root",
+       [](Communicator& comm) { return comm.Scatter(nullptr, kInPlace, 2, DataType::kFloat, 1); },
+       valid_scatter_from_1, "only the root may scatter in place"},
+      {"scatterv_counts_of_the_wrong_length",
+       [two](Communicator& comm) {
+         const std::vector<size_t> one = {1};
+         return comm.Scatterv(in, one, two, out, 1, DataType::kFloat, 0);
+       },
+       [](Communicator& comm) {
+         return comm.Scatterv(nullptr, {}, {}, out1, 1, DataType::kFloat, 0);
+       },
+       "the root needs 2 send_counts and displs; got 1 and 2"},
+      {"scatterv_root_count_differs",
+       [two](Communicator& comm) {
+         return comm.Scatterv(in, two, two, out, 3, DataType::kFloat, 0);
+       },
+       [](Communicator& comm) {
+         return comm.Scatterv(nullptr, {}, {}, out1, 1, DataType::kFloat, 0);
+       },
+       "send_counts[0] = 1 elements but recv_count is 3"},
+      {"reduce_scatter_counts_of_the_wrong_length",
+       [](Communicator& comm) {
+         const std::vector<size_t> three = {1, 1, 1};
+         return comm.ReduceScatter(in, out, three, DataType::kFloat, PredefinedOp::kSum);
+       },
+       [two](Communicator& comm) {
+         return comm.ReduceScatter(in, out1, two, DataType::kFloat, PredefinedOp::kSum);
+       },
+       "recv_counts has 3 entries for 2 ranks"},
+      {"reduce_scatter_block_overflow",
+       [](Communicator& comm) {
+         return comm.ReduceScatterBlock(in, out, SIZE_MAX / 2, DataType::kFloat,
+                                        PredefinedOp::kSum);
+       },
+       [](Communicator& comm) {
+         return comm.ReduceScatterBlock(in, out1, 1, DataType::kFloat, PredefinedOp::kSum);
+       },
+       "too large"},
+  };
+}
+
+class RefusalTest : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(RefusalTest, NamesTheArgumentAndReleasesThePeers) {
+  const Refusal& refusal = GetParam();
+  const absl::Status status = RunCommunicatorJob(
+      {.size = 2, .communicator_timeout = absl::Seconds(30)},
+      [&](Communicator& comm, RankControl&) {
+        const absl::Time start = absl::Now();
+        const absl::Status result = comm.rank() == 0 ? refusal.bad(comm) : refusal.valid(comm);
+        if (comm.rank() == 0) {
+          EXPECT_EQ(result.code(), absl::StatusCode::kInvalidArgument) << result;
+          EXPECT_THAT(result.message(), HasSubstr("rank 0: "));
+          EXPECT_THAT(result.message(), HasSubstr(refusal.expected));
+        } else {
+          EXPECT_EQ(result.code(), absl::StatusCode::kAborted) << result;
+          EXPECT_THAT(result.message(), HasSubstr(refusal.expected));
+          EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+        }
+        // The job has failed: later collectives say so at once, on both ranks.
+        const absl::Status later =
+            comm.Allreduce(nullptr, nullptr, 0, DataType::kFloat, PredefinedOp::kSum);
+        EXPECT_EQ(later.code(), absl::StatusCode::kAborted) << later;
+        EXPECT_THAT(later.message(), HasSubstr(refusal.expected));
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Collectives, RefusalTest, ::testing::ValuesIn(Refusals()),
+                         [](const ::testing::TestParamInfo<Refusal>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// Counts that disagree (no ZCOLL_CHECK): every rank ends with an error, none hangs,
+// and the error says what happened.
+TEST(MismatchTest, CountsThatDisagreeEndTheCollectiveOnEveryRank) {
+  std::vector<std::string> messages(3);
+  const absl::Status status = RunCommunicatorJob(
+      {.size = 3, .communicator_timeout = absl::Seconds(30)},
+      [&](Communicator& comm, RankControl&) {
+        std::vector<float> send(8, 1.0f), recv(8);
+        const size_t count = comm.rank() == 2 ? 8 : 4;
+        const absl::Time start = absl::Now();
+        const absl::Status result =
+            comm.Allreduce(send.data(), recv.data(), count, DataType::kFloat, PredefinedOp::kSum);
+        EXPECT_FALSE(result.ok());
+        EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+        messages[comm.rank()] = std::string(result.message());
+      });
+  EXPECT_TRUE(status.ok()) << status;
+  const std::string all = absl::StrCat(messages[0], "\n", messages[1], "\n", messages[2]);
+  EXPECT_THAT(all, AnyOf(HasSubstr("were expected; the ranks passed different counts"),
+                         HasSubstr("does not fit")))
+      << all;
+}
+
+// A rank killed in the middle of a run of collectives: the others return an error
+// within seconds, over shared memory and over TCP between nodes.
+TEST(DeathTest, AKilledRankEndsTheCollectiveOnTheOthers) {
+  for (const CommunicatorJob& job :
+       {CommunicatorJob{
+            .local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(60)},
+        CommunicatorJob{.local_provider = "shm",
+        .network_provider = "ofi:tcp",
+        .size = 4,
+        .nodes = 2,
+        .communicator_timeout = absl::Seconds(60)}}) {
+    const absl::Status status = RunCommunicatorJob(job, [](Communicator& comm,
+                                                           RankControl& control) {
+      std::vector<float> send(1 << 18, 1.0f), recv(1 << 18);
+      absl::Status result;
+      absl::Time failed_at = absl::InfiniteFuture(), died_at = absl::InfiniteFuture();
+      for (int i = 0; i < 200 && result.ok(); ++i) {
+        if (comm.rank() == comm.size() - 1 && i == 5) control.Die();
+        if (i == 5) died_at = absl::Now();
+        result = comm.Allreduce(send.data(), recv.data(), send.size(), DataType::kFloat,
+                                PredefinedOp::kSum);
+        if (!result.ok()) failed_at = absl::Now();
+      }
+      EXPECT_THAT(result.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kAborted))
+          << result;
+      EXPECT_LT(failed_at - died_at, absl::Seconds(20));
+    });
+    EXPECT_TRUE(status.ok()) << job.Name() << ": " << status;
+  }
+}
+
+// Nonblocking collectives of different kinds in flight together, completed out of
+// order, with Test polling one of them.
+TEST(NonblockingTest, OverlappingCollectivesAllComplete) {
+  const absl::Status status = RunCommunicatorJob({.size = 4}, [](Communicator& comm, RankControl&) {
+    const int size = comm.size(), rank = comm.rank();
+    std::vector<float> a(1000, static_cast<float>(rank)), a_out(1000);
+    std::vector<int32_t> b(77, rank + 1), b_out(77);
+    std::vector<double> c(4 * 300, 1.0), c_out(300);
+    std::vector<float> d(4 * 5), d_out(5);
+    for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>(i);
+    absl::StatusOr<Request> ra =
+        comm.IAllreduce(a.data(), a_out.data(), a.size(), DataType::kFloat, PredefinedOp::kSum);
+    absl::StatusOr<Request> rb =
+        comm.IReduce(b.data(), b_out.data(), b.size(), DataType::kInt32, PredefinedOp::kProd, 3);
+    absl::StatusOr<Request> rc = comm.IReduceScatterBlock(c.data(), c_out.data(), 300,
+                                                          DataType::kDouble, PredefinedOp::kMax);
+    absl::StatusOr<Request> rd = comm.IScatter(d.data(), d_out.data(), 5, DataType::kFloat, 1);
+    ASSERT_TRUE(ra.ok() && rb.ok() && rc.ok() && rd.ok());
+    bool done = false;
+    for (int i = 0; i < 1000000 && !done; ++i) {
+      absl::StatusOr<bool> tested = rd->Test();
+      ASSERT_TRUE(tested.ok()) << tested.status();
+      done = *tested;
+    }
+    ASSERT_TRUE(done);
+    EXPECT_TRUE(rd->Wait().ok());  // done: returns at once
+    ASSERT_TRUE(rc->Wait().ok());
+    ASSERT_TRUE(rb->Wait().ok());
+    ASSERT_TRUE(ra->Wait().ok());
+    EXPECT_EQ(a_out, std::vector<float>(1000, static_cast<float>(size * (size - 1) / 2)));
+    if (rank == 3) {
+      EXPECT_EQ(b_out, std::vector<int32_t>(77, 24));  // 1*2*3*4
+    }
+    EXPECT_EQ(c_out, std::vector<double>(300, 1.0));
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(d_out[i], static_cast<float>(5 * rank + i));
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// More nonblocking collectives in flight than their sequence numbers can tell apart
+// is refused, not mismatched.
+TEST(NonblockingTest, TooManyInFlightIsResourceExhausted) {
+  const absl::Status status = RunCommunicatorJob({.size = 1}, [](Communicator& comm, RankControl&) {
+    std::vector<float> in(1, 1.0f), out(1);
+    std::vector<Request> requests;
+    absl::Status refused;
+    for (int i = 0; i < 5000 && refused.ok(); ++i) {
+      absl::StatusOr<Request> request =
+          comm.IAllreduce(in.data(), out.data(), 1, DataType::kFloat, PredefinedOp::kSum);
+      if (request.ok()) {
+        requests.push_back(std::move(*request));
+      } else {
+        refused = request.status();
+      }
+    }
+    EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+    EXPECT_THAT(refused.message(), HasSubstr("nonblocking collectives are in flight"));
+    EXPECT_GT(requests.size(), 4000u);
+    EXPECT_TRUE(requests.front().Wait().ok());
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(AlgorithmChoiceTest, UnknownNamesAreRefusedAndKnownOnesRun) {
+  const absl::Status status = RunCommunicatorJob({.size = 3}, [](Communicator& comm, RankControl&) {
+    const absl::Status unknown = comm.SetAlgorithm(Collective::kAllreduce, "ring");
+    EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+    EXPECT_THAT(unknown.message(), HasSubstr("recursive_doubling"));
+    ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "rabenseifner").ok());
+    std::vector<int64_t> in(10, comm.rank()), out(10);
+    ASSERT_TRUE(
+        comm.Allreduce(in.data(), out.data(), 10, DataType::kInt64, PredefinedOp::kSum).ok());
+    EXPECT_EQ(out, std::vector<int64_t>(10, 3));
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace zcoll
