@@ -11,11 +11,23 @@
 //   reduce_scatter        sum(counts) contributions         the block (counts[rank])
 //   scatter               root: size * count                the block (count)
 //   scatterv              root: the blocks at displs        the block (counts[rank])
+//   bcast                 (unused)                          the vector (root: input)
+//   gather                the block (count)                 root: size * count
+//   gatherv               the block (count)                 root: the blocks at displs
+//   allgather             the block (count)                 size * count
+//   allgatherv            the block (counts[rank])          the blocks at displs
+//   alltoall              size * count                      size * count
+//   alltoallv             the blocks at displs              the blocks at recv_displs
+//   barrier               (unused)                          (unused)
+//   scan, exscan          the contribution (count)          the result (count)
 //
 // In place (CollectiveArgs::in_place) the contribution is in kRecv: reduce at the
-// root and allreduce read the vector from kRecv; reduce_scatter(_block) read the whole
-// input from kRecv and leave the result at its start; scatter(v) at the root leaves
-// its own block where it is (no step touches it). kSend is then unused (0 elements).
+// root, allreduce, scan and exscan read the vector from kRecv; reduce_scatter(_block)
+// read the whole input from kRecv and leave the result at its start; scatter(v) at
+// the root leaves its own block where it is (no step touches it); gather(v) at the
+// root and allgather(v) find their own block in place in kRecv; alltoall(v) read
+// their input from kRecv (laid out as the output). kSend is then unused (0 elements).
+// Exscan leaves rank 0's kRecv untouched (the standard leaves it undefined).
 //
 // Reductions combine contributions in canonical rank order wherever an algorithm is
 // marked non-commutative-safe (Algorithm::any_op); the others assume commutativity and
@@ -47,8 +59,23 @@ enum class Collective : uint8_t {
   kReduceScatter,
   kScatter,
   kScatterv,
+  kBcast,
+  kGather,
+  kGatherv,
+  kAllgather,
+  kAllgatherv,
+  kAlltoall,
+  kAlltoallv,
+  kBarrier,
+  kScan,
+  kExscan,
 };
-inline constexpr size_t kNumCollectives = static_cast<size_t>(Collective::kScatterv) + 1;
+inline constexpr size_t kNumCollectives = static_cast<size_t>(Collective::kExscan) + 1;
+
+// The collectives that combine contributions with an op.
+bool IsReduction(Collective collective);
+// The collectives with a root argument.
+bool IsRooted(Collective collective);
 
 // "reduce", "reduce_scatter_block", ...: the names of zcoll_bench and run_peers.sh.
 absl::string_view CollectiveName(Collective collective);
@@ -68,14 +95,19 @@ struct CollectiveArgs {
   Collective collective = Collective::kReduce;
   int size = 1;
   int root = 0;
-  // reduce, allreduce: the vector; reduce_scatter_block, scatter: the block of one
-  // rank; scatterv: this rank's block (recvcount).
+  // reduce, allreduce, bcast, scan, exscan: the vector; reduce_scatter_block,
+  // scatter, gather, allgather, alltoall: the block of one rank; scatterv: this
+  // rank's block (recvcount); gatherv, allgatherv: this rank's block (sendcount).
   size_t count = 0;
-  // reduce_scatter: every rank's block (the same on every rank). scatterv: the
-  // root's sendcounts (root only; empty elsewhere).
+  // reduce_scatter: every rank's block (the same on every rank). scatterv, gatherv:
+  // the root's counts (root only; empty elsewhere). allgatherv: every rank's block.
+  // alltoallv: this rank's sendcounts (its recvcounts in place).
   std::vector<size_t> counts;
-  // scatterv: the root's displacements (root only).
+  // The displacements that go with `counts` (not for reduce_scatter).
   std::vector<size_t> displs;
+  // alltoallv: this rank's recvcounts and their displacements.
+  std::vector<size_t> recv_counts;
+  std::vector<size_t> recv_displs;
   bool in_place = false;
   bool commutative = true;
   // Bytes of one element, for size-based choices (chunks, selection).
@@ -84,8 +116,9 @@ struct CollectiveArgs {
   size_t chunk_bytes = 256 * 1024;
 
   // Bytes of the collective's message as the benchmarks count it (BENCHMARKS.md):
-  // the vector for reduce and allreduce, the whole vector for reduce_scatter(_block),
-  // the block per rank for scatter(v).
+  // the vector for reduce, allreduce, bcast and scan; the whole vector for
+  // reduce_scatter(_block); the block per rank for scatter, gather, allgather and
+  // alltoall (this rank's block for the v-forms, its average for alltoallv).
   size_t MessageBytes() const;
 
   friend bool operator==(const CollectiveArgs&, const CollectiveArgs&) = default;

@@ -4,9 +4,12 @@
 
 #include "collectives/algorithms.h"
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/selection.h"
 #include "gmock/gmock.h"
@@ -50,28 +53,67 @@ std::vector<size_t> VariedCounts(int size, size_t base) {
   return counts;
 }
 
-bool IsRooted(Collective collective) {
-  return collective == Collective::kReduce || collective == Collective::kScatter ||
-         collective == Collective::kScatterv;
-}
-
 // Runs `algorithm` for `args` on every rank and checks every rank's result. Returns
 // a description of the first difference, or "".
-std::string Check(const Algorithm& algorithm, CollectiveArgs args) {
-  const int size = args.size;
-  const Topology topology = *Topology::Uniform(1, size);
-  std::vector<Schedule> schedules;
-  std::vector<CollectiveArgs> per_rank(size, args);
-  // Scatterv's counts and displs are the root's only.
-  for (int r = 0; r < size; ++r) {
-    if (args.collective == Collective::kScatterv) {
-      per_rank[r].count = args.counts[r];
+// The count of the block rank `from` sends rank `to` in an alltoallv (symmetric, so
+// that the in-place form, where they must agree, can use it too).
+size_t PairCount(int from, int to, size_t base) {
+  return (3 * static_cast<size_t>(from + to) + base) % (base + 2);
+}
+
+// Displacements of `counts` laid out in reverse rank order with a gap of one element
+// between blocks.
+std::vector<size_t> ReversedWithGaps(const std::vector<size_t>& counts) {
+  std::vector<size_t> displs(counts.size());
+  size_t at = 0;
+  for (size_t r = counts.size(); r-- > 0;) {
+    displs[r] = at;
+    at += counts[r] + 1;
+  }
+  return displs;
+}
+
+// Rank r's view of `args`, which holds every rank's counts.
+CollectiveArgs ViewOf(const CollectiveArgs& args, int r) {
+  CollectiveArgs view = args;
+  switch (args.collective) {
+    case Collective::kScatterv:
+    case Collective::kGatherv:
+      // Their counts and displs are the root's only.
+      view.count = args.counts[r];
       if (r != args.root) {
-        per_rank[r].counts.clear();
-        per_rank[r].displs.clear();
+        view.counts.clear();
+        view.displs.clear();
       }
-    }
-    if (r != args.root && IsRooted(args.collective)) per_rank[r].in_place = false;
+      break;
+    case Collective::kAllgatherv:
+      view.count = args.counts[r];
+      break;
+    case Collective::kAlltoallv:
+      view.counts.clear();
+      view.recv_counts.clear();
+      for (int peer = 0; peer < args.size; ++peer) {
+        view.counts.push_back(PairCount(r, peer, args.count));
+        view.recv_counts.push_back(PairCount(peer, r, args.count));
+      }
+      view.displs = ReversedWithGaps(view.counts);
+      view.recv_displs = ReversedWithGaps(view.recv_counts);
+      break;
+    default:
+      break;
+  }
+  if ((r != args.root && IsRooted(args.collective)) || args.collective == Collective::kBcast) {
+    view.in_place = false;
+  }
+  return view;
+}
+
+std::string Check(const Algorithm& algorithm, CollectiveArgs args, const Topology& topology) {
+  const int size = args.size;
+  std::vector<Schedule> schedules;
+  std::vector<CollectiveArgs> per_rank;
+  for (int r = 0; r < size; ++r) {
+    per_rank.push_back(ViewOf(args, r));
     schedules.push_back(algorithm.generate(per_rank[r], topology, r));
   }
   if (absl::Status status = ValidateSchedules(schedules); !status.ok()) {
@@ -82,15 +124,32 @@ std::string Check(const Algorithm& algorithm, CollectiveArgs args) {
     const size_t send = schedules[r].BufferCount(BufferId::Send());
     const size_t recv = schedules[r].BufferCount(BufferId::Recv());
     for (size_t i = 0; i < send; ++i) buffers[r].send.push_back(Own(r, i));
+    // The receive buffer is an input in place and at a bcast's root.
+    const bool input =
+        per_rank[r].in_place || (args.collective == Collective::kBcast && r == args.root);
     for (size_t i = 0; i < recv; ++i) {
-      buffers[r].recv.push_back(per_rank[r].in_place ? Own(r, i) : SymbolicValue{{kPoison, 0}});
+      buffers[r].recv.push_back(input ? Own(r, i) : SymbolicValue{{kPoison, 0}});
     }
   }
   if (absl::Status status = RunSymbolically(schedules, buffers); !status.ok()) {
     return std::string(status.message());
   }
   for (int r = 0; r < size; ++r) {
+    const CollectiveArgs& view = per_rank[r];
+    // expected[i]: what element i must hold (empty: anything).
     std::vector<SymbolicValue> expected;
+    auto expect = [&](size_t at, SymbolicValue value) {
+      if (expected.size() <= at) expected.resize(at + 1);
+      expected[at] = std::move(value);
+    };
+    // Gathers: block `from` of `count` elements at `at`, from rank `from`'s own block
+    // (its kSend, or in place its kRecv at `from_offset`).
+    auto expect_block = [&](size_t at, int from, size_t count, size_t from_offset) {
+      const bool from_recv = per_rank[from].in_place;
+      for (size_t i = 0; i < count; ++i) {
+        expect(at + i, Own(from, (from_recv ? from_offset : 0) + i));
+      }
+    };
     switch (args.collective) {
       case Collective::kReduce:
         if (r == args.root) {
@@ -124,8 +183,54 @@ std::string Check(const Algorithm& algorithm, CollectiveArgs args) {
           }
         }
         break;
+      case Collective::kBcast:
+        for (size_t i = 0; i < args.count; ++i) expected.push_back(Own(args.root, i));
+        break;
+      case Collective::kGather:
+      case Collective::kAllgather:
+        if (r == args.root || args.collective == Collective::kAllgather) {
+          for (int from = 0; from < size; ++from) {
+            expect_block(args.count * from, from, args.count, args.count * from);
+          }
+        }
+        break;
+      case Collective::kGatherv:
+      case Collective::kAllgatherv:
+        if (r == args.root || args.collective == Collective::kAllgatherv) {
+          for (int from = 0; from < size; ++from) {
+            expect_block(args.displs[from], from, args.counts[from], args.displs[from]);
+          }
+        }
+        break;
+      case Collective::kAlltoall:
+        // Block `from` is block r of rank from's input (either buffer: same layout).
+        for (int from = 0; from < size; ++from) {
+          for (size_t i = 0; i < args.count; ++i) {
+            expect(args.count * from + i, Own(from, args.count * r + i));
+          }
+        }
+        break;
+      case Collective::kAlltoallv:
+        for (int from = 0; from < size; ++from) {
+          const CollectiveArgs& sender = per_rank[from];
+          const size_t source = sender.in_place ? sender.recv_displs[r] : sender.displs[r];
+          for (size_t i = 0; i < view.recv_counts[from]; ++i) {
+            expect(view.recv_displs[from] + i, Own(from, source + i));
+          }
+        }
+        break;
+      case Collective::kBarrier:
+        break;
+      case Collective::kScan:
+      case Collective::kExscan: {
+        const int last = args.collective == Collective::kScan ? r : r - 1;
+        if (last < 0) break;  // exscan's rank 0: undefined
+        for (size_t i = 0; i < args.count; ++i) expected.push_back(AllRanks(last + 1, i));
+        break;
+      }
     }
     for (size_t i = 0; i < expected.size(); ++i) {
+      if (expected[i].empty()) continue;
       if (i >= buffers[r].recv.size() || buffers[r].recv[i] != expected[i]) {
         return absl::StrCat("rank ", r, " element ", i, ": got ",
                             i < buffers[r].recv.size() ? Describe(buffers[r].recv[i]) : "nothing",
@@ -147,17 +252,28 @@ CollectiveArgs MakeArgs(Collective collective, int size, size_t count, int root,
   args.element_bytes = 4;
   args.chunk_bytes = 8;  // two elements: many chunks, to exercise pipelining and tags
   if (collective == Collective::kReduceScatter) args.counts = VariedCounts(size, count);
-  if (collective == Collective::kScatterv) {
+  if (collective == Collective::kScatterv || collective == Collective::kGatherv ||
+      collective == Collective::kAllgatherv) {
     args.counts = VariedCounts(size, count);
-    // Blocks in reverse rank order with a gap of one element between them.
-    args.displs.assign(size, 0);
-    size_t at = 0;
-    for (int r = size - 1; r >= 0; --r) {
-      args.displs[r] = at;
-      at += args.counts[r] + 1;
-    }
+    args.displs = ReversedWithGaps(args.counts);
   }
   return args;
+}
+
+// One node; for the two-level algorithms also nodes of uneven sizes and ranks not
+// in blocks (round robin over 3 nodes).
+std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
+  std::vector<Topology> topologies = {*Topology::Uniform(1, size)};
+  if (!absl::StartsWith(algorithm.name, "two_level") || size < 2) return topologies;
+  topologies.push_back(*Topology::Emulated("2", size));
+  if (size >= 3) {
+    std::vector<RankLocation> round_robin(size);
+    for (int r = 0; r < size; ++r) round_robin[r].node = r % 3;
+    topologies.push_back(*Topology::Create(round_robin));
+    std::vector<int> uneven = {1, size - 2, 1};
+    topologies.push_back(*Topology::FromNodeSizes(uneven));
+  }
+  return topologies;
 }
 
 class AlgorithmTest : public ::testing::TestWithParam<const Algorithm*> {};
@@ -170,10 +286,13 @@ TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
       if (IsRooted(algorithm.collective) && size > 1) roots = {0, size / 2, size - 1};
       for (int root : roots) {
         for (bool in_place : {false, true}) {
-          const std::string problem =
-              Check(algorithm, MakeArgs(algorithm.collective, size, count, root, in_place));
-          ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks, count " << count
-                                 << ", root " << root << (in_place ? ", in place" : "");
+          for (const Topology& topology : TopologiesFor(algorithm, size)) {
+            const std::string problem = Check(
+                algorithm, MakeArgs(algorithm.collective, size, count, root, in_place), topology);
+            ASSERT_EQ(problem, "")
+                << algorithm.name << " with " << size << " ranks on " << topology.ToString()
+                << ", count " << count << ", root " << root << (in_place ? ", in place" : "");
+          }
         }
       }
     }
@@ -182,13 +301,17 @@ TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
 
 TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
   const Algorithm& algorithm = *GetParam();
-  // Schedules of size-1 messages per rank (linear, pairwise) grow as size squared.
-  const bool quadratic = algorithm.name == "pairwise" || algorithm.name == "linear";
+  // Schedules of size-1 messages or steps per rank grow as size squared.
+  const bool quadratic = algorithm.name == "pairwise" || algorithm.name == "linear" ||
+                         algorithm.name == "ring" || algorithm.name == "scatter_allgather";
   for (int size : quadratic ? std::vector<int>{100, 257} : std::vector<int>{100, 1000, 4096}) {
     const int root = IsRooted(algorithm.collective) ? size / 3 : 0;
-    const std::string problem =
-        Check(algorithm, MakeArgs(algorithm.collective, size, 2, root, /*in_place=*/true));
-    ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks";
+    for (const Topology& topology : TopologiesFor(algorithm, size)) {
+      const std::string problem = Check(
+          algorithm, MakeArgs(algorithm.collective, size, 2, root, /*in_place=*/true), topology);
+      ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks on "
+                             << topology.num_nodes() << " nodes";
+    }
   }
 }
 
@@ -203,6 +326,78 @@ INSTANTIATE_TEST_SUITE_P(All, AlgorithmTest, ::testing::ValuesIn(Every()),
                            return absl::StrCat(CollectiveName(info.param->collective), "_",
                                                info.param->name);
                          });
+
+// A barrier's promise is about order, not data: no rank may finish before every
+// rank has started. A rank's steps can only start once it entered, and it leaves
+// when all its steps are done; so for every pair (s, r) some step of r must depend,
+// through steps and messages, on some step of s.
+std::string CheckEveryRankHearsFromAll(const Algorithm& algorithm, int size) {
+  CollectiveArgs args;
+  args.collective = Collective::kBarrier;
+  args.size = size;
+  const Topology topology = *Topology::Uniform(1, size);
+  std::vector<Schedule> schedules;
+  for (int r = 0; r < size; ++r) schedules.push_back(algorithm.generate(args, topology, r));
+  if (absl::Status status = ValidateSchedules(schedules); !status.ok()) {
+    return std::string(status.message());
+  }
+  // Steps numbered globally; edges from a step to those that wait for it.
+  std::vector<size_t> first(size + 1, 0);
+  for (int r = 0; r < size; ++r) first[r + 1] = first[r] + schedules[r].steps().size();
+  std::vector<std::vector<size_t>> next(first[size]);
+  std::map<std::tuple<int, int, uint32_t>, size_t> sends;  // (from, to, tag) -> step
+  for (int r = 0; r < size; ++r) {
+    for (StepId id = 0; id < schedules[r].steps().size(); ++id) {
+      const Step& step = schedules[r].step(id);
+      for (StepId dep : step.deps) next[first[r] + dep].push_back(first[r] + id);
+      if (step.kind == StepKind::kSend) sends[{r, step.peer, step.tag}] = first[r] + id;
+    }
+  }
+  for (int r = 0; r < size; ++r) {
+    for (StepId id = 0; id < schedules[r].steps().size(); ++id) {
+      const Step& step = schedules[r].step(id);
+      if (step.kind == StepKind::kRecv) {
+        next[sends.at({step.peer, r, step.tag})].push_back(first[r] + id);
+      }
+    }
+  }
+  for (int s = 0; s < size; ++s) {
+    std::vector<bool> reached(first[size], false);
+    std::vector<size_t> stack;
+    for (size_t step = first[s]; step < first[s + 1]; ++step) {
+      reached[step] = true;
+      stack.push_back(step);
+    }
+    while (!stack.empty()) {
+      const size_t step = stack.back();
+      stack.pop_back();
+      for (size_t after : next[step]) {
+        if (!reached[after]) {
+          reached[after] = true;
+          stack.push_back(after);
+        }
+      }
+    }
+    for (int r = 0; r < size; ++r) {
+      if (r == s) continue;
+      bool heard = false;
+      for (size_t step = first[r]; step < first[r + 1] && !heard; ++step) heard = reached[step];
+      if (!heard) return absl::StrCat("rank ", r, " can leave before rank ", s, " entered");
+    }
+  }
+  return "";
+}
+
+TEST(BarrierTest, NoRankLeavesBeforeEveryRankEntered) {
+  for (const Algorithm& algorithm : AllAlgorithms()) {
+    if (algorithm.collective != Collective::kBarrier) continue;
+    for (int size = 1; size <= 64; ++size) {
+      EXPECT_EQ(CheckEveryRankHearsFromAll(algorithm, size), "")
+          << algorithm.name << " with " << size << " ranks";
+    }
+    EXPECT_EQ(CheckEveryRankHearsFromAll(algorithm, 1000), "") << algorithm.name;
+  }
+}
 
 TEST(SelectionTest, EveryRuleNamesAnAlgorithmOfItsCollective) {
   for (const SelectionRule& rule : SelectionTable()) {

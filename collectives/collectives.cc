@@ -30,9 +30,11 @@ struct Communicator::CollectiveCall {
   void* recv;
   // An argument refused by the caller's checks.
   absl::Status invalid;
-  // Where this rank's result lies, for AVG's division (count 0: none).
+  // Where this rank's result lies, for AVG's division (count 0: none), and how many
+  // contributions it sums (0: the communicator's size).
   void* result = nullptr;
   size_t result_count = 0;
+  size_t contributions = 0;
 };
 
 namespace {
@@ -85,6 +87,38 @@ class ArgumentChecker {
     if (buffer == nullptr && count > 0) {
       Fail(absl::StrCat("`", what, "` is null but holds ", count, " elements"));
     }
+  }
+  // A v-collective's counts and displacements (`what` names them): size() entries
+  // each, none so large that their sum could overflow. Returns the elements they
+  // span (0 after a failure).
+  size_t Layout(absl::string_view what, absl::Span<const size_t> counts,
+                absl::Span<const size_t> displs, DataType type) {
+    if (counts.size() != static_cast<size_t>(size_) ||
+        displs.size() != static_cast<size_t>(size_)) {
+      Fail(absl::StrCat(what, " need ", size_, " counts and displacements each; got ",
+                        counts.size(), " and ", displs.size()));
+      return 0;
+    }
+    size_t extent = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (counts[r] > std::numeric_limits<size_t>::max() / 4 ||
+          displs[r] > std::numeric_limits<size_t>::max() / 4) {
+        Fail(absl::StrCat(what, ": count or displacement ", r, " is too large"));
+        return 0;
+      }
+      if (counts[r] > 0) extent = std::max(extent, displs[r] + counts[r]);
+    }
+    Count(absl::StrCat("the extent of ", what), extent, type);
+    return status_.ok() ? extent : 0;
+  }
+  // `count` blocks of one per rank must not overflow; returns count * size.
+  size_t PerRank(absl::string_view what, size_t count, DataType type) {
+    if (count > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(size_)) {
+      Fail(absl::StrCat(what, " ", count, " times ", size_, " ranks overflows"));
+      return 0;
+    }
+    Count(absl::StrCat(what, " times the communicator size"), count * size_, type);
+    return count * static_cast<size_t>(size_);
   }
   // Send and receive buffers may not share a byte (the standard's rule; kInPlace is
   // how a caller says they are the same).
@@ -194,10 +228,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   // The peers have entered (or will enter) the collective: a refusal here fails the
   // job, so that they return at once.
   if (!call.invalid.ok()) return Failed(call.invalid);
-  const bool reduces = call.args.collective == Collective::kReduce ||
-                       call.args.collective == Collective::kAllreduce ||
-                       call.args.collective == Collective::kReduceScatterBlock ||
-                       call.args.collective == Collective::kReduceScatter;
+  const bool reduces = IsReduction(call.args.collective);
   if (CheckEnabled()) {
     const Signature mine = MakeSignature(call.args, call.type, call.op, reduces);
     absl::StatusOr<std::vector<char>> all = ExchangeRecords(
@@ -270,7 +301,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   pending->deadline = DefaultDeadline();
   if (average && call.result_count > 0) {
     pending->finish = [type = call.type, result = call.result, count = call.result_count,
-                       contributions = static_cast<size_t>(size())] {
+                       contributions = call.contributions > 0 ? call.contributions
+                                                              : static_cast<size_t>(size())] {
       return FinishAverage(type, result, count, contributions);
     };
   }
@@ -344,12 +376,8 @@ absl::StatusOr<Request> Communicator::IReduceScatterBlock(const void* send, void
   check.Type(type);
   check.Op(op, type);
   check.Count("recv_count", recv_count, type);
-  if (recv_count > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(size())) {
-    check.Fail(absl::StrCat("recv_count ", recv_count, " times ", size(), " ranks overflows"));
-  }
-  const size_t total = recv_count * static_cast<size_t>(size());
+  const size_t total = check.PerRank("recv_count", recv_count, type);
   const bool in_place = send == kInPlace;
-  check.Count("recv_count times the communicator size", total, type);
   check.Buffer("send", send, total, true);
   check.Buffer("recv", recv, in_place ? total : recv_count, false);
   check.Disjoint(send, Bytes(total, type), recv, Bytes(recv_count, type));
@@ -412,15 +440,9 @@ absl::StatusOr<Request> Communicator::IScatter(const void* send, void* recv, siz
   check.Type(type);
   check.Root(root);
   check.Count("count", count, type);
-  if (count > std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(size())) {
-    check.Fail(absl::StrCat("count ", count, " times ", size(), " ranks overflows"));
-  }
+  const size_t total = check.PerRank("count", count, type);
   const bool at_root = rank() == root;
-  const size_t total = count * static_cast<size_t>(size());
-  if (at_root) {
-    check.Count("count times the communicator size", total, type);
-    check.Buffer("send", send, total, false);
-  }
+  if (at_root) check.Buffer("send", send, total, false);
   check.Buffer("recv", recv, count, at_root, "only the root may scatter in place");
   if (at_root) check.Disjoint(send, Bytes(total, type), recv, Bytes(count, type));
   CollectiveCall call{"Scatter", BaseArgs(Collective::kScatter, size(), type, nullptr),
@@ -445,25 +467,11 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
   const bool in_place = recv == kInPlace;
   size_t extent = 0;
   if (at_root) {
-    if (send_counts.size() != static_cast<size_t>(size()) ||
-        displs.size() != static_cast<size_t>(size())) {
-      check.Fail(absl::StrCat("the root needs ", size(), " send_counts and displs; got ",
-                              send_counts.size(), " and ", displs.size()));
-    } else {
-      for (int r = 0; r < size(); ++r) {
-        if (send_counts[r] > std::numeric_limits<size_t>::max() / 4 ||
-            displs[r] > std::numeric_limits<size_t>::max() / 4) {
-          check.Fail(absl::StrCat("send_counts[", r, "] or displs[", r, "] is too large"));
-          break;
-        }
-        extent = std::max(extent, displs[r] + send_counts[r]);
-      }
-      if (check.status().ok() && !in_place && send_counts[rank()] != recv_count) {
-        check.Fail(absl::StrCat("the root sends itself send_counts[", rank(), "] = ",
-                                send_counts[rank()], " elements but recv_count is ", recv_count));
-      }
+    extent = check.Layout("send_counts and displs", send_counts, displs, type);
+    if (check.status().ok() && !in_place && send_counts[rank()] != recv_count) {
+      check.Fail(absl::StrCat("the root sends itself send_counts[", rank(), "] = ",
+                              send_counts[rank()], " elements but recv_count is ", recv_count));
     }
-    check.Count("the extent of the blocks", extent, type);
     check.Buffer("send", send, extent, false);
   }
   check.Buffer("recv", recv, recv_count, at_root, "only the root may scatter in place");
@@ -480,6 +488,222 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
   }
   call.invalid = check.status();
   return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IBcast(void* buffer, size_t count, DataType type, int root) {
+  ArgumentChecker check(rank(), size(), "Bcast");
+  check.Type(type);
+  check.Root(root);
+  check.Count("count", count, type);
+  check.Buffer("buffer", buffer, count, false);
+  CollectiveCall call{"Bcast", BaseArgs(Collective::kBcast, size(), type, nullptr),
+                      type,    PredefinedOp::kSum,
+                      nullptr, buffer};
+  call.args.root = root;
+  call.args.count = count;
+  call.invalid = check.status();
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IGather(const void* send, void* recv, size_t count,
+                                              DataType type, int root) {
+  ArgumentChecker check(rank(), size(), "Gather");
+  check.Type(type);
+  check.Root(root);
+  check.Count("count", count, type);
+  const size_t total = check.PerRank("count", count, type);
+  const bool at_root = rank() == root;
+  check.Buffer("send", send, count, at_root, "only the root may gather in place");
+  if (at_root) {
+    check.Buffer("recv", recv, total, false);
+    check.Disjoint(send, Bytes(count, type), recv, Bytes(total, type));
+  }
+  CollectiveCall call{"Gather", BaseArgs(Collective::kGather, size(), type, nullptr),
+                      type,     PredefinedOp::kSum,
+                      send,     recv};
+  call.args.root = root;
+  call.args.count = count;
+  call.args.in_place = send == kInPlace;
+  call.invalid = check.status();
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IGatherv(const void* send, size_t send_count, void* recv,
+                                               absl::Span<const size_t> recv_counts,
+                                               absl::Span<const size_t> displs, DataType type,
+                                               int root) {
+  ArgumentChecker check(rank(), size(), "Gatherv");
+  check.Type(type);
+  check.Root(root);
+  check.Count("send_count", send_count, type);
+  const bool at_root = rank() == root;
+  const bool in_place = send == kInPlace;
+  check.Buffer("send", send, send_count, at_root, "only the root may gather in place");
+  size_t extent = 0;
+  if (at_root) {
+    extent = check.Layout("recv_counts and displs", recv_counts, displs, type);
+    if (check.status().ok() && !in_place && recv_counts[rank()] != send_count) {
+      check.Fail(absl::StrCat("the root expects recv_counts[", rank(), "] = ", recv_counts[rank()],
+                              " elements from itself but send_count is ", send_count));
+    }
+    check.Buffer("recv", recv, extent, false);
+    check.Disjoint(send, Bytes(send_count, type), recv, Bytes(extent, type));
+  }
+  CollectiveCall call{"Gatherv", BaseArgs(Collective::kGatherv, size(), type, nullptr),
+                      type,      PredefinedOp::kSum,
+                      send,      recv};
+  call.args.root = root;
+  call.args.in_place = in_place;
+  call.invalid = check.status();
+  if (at_root && check.status().ok()) {
+    call.args.counts.assign(recv_counts.begin(), recv_counts.end());
+    call.args.displs.assign(displs.begin(), displs.end());
+    if (in_place) send_count = recv_counts[rank()];
+  }
+  call.args.count = send_count;
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IAllgather(const void* send, void* recv, size_t count,
+                                                 DataType type) {
+  ArgumentChecker check(rank(), size(), "Allgather");
+  check.Type(type);
+  check.Count("count", count, type);
+  const size_t total = check.PerRank("count", count, type);
+  check.Buffer("send", send, count, true);
+  check.Buffer("recv", recv, total, false);
+  check.Disjoint(send, Bytes(count, type), recv, Bytes(total, type));
+  CollectiveCall call{"Allgather", BaseArgs(Collective::kAllgather, size(), type, nullptr),
+                      type,        PredefinedOp::kSum,
+                      send,        recv};
+  call.args.count = count;
+  call.args.in_place = send == kInPlace;
+  call.invalid = check.status();
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IAllgatherv(const void* send, size_t send_count, void* recv,
+                                                  absl::Span<const size_t> recv_counts,
+                                                  absl::Span<const size_t> displs, DataType type) {
+  ArgumentChecker check(rank(), size(), "Allgatherv");
+  check.Type(type);
+  const bool in_place = send == kInPlace;
+  const size_t extent = check.Layout("recv_counts and displs", recv_counts, displs, type);
+  if (check.status().ok() && !in_place && recv_counts[rank()] != send_count) {
+    check.Fail(absl::StrCat("recv_counts[", rank(), "] = ", recv_counts[rank()],
+                            " but this rank sends send_count = ", send_count, " elements"));
+  }
+  check.Buffer("send", send, send_count, true);
+  check.Buffer("recv", recv, extent, false);
+  check.Disjoint(send, Bytes(send_count, type), recv, Bytes(extent, type));
+  CollectiveCall call{"Allgatherv", BaseArgs(Collective::kAllgatherv, size(), type, nullptr),
+                      type,         PredefinedOp::kSum,
+                      send,         recv};
+  call.args.in_place = in_place;
+  call.invalid = check.status();
+  if (check.status().ok()) {
+    call.args.counts.assign(recv_counts.begin(), recv_counts.end());
+    call.args.displs.assign(displs.begin(), displs.end());
+    call.args.count = recv_counts[rank()];
+  }
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IAlltoall(const void* send, void* recv, size_t count,
+                                                DataType type) {
+  ArgumentChecker check(rank(), size(), "Alltoall");
+  check.Type(type);
+  check.Count("count", count, type);
+  const size_t total = check.PerRank("count", count, type);
+  check.Buffer("send", send, total, true);
+  check.Buffer("recv", recv, total, false);
+  check.Disjoint(send, Bytes(total, type), recv, Bytes(total, type));
+  CollectiveCall call{"Alltoall", BaseArgs(Collective::kAlltoall, size(), type, nullptr),
+                      type,       PredefinedOp::kSum,
+                      send,       recv};
+  call.args.count = count;
+  call.args.in_place = send == kInPlace;
+  call.invalid = check.status();
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
+                                                 absl::Span<const size_t> send_counts,
+                                                 absl::Span<const size_t> send_displs, void* recv,
+                                                 absl::Span<const size_t> recv_counts,
+                                                 absl::Span<const size_t> recv_displs,
+                                                 DataType type) {
+  ArgumentChecker check(rank(), size(), "Alltoallv");
+  check.Type(type);
+  const bool in_place = send == kInPlace;
+  const size_t send_extent =
+      in_place ? 0 : check.Layout("send_counts and send_displs", send_counts, send_displs, type);
+  const size_t recv_extent =
+      check.Layout("recv_counts and recv_displs", recv_counts, recv_displs, type);
+  check.Buffer("send", send, send_extent, true);
+  check.Buffer("recv", recv, recv_extent, false);
+  check.Disjoint(send, Bytes(send_extent, type), recv, Bytes(recv_extent, type));
+  CollectiveCall call{"Alltoallv", BaseArgs(Collective::kAlltoallv, size(), type, nullptr),
+                      type,        PredefinedOp::kSum,
+                      send,        recv};
+  call.args.in_place = in_place;
+  call.invalid = check.status();
+  if (check.status().ok()) {
+    // In place the input has the output's layout.
+    call.args.counts.assign(in_place ? recv_counts.begin() : send_counts.begin(),
+                            in_place ? recv_counts.end() : send_counts.end());
+    call.args.displs.assign(in_place ? recv_displs.begin() : send_displs.begin(),
+                            in_place ? recv_displs.end() : send_displs.end());
+    call.args.recv_counts.assign(recv_counts.begin(), recv_counts.end());
+    call.args.recv_displs.assign(recv_displs.begin(), recv_displs.end());
+  }
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IBarrier() {
+  CollectiveCall call{
+      "Barrier",        BaseArgs(Collective::kBarrier, size(), DataType::kUint8, nullptr),
+      DataType::kUint8, PredefinedOp::kSum,
+      nullptr,          nullptr};
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IScanOrExscan(const void* send, void* recv, size_t count,
+                                                    DataType type, const ReduceOp& op,
+                                                    bool exclusive) {
+  const char* name = exclusive ? "Exscan" : "Scan";
+  ArgumentChecker check(rank(), size(), name);
+  check.Type(type);
+  check.Op(op, type);
+  check.Count("count", count, type);
+  check.Buffer("send", send, count, true);
+  check.Buffer("recv", recv, count, false);
+  check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
+  CollectiveCall call{
+      name, BaseArgs(exclusive ? Collective::kExscan : Collective::kScan, size(), type, &op),
+      type, op,
+      send, recv};
+  call.args.count = count;
+  call.args.in_place = send == kInPlace;
+  call.invalid = check.status();
+  // Rank r's result combines r + 1 contributions (r for an exscan; none at rank 0).
+  const size_t contributions = static_cast<size_t>(rank()) + (exclusive ? 0 : 1);
+  if (contributions > 0) {
+    call.result = recv;
+    call.result_count = count;
+    call.contributions = contributions;
+  }
+  return StartCollective(call);
+}
+
+absl::StatusOr<Request> Communicator::IScan(const void* send, void* recv, size_t count,
+                                            DataType type, const ReduceOp& op) {
+  return IScanOrExscan(send, recv, count, type, op, /*exclusive=*/false);
+}
+
+absl::StatusOr<Request> Communicator::IExscan(const void* send, void* recv, size_t count,
+                                              DataType type, const ReduceOp& op) {
+  return IScanOrExscan(send, recv, count, type, op, /*exclusive=*/true);
 }
 
 // The blocking forms: start, then wait.
@@ -521,6 +745,74 @@ absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> s
                                     DataType type, int root, std::optional<absl::Time> deadline) {
   ASSIGN_OR_RETURN(Request request,
                    IScatterv(send, send_counts, displs, recv, recv_count, type, root));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Bcast(void* buffer, size_t count, DataType type, int root,
+                                 std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IBcast(buffer, count, type, root));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type,
+                                  int root, std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IGather(send, recv, count, type, root));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Gatherv(const void* send, size_t send_count, void* recv,
+                                   absl::Span<const size_t> recv_counts,
+                                   absl::Span<const size_t> displs, DataType type, int root,
+                                   std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request,
+                   IGatherv(send, send_count, recv, recv_counts, displs, type, root));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Allgather(const void* send, void* recv, size_t count, DataType type,
+                                     std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IAllgather(send, recv, count, type));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Allgatherv(const void* send, size_t send_count, void* recv,
+                                      absl::Span<const size_t> recv_counts,
+                                      absl::Span<const size_t> displs, DataType type,
+                                      std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IAllgatherv(send, send_count, recv, recv_counts, displs, type));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Alltoall(const void* send, void* recv, size_t count, DataType type,
+                                    std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IAlltoall(send, recv, count, type));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> send_counts,
+                                     absl::Span<const size_t> send_displs, void* recv,
+                                     absl::Span<const size_t> recv_counts,
+                                     absl::Span<const size_t> recv_displs, DataType type,
+                                     std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IAlltoallv(send, send_counts, send_displs, recv, recv_counts,
+                                               recv_displs, type));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IBarrier());
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Scan(const void* send, void* recv, size_t count, DataType type,
+                                const ReduceOp& op, std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IScan(send, recv, count, type, op));
+  return request.Wait(deadline);
+}
+
+absl::Status Communicator::Exscan(const void* send, void* recv, size_t count, DataType type,
+                                  const ReduceOp& op, std::optional<absl::Time> deadline) {
+  ASSIGN_OR_RETURN(Request request, IExscan(send, recv, count, type, op));
   return request.Wait(deadline);
 }
 

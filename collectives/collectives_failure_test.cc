@@ -98,7 +98,7 @@ std::vector<Refusal> Refusals() {
        [](Communicator& comm) {
          return comm.Scatterv(nullptr, {}, {}, out1, 1, DataType::kFloat, 0);
        },
-       "the root needs 2 send_counts and displs; got 1 and 2"},
+       "send_counts and displs need 2 counts and displacements each; got 1 and 2"},
       {"scatterv_root_count_differs",
        [two](Communicator& comm) {
          return comm.Scatterv(in, two, two, out, 3, DataType::kFloat, 0);

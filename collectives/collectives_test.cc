@@ -263,6 +263,251 @@ void CheckScatters(Communicator& comm) {
   }
 }
 
+// Displacements of `counts` in reverse rank order with a gap of one element between
+// blocks, and the elements they span.
+std::vector<size_t> ReversedWithGaps(const std::vector<size_t>& counts, size_t* extent) {
+  std::vector<size_t> displs(counts.size());
+  size_t at = 0;
+  for (size_t r = counts.size(); r-- > 0;) {
+    displs[r] = at;
+    at += counts[r] + 1;
+  }
+  *extent = at;
+  return displs;
+}
+
+void CheckScans(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  int salt = 200;
+  for (const OpCase& op_case : OpCases()) {
+    const size_t width = DataTypeSize(op_case.type);
+    for (size_t count : Sizes(op_case.type)) {
+      ++salt;
+      const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
+      for (const Collective collective : {Collective::kScan, Collective::kExscan}) {
+        const bool exclusive = collective == Collective::kExscan;
+        const RankBytes expected =
+            *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, exclusive);
+        for (absl::string_view algorithm : AlgorithmsOf(collective)) {
+          ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
+          for (bool in_place : {false, true}) {
+            Bytes send = inputs[rank];
+            Bytes recv = in_place ? inputs[rank] : Bytes(count * width, 0x5a);
+            const Bytes recv_before = recv;
+            const void* source = in_place ? kInPlace : send.data();
+            const absl::Status status =
+                exclusive ? comm.Exscan(source, recv.data(), count, op_case.type, op_case.op)
+                          : comm.Scan(source, recv.data(), count, op_case.type, op_case.op);
+            const std::string where =
+                Where(comm, collective, algorithm, op_case.name, count, 0, in_place);
+            ASSERT_TRUE(status.ok()) << where << ": " << status;
+            EXPECT_EQ(send, inputs[rank]) << where << ": the send buffer changed";
+            if (exclusive && rank == 0) {
+              ASSERT_EQ(recv, recv_before) << where << ": rank 0's buffer changed";
+            } else {
+              ASSERT_EQ(recv, expected[rank]) << where;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void CheckBcastAndGathers(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  const DataType type = DataType::kFloat;
+  const size_t width = DataTypeSize(type);
+  int salt = 300;
+  for (size_t count : Sizes(type)) {
+    ++salt;
+    const RankBytes inputs = AllInputs(type, size, count, salt);
+    for (int root : {0, size / 2, size - 1}) {
+      for (absl::string_view algorithm : AlgorithmsOf(Collective::kBcast)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kBcast, algorithm).ok());
+        Bytes buffer = rank == root ? inputs[root] : Bytes(count * width, 0x5a);
+        const absl::Status status = comm.Bcast(buffer.data(), count, type, root);
+        const std::string where =
+            Where(comm, Collective::kBcast, algorithm, "float", count, root, false);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        ASSERT_EQ(buffer, inputs[root]) << where;
+      }
+      // Gather: blocks of `count` at r * count.
+      std::vector<size_t> counts(size, count), displs(size);
+      for (int r = 0; r < size; ++r) displs[r] = count * r;
+      const Bytes initial(count * size * width, 0x5a);
+      const Bytes gathered = *testing::ReferenceGatherv(type, inputs, counts, displs, initial);
+      for (absl::string_view algorithm : AlgorithmsOf(Collective::kGather)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kGather, algorithm).ok());
+        for (bool in_place : {false, true}) {
+          const bool here_in_place = in_place && rank == root;
+          const Bytes send = inputs[rank];
+          Bytes recv = initial;
+          if (here_in_place) {
+            std::memcpy(recv.data() + count * rank * width, send.data(), send.size());
+          }
+          // Non-roots pass a receive buffer the collective must not touch.
+          if (rank != root) recv.assign(8, 0x11);
+          const Bytes recv_before = recv;
+          const absl::Status status =
+              comm.Gather(here_in_place ? kInPlace : send.data(), recv.data(), count, type, root);
+          const std::string where =
+              Where(comm, Collective::kGather, algorithm, "float", count, root, in_place);
+          ASSERT_TRUE(status.ok()) << where << ": " << status;
+          ASSERT_EQ(recv, rank == root ? gathered : recv_before) << where;
+        }
+      }
+      // Gatherv: varied counts with zeros, blocks in reverse order with gaps.
+      const std::vector<size_t> vcounts = VariedCounts(size, count);
+      size_t extent = 0;
+      const std::vector<size_t> vdispls = ReversedWithGaps(vcounts, &extent);
+      const RankBytes vinputs = [&] {
+        RankBytes all;
+        for (int r = 0; r < size; ++r) all.push_back(MakeInput(type, r, vcounts[r], salt));
+        return all;
+      }();
+      const Bytes vinitial(extent * width, 0x5a);
+      const Bytes vgathered = *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial);
+      for (bool in_place : {false, true}) {
+        const bool here_in_place = in_place && rank == root;
+        Bytes recv = rank == root ? vinitial : Bytes();
+        if (here_in_place) {
+          std::memcpy(recv.data() + vdispls[rank] * width, vinputs[rank].data(),
+                      vinputs[rank].size());
+        }
+        const absl::Status status = comm.Gatherv(
+            here_in_place ? kInPlace : vinputs[rank].data(), vcounts[rank],
+            rank == root ? recv.data() : nullptr,
+            rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
+            rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(), type,
+            root);
+        const std::string where =
+            Where(comm, Collective::kGatherv, "linear", "float", count, root, in_place);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        if (rank == root) {
+          ASSERT_EQ(recv, vgathered) << where;
+        }
+      }
+    }
+  }
+}
+
+void CheckAllgathersAndAlltoalls(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  const DataType type = DataType::kFloat;
+  const size_t width = DataTypeSize(type);
+  int salt = 400;
+  for (size_t count : Sizes(type)) {
+    ++salt;
+    const RankBytes inputs = AllInputs(type, size, count, salt);
+    std::vector<size_t> counts(size, count), displs(size);
+    for (int r = 0; r < size; ++r) displs[r] = count * r;
+    const Bytes initial(count * size * width, 0x5a);
+    const Bytes gathered = *testing::ReferenceGatherv(type, inputs, counts, displs, initial);
+    for (absl::string_view algorithm : AlgorithmsOf(Collective::kAllgather)) {
+      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllgather, algorithm).ok());
+      for (bool in_place : {false, true}) {
+        Bytes recv = initial;
+        if (in_place) {
+          std::memcpy(recv.data() + count * rank * width, inputs[rank].data(), inputs[rank].size());
+        }
+        const absl::Status status =
+            comm.Allgather(in_place ? kInPlace : inputs[rank].data(), recv.data(), count, type);
+        const std::string where =
+            Where(comm, Collective::kAllgather, algorithm, "float", count, 0, in_place);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        ASSERT_EQ(recv, gathered) << where;
+      }
+    }
+    // Allgatherv: varied counts; each rank lays the blocks out its own way (rank
+    // parity decides between reversed-with-gaps and packed).
+    const std::vector<size_t> vcounts = VariedCounts(size, count);
+    size_t extent = 0;
+    std::vector<size_t> vdispls = ReversedWithGaps(vcounts, &extent);
+    if (rank % 2 == 1) {
+      extent = 0;
+      for (int r = 0; r < size; ++r) {
+        vdispls[r] = extent;
+        extent += vcounts[r];
+      }
+    }
+    RankBytes vinputs;
+    for (int r = 0; r < size; ++r) vinputs.push_back(MakeInput(type, r, vcounts[r], salt));
+    const Bytes vinitial(extent * width, 0x5a);
+    const Bytes vgathered = *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial);
+    for (absl::string_view algorithm : AlgorithmsOf(Collective::kAllgatherv)) {
+      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllgatherv, algorithm).ok());
+      for (bool in_place : {false, true}) {
+        Bytes recv = vinitial;
+        if (in_place) {
+          std::memcpy(recv.data() + vdispls[rank] * width, vinputs[rank].data(),
+                      vinputs[rank].size());
+        }
+        const absl::Status status =
+            comm.Allgatherv(in_place ? kInPlace : vinputs[rank].data(), vcounts[rank], recv.data(),
+                            vcounts, vdispls, type);
+        const std::string where =
+            Where(comm, Collective::kAllgatherv, algorithm, "float", count, 0, in_place);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        ASSERT_EQ(recv, vgathered) << where;
+      }
+    }
+    // Alltoall.
+    const RankBytes all = AllInputs(type, size, count * size, salt);
+    const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
+    for (absl::string_view algorithm : AlgorithmsOf(Collective::kAlltoall)) {
+      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAlltoall, algorithm).ok());
+      for (bool in_place : {false, true}) {
+        Bytes recv = in_place ? all[rank] : Bytes(count * size * width, 0x5a);
+        const absl::Status status =
+            comm.Alltoall(in_place ? kInPlace : all[rank].data(), recv.data(), count, type);
+        const std::string where =
+            Where(comm, Collective::kAlltoall, algorithm, "float", count, 0, in_place);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        ASSERT_EQ(recv, exchanged[rank]) << where;
+      }
+    }
+    // Alltoallv: rank s sends rank r PairCount(s, r) elements; symmetric, so the
+    // in-place form (input laid out as the output) uses the same counts.
+    auto pair_count = [&](int from, int to) {
+      return (3 * static_cast<size_t>(from + to) + count) % (count + 2);
+    };
+    auto layout = [&](int r, size_t* span) {  // rank r's counts and displs
+      std::vector<size_t> peer_counts(size);
+      for (int peer = 0; peer < size; ++peer) peer_counts[peer] = pair_count(r, peer);
+      return std::make_pair(peer_counts, ReversedWithGaps(peer_counts, span));
+    };
+    size_t span = 0;
+    const auto [my_counts, my_displs] = layout(rank, &span);
+    const Bytes my_input = MakeInput(type, rank, span, salt);
+    Bytes expected(span * width, 0x5a);
+    for (int from = 0; from < size; ++from) {
+      size_t their_span = 0;
+      const auto [their_counts, their_displs] = layout(from, &their_span);
+      const Bytes their_input = MakeInput(type, from, their_span, salt);
+      std::memcpy(expected.data() + my_displs[from] * width,
+                  their_input.data() + their_displs[rank] * width, my_counts[from] * width);
+    }
+    for (bool in_place : {false, true}) {
+      Bytes recv = in_place ? my_input : Bytes(span * width, 0x5a);
+      if (in_place) {
+        // Gaps keep their bytes in place; fill them as the expectation has them.
+        for (int r = 0; r < size; ++r) {
+          const size_t gap = my_displs[r] + my_counts[r];
+          if (gap < span) std::memset(recv.data() + gap * width, 0x5a, width);
+        }
+      }
+      const absl::Status status =
+          comm.Alltoallv(in_place ? kInPlace : my_input.data(), my_counts, my_displs, recv.data(),
+                         my_counts, my_displs, type);
+      const std::string where =
+          Where(comm, Collective::kAlltoallv, "pairwise", "float", count, 0, in_place);
+      ASSERT_TRUE(status.ok()) << where << ": " << status;
+      ASSERT_EQ(recv, expected) << where;
+    }
+  }
+}
+
 class CollectivesTest : public ::testing::TestWithParam<CommunicatorJob> {
  protected:
   static void SetUpTestSuite() { setenv("ZCOLL_CHUNK_BYTES", "4096", 1); }
@@ -277,6 +522,24 @@ TEST_P(CollectivesTest, ReductionsMatchTheReference) {
 TEST_P(CollectivesTest, ScattersMatchTheReference) {
   const absl::Status status =
       RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckScatters(comm); });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_P(CollectivesTest, ScansMatchTheReference) {
+  const absl::Status status =
+      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckScans(comm); });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_P(CollectivesTest, BcastAndGathersMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(
+      GetParam(), [](Communicator& comm, RankControl&) { CheckBcastAndGathers(comm); });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_P(CollectivesTest, AllgathersAndAlltoallsMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(
+      GetParam(), [](Communicator& comm, RankControl&) { CheckAllgathersAndAlltoalls(comm); });
   EXPECT_TRUE(status.ok()) << status;
 }
 

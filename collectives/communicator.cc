@@ -198,15 +198,6 @@ absl::Status Communicator::Abort(absl::string_view reason) {
   return job.FailureStatus();
 }
 
-absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
-  CommunicatorTransport& transport = *state_->transport;
-  RETURN_IF_ERROR(transport.job().FailureStatus());
-  // An exchange of empty records is a dissemination barrier: in round k every rank
-  // hears from the rank 2^k away, so after log2(size) rounds each has heard,
-  // indirectly, from all.
-  return Failed(ExchangeRecords(transport, "", DeadlineOrDefault(deadline)).status());
-}
-
 absl::StatusOr<std::optional<Communicator>> Communicator::Split(
     int color, int key, std::optional<absl::Time> deadline) {
   CommunicatorTransport& transport = *state_->transport;

@@ -91,8 +91,6 @@ class Communicator {
                                                     std::optional<absl::Time> deadline = {});
   // MPI_Comm_dup: the same ranks and topology, a new tag space.
   absl::StatusOr<Communicator> Dup(std::optional<absl::Time> deadline = {});
-  // Returns once every rank of the communicator has called Barrier.
-  absl::Status Barrier(std::optional<absl::Time> deadline = {});
 
   // --- Collectives (MPI semantics, ../shared/spec) -------------------------------
   //
@@ -159,6 +157,76 @@ class Communicator {
   absl::Status Scatterv(const void* send, absl::Span<const size_t> send_counts,
                         absl::Span<const size_t> displs, void* recv, size_t recv_count,
                         DataType type, int root, std::optional<absl::Time> deadline = {});
+  // The collectives from here to Barrier move data only: `type` says how large an
+  // element is (any valid DataType).
+  //
+  // MPI_Bcast: the root's `buffer` of `count` elements lands in every rank's.
+  absl::StatusOr<Request> IBcast(void* buffer, size_t count, DataType type, int root);
+  absl::Status Bcast(void* buffer, size_t count, DataType type, int root,
+                     std::optional<absl::Time> deadline = {});
+  // MPI_Gather: rank r's `count` elements become block r of the root's `recv`
+  // (size() blocks). `send` may be kInPlace at the root only (its block is then
+  // already in place); `recv` matters at the root only.
+  absl::StatusOr<Request> IGather(const void* send, void* recv, size_t count, DataType type,
+                                  int root);
+  absl::Status Gather(const void* send, void* recv, size_t count, DataType type, int root,
+                      std::optional<absl::Time> deadline = {});
+  // MPI_Gatherv: rank r's `send_count` elements land at element displs[r] of the
+  // root's `recv`; they must equal recv_counts[r]. `recv`, `recv_counts` and `displs`
+  // matter at the root only, where they have size() entries; `send` may be kInPlace
+  // at the root.
+  absl::StatusOr<Request> IGatherv(const void* send, size_t send_count, void* recv,
+                                   absl::Span<const size_t> recv_counts,
+                                   absl::Span<const size_t> displs, DataType type, int root);
+  absl::Status Gatherv(const void* send, size_t send_count, void* recv,
+                       absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                       DataType type, int root, std::optional<absl::Time> deadline = {});
+  // MPI_Allgather: every rank gets every rank's `count` elements, block r from rank
+  // r. `send` may be kInPlace (the own block is then already at block rank()).
+  absl::StatusOr<Request> IAllgather(const void* send, void* recv, size_t count, DataType type);
+  absl::Status Allgather(const void* send, void* recv, size_t count, DataType type,
+                         std::optional<absl::Time> deadline = {});
+  // MPI_Allgatherv: rank r's `send_count` (= recv_counts[r]) elements land at
+  // element displs[r] of every rank's `recv`. `recv_counts` are the same on every
+  // rank; `displs` are each rank's own. `send` may be kInPlace (`send_count` is then
+  // ignored and the own block is already in place).
+  absl::StatusOr<Request> IAllgatherv(const void* send, size_t send_count, void* recv,
+                                      absl::Span<const size_t> recv_counts,
+                                      absl::Span<const size_t> displs, DataType type);
+  absl::Status Allgatherv(const void* send, size_t send_count, void* recv,
+                          absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                          DataType type, std::optional<absl::Time> deadline = {});
+  // MPI_Alltoall: block s (of `count` elements) of rank r's `send` becomes block r of
+  // rank s's `recv`. `send` may be kInPlace (the input is then in `recv`).
+  absl::StatusOr<Request> IAlltoall(const void* send, void* recv, size_t count, DataType type);
+  absl::Status Alltoall(const void* send, void* recv, size_t count, DataType type,
+                        std::optional<absl::Time> deadline = {});
+  // MPI_Alltoallv: send_counts[s] elements at send_displs[s] of rank r's `send` land
+  // at recv_displs[r] of rank s's `recv`, where recv_counts[r] must equal them. With
+  // `send` kInPlace the input is in `recv`, laid out by recv_counts and recv_displs
+  // (the send arguments are ignored).
+  absl::StatusOr<Request> IAlltoallv(const void* send, absl::Span<const size_t> send_counts,
+                                     absl::Span<const size_t> send_displs, void* recv,
+                                     absl::Span<const size_t> recv_counts,
+                                     absl::Span<const size_t> recv_displs, DataType type);
+  absl::Status Alltoallv(const void* send, absl::Span<const size_t> send_counts,
+                         absl::Span<const size_t> send_displs, void* recv,
+                         absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
+                         DataType type, std::optional<absl::Time> deadline = {});
+  // MPI_Barrier: returns once every rank of the communicator has called it.
+  absl::StatusOr<Request> IBarrier();
+  absl::Status Barrier(std::optional<absl::Time> deadline = {});
+  // MPI_Scan: rank r gets a0 op ... op ar. `send` may be kInPlace.
+  absl::StatusOr<Request> IScan(const void* send, void* recv, size_t count, DataType type,
+                                const ReduceOp& op);
+  absl::Status Scan(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
+                    std::optional<absl::Time> deadline = {});
+  // MPI_Exscan: rank r > 0 gets a0 op ... op a(r-1); rank 0's `recv` is not touched
+  // (the standard leaves it undefined). `send` may be kInPlace.
+  absl::StatusOr<Request> IExscan(const void* send, void* recv, size_t count, DataType type,
+                                  const ReduceOp& op);
+  absl::Status Exscan(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
+                      std::optional<absl::Time> deadline = {});
 
   // Typed forms: the datatype from T, counts from the spans.
   template <typename T>
@@ -177,6 +245,27 @@ class Communicator {
   template <typename T>
   absl::Status Scatter(absl::Span<const T> send, absl::Span<T> recv, int root) {
     return Scatter(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, root);
+  }
+  template <typename T>
+  absl::Status Bcast(absl::Span<T> buffer, int root) {
+    return Bcast(buffer.data(), buffer.size(), kDataTypeOf<T>, root);
+  }
+  template <typename T>
+  absl::Status Gather(absl::Span<const T> send, absl::Span<T> recv, int root) {
+    return Gather(send.data(), recv.data(), send.size(), kDataTypeOf<T>, root);
+  }
+  template <typename T>
+  absl::Status Allgather(absl::Span<const T> send, absl::Span<T> recv) {
+    return Allgather(send.data(), recv.data(), send.size(), kDataTypeOf<T>);
+  }
+  template <typename T>
+  absl::Status Alltoall(absl::Span<const T> send, absl::Span<T> recv) {
+    return Alltoall(send.data(), recv.data(), send.size() / static_cast<size_t>(size()),
+                    kDataTypeOf<T>);
+  }
+  template <typename T>
+  absl::Status Scan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op) {
+    return Scan(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
   }
 
   // Forces `algorithm` (a name AllAlgorithms() lists for `collective`) for this
@@ -209,6 +298,8 @@ class Communicator {
     return deadline.has_value() ? *deadline : DefaultDeadline();
   }
   struct CollectiveCall;
+  absl::StatusOr<Request> IScanOrExscan(const void* send, void* recv, size_t count, DataType type,
+                                        const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
   absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
   std::unique_ptr<State> state_;

@@ -1,6 +1,7 @@
 #include "collectives/selection.h"
 
 #include <array>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -11,11 +12,13 @@ namespace zcoll {
 namespace {
 
 constexpr size_t KiB = 1024;
+constexpr size_t kAnySize = std::numeric_limits<size_t>::max();
+constexpr int kAnyRanks = std::numeric_limits<int>::max();
 
 // First choices from the algorithms' costs (latency-bound trees for small
 // messages, bandwidth-optimal exchanges for large), not yet tuned against the peers
 // (README's ratio table shows where they stand); later rules catch what earlier ones
-// leave. No rule looks at the topology yet: the two-level algorithms will.
+// leave.
 constexpr SelectionRule kTable[] = {
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.
@@ -30,6 +33,31 @@ constexpr SelectionRule kTable[] = {
     {Collective::kScatter, "binomial", 4 * KiB, 5},
     {Collective::kScatter, "linear"},
     {Collective::kScatterv, "linear"},
+    // Across nodes every chunk should cross the network once per node.
+    {Collective::kBcast, "two_level", kAnySize, 1, kAnyRanks, 2},
+    {Collective::kBcast, "binomial", 512 * KiB},
+    // Long vectors on 3 or more ranks: about twice the vector per rank, whatever the
+    // rank count, instead of log2(size) times at the root.
+    {Collective::kBcast, "scatter_allgather", kAnySize, 3},
+    {Collective::kBcast, "binomial"},
+    {Collective::kGather, "binomial", 4 * KiB, 5},
+    {Collective::kGather, "linear"},
+    {Collective::kGatherv, "linear"},
+    // Few ranks and small blocks: one round with every message in flight. Many
+    // ranks: Bruck's log2(size) rounds. Large blocks: the ring's single pass.
+    {Collective::kAllgather, "linear", 8 * KiB, 1, 8},
+    {Collective::kAllgather, "bruck", 8 * KiB},
+    {Collective::kAllgather, "ring"},
+    {Collective::kAllgatherv, "linear", 8 * KiB, 1, 8},
+    {Collective::kAllgatherv, "ring"},
+    {Collective::kAlltoall, "pairwise"},
+    {Collective::kAlltoallv, "pairwise"},
+    {Collective::kBarrier, "dissemination"},
+    // Long vectors on few ranks: the pipelined chain moves each once.
+    {Collective::kScan, "chain", kAnySize, 1, 2},
+    {Collective::kScan, "recursive_doubling"},
+    {Collective::kExscan, "chain", kAnySize, 1, 2},
+    {Collective::kExscan, "recursive_doubling"},
 };
 
 }  // namespace
@@ -40,7 +68,8 @@ const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& top
   const size_t bytes = args.MessageBytes();
   for (const SelectionRule& rule : kTable) {
     if (rule.collective != args.collective || bytes > rule.max_bytes ||
-        args.size < rule.min_ranks || args.size > rule.max_ranks) {
+        args.size < rule.min_ranks || args.size > rule.max_ranks ||
+        topology.num_nodes() < rule.min_nodes) {
       continue;
     }
     absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(rule.collective, rule.algorithm);

@@ -2,9 +2,9 @@
 //
 // The first rule of the collective whose limits contain the call and whose
 // algorithm can run it wins. Every input of the choice is the same on every rank
-// (message size, communicator size, commutativity; the topology once two-level
-// rules exist), so all ranks choose alike. ZCOLL_ALGO_<COLL>=name (e.g. ZCOLL_ALGO_REDUCE=binomial)
-// or Communicator::SetAlgorithm forces one; zcoll_info prints the table.
+// (message size, communicator size, commutativity, the number of nodes), so all ranks
+// choose alike. ZCOLL_ALGO_<COLL>=name (e.g. ZCOLL_ALGO_REDUCE=binomial)
+// or Communicator::SetAlgorithm forces one; `zcoll_info --algorithms` prints the table.
 
 #ifndef ZCOLL_COLLECTIVES_SELECTION_H_
 #define ZCOLL_COLLECTIVES_SELECTION_H_
@@ -28,6 +28,8 @@ struct SelectionRule {
   size_t max_bytes = std::numeric_limits<size_t>::max();
   int min_ranks = 1;
   int max_ranks = std::numeric_limits<int>::max();
+  // And to topologies of at least this many nodes (two-level algorithms).
+  int min_nodes = 1;
 };
 
 absl::Span<const SelectionRule> SelectionTable();

@@ -12,23 +12,54 @@ namespace {
 // Keep sorted by name; README.md's "Environment variables" table mirrors this one
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
+    {"ZCOLL_ALGO_ALLGATHER", "",
+     "Forces the allgather algorithm (linear, ring, bruck); unset: the selection table "
+     "(zcoll_info --algorithms prints it)."},
+    {"ZCOLL_ALGO_ALLGATHERV", "",
+     "Forces the allgatherv algorithm (linear, ring); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
     {"ZCOLL_ALGO_ALLREDUCE", "",
      "Forces the allreduce algorithm (recursive_doubling, rabenseifner); unset: the selection "
-     "table (zcoll_info prints it)."},
+     "table (zcoll_info --algorithms prints it)."},
+    {"ZCOLL_ALGO_ALLTOALL", "",
+     "Forces the alltoall algorithm (pairwise); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
+    {"ZCOLL_ALGO_ALLTOALLV", "",
+     "Forces the alltoallv algorithm (pairwise); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
+    {"ZCOLL_ALGO_BARRIER", "",
+     "Forces the barrier algorithm (dissemination); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
+    {"ZCOLL_ALGO_BCAST", "",
+     "Forces the bcast algorithm (binomial, chain, scatter_allgather, two_level); unset: the "
+     "selection table (zcoll_info --algorithms prints it)."},
+    {"ZCOLL_ALGO_EXSCAN", "",
+     "Forces the exscan algorithm (recursive_doubling, chain); unset: the selection table "
+     "(zcoll_info --algorithms prints it)."},
+    {"ZCOLL_ALGO_GATHER", "",
+     "Forces the gather algorithm (linear, binomial); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
+    {"ZCOLL_ALGO_GATHERV", "",
+     "Forces the gatherv algorithm (linear); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE", "",
-     "Forces the reduce algorithm (binomial, knomial, rabenseifner); unset: the selection table "
-     "(zcoll_info prints it)."},
+     "Forces the reduce algorithm (binomial, knomial, rabenseifner); unset: the selection "
+     "table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
      "Forces the reduce_scatter algorithm (pairwise); unset: the selection table (zcoll_info "
-     "prints it)."},
+     "--algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER_BLOCK", "",
-     "Forces the reduce_scatter_block algorithm (pairwise); unset: the selection table (zcoll_info "
-     "prints it)."},
+     "Forces the reduce_scatter_block algorithm (pairwise); unset: the selection table "
+     "(zcoll_info --algorithms prints it)."},
+    {"ZCOLL_ALGO_SCAN", "",
+     "Forces the scan algorithm (recursive_doubling, chain); unset: the selection table "
+     "(zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_SCATTER", "",
      "Forces the scatter algorithm (linear, binomial); unset: the selection table (zcoll_info "
-     "prints it)."},
+     "--algorithms prints it)."},
     {"ZCOLL_ALGO_SCATTERV", "",
-     "Forces the scatterv algorithm (linear); unset: the selection table (zcoll_info prints it)."},
+     "Forces the scatterv algorithm (linear); unset: the selection table (zcoll_info "
+     "--algorithms prints it)."},
     {"ZCOLL_BOOTSTRAP", "auto",
      "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
      "process, else ZCOLL_STORE), pmix, or store."},

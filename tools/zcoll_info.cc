@@ -9,12 +9,15 @@
 //   bazel run //tools:zcoll_info
 
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "collectives/algorithms.h"
+#include "collectives/selection.h"
 #include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/version.h"
@@ -118,10 +121,39 @@ void PrintEnvironment() {
   }
 }
 
+// The collectives' algorithms and the selection table, in the table's order.
+void PrintAlgorithms() {
+  absl::PrintF("Collective algorithms (ZCOLL_ALGO_<COLL>=name forces one):\n");
+  for (size_t c = 0; c < kNumCollectives; ++c) {
+    const Collective collective = static_cast<Collective>(c);
+    std::vector<absl::string_view> names;
+    for (const Algorithm& algorithm : AllAlgorithms()) {
+      if (algorithm.collective == collective) names.push_back(algorithm.name);
+    }
+    absl::PrintF("  %-21s %s\n", CollectiveName(collective), absl::StrJoin(names, ", "));
+  }
+  absl::PrintF("\nSelection table (the first rule that fits the call wins):\n");
+  for (const SelectionRule& rule : SelectionTable()) {
+    std::vector<std::string> limits;
+    if (rule.max_bytes != std::numeric_limits<size_t>::max()) {
+      limits.push_back(absl::StrCat("bytes <= ", rule.max_bytes));
+    }
+    if (rule.min_ranks > 1) limits.push_back(absl::StrCat("ranks >= ", rule.min_ranks));
+    if (rule.max_ranks != std::numeric_limits<int>::max()) {
+      limits.push_back(absl::StrCat("ranks <= ", rule.max_ranks));
+    }
+    if (rule.min_nodes > 1) limits.push_back(absl::StrCat("nodes >= ", rule.min_nodes));
+    absl::PrintF("  %-21s %-19s %s\n", CollectiveName(rule.collective), rule.algorithm,
+                 limits.empty() ? "otherwise" : absl::StrJoin(limits, ", "));
+  }
+  absl::PrintF("\n");
+}
+
 constexpr char kUsage[] =
-    "usage: zcoll_info\n"
+    "usage: zcoll_info [--algorithms]\n"
     "Prints the zcoll version, this node's hardware (hwloc), the libfabric providers\n"
-    "and UCX transports that open on this machine, and zcoll's environment variables.\n";
+    "and UCX transports that open on this machine, and zcoll's environment variables.\n"
+    "--algorithms: prints the collectives' algorithms and the selection table instead.\n";
 
 }  // namespace
 }  // namespace zcoll
@@ -131,6 +163,10 @@ int main(int argc, char** argv) {
     const std::string argument = argv[i];
     if (argument == "--help" || argument == "-h") {
       std::fputs(zcoll::kUsage, stdout);
+      return 0;
+    }
+    if (argument == "--algorithms") {
+      zcoll::PrintAlgorithms();
       return 0;
     }
     std::fprintf(stderr, "zcoll_info: unknown argument '%s'\n%s", argv[i], zcoll::kUsage);

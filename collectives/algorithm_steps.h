@@ -1,0 +1,94 @@
+// Building blocks shared by the algorithms (collectives/algorithms.h), and the
+// generators themselves, which algorithms.cc lists. Internal to the algorithms'
+// sources: reduction_algorithms.cc (reduce, allreduce, reduce-scatter, scan) and
+// movement_algorithms.cc (scatter, gather, bcast, allgather, alltoall, barrier).
+
+#ifndef ZCOLL_COLLECTIVES_ALGORITHM_STEPS_H_
+#define ZCOLL_COLLECTIVES_ALGORITHM_STEPS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "collectives/algorithms.h"
+#include "collectives/schedule_builder.h"
+#include "core/schedule.h"
+#include "core/topology.h"
+
+namespace zcoll::algorithm_steps {
+
+// Stages of the tags (ChunkTag): every transfer of one pair in one direction has its
+// own (stage, chunk).
+inline constexpr int kFoldStage = 0;
+inline constexpr int kHalvingStage = 1;  // + log2 of the distance: at most 12 stages
+inline constexpr int kGatherStage = 20;  // + log2 of the distance
+inline constexpr int kFinalStage = 40;
+
+inline uint32_t ChunkTag(int stage, size_t chunk) {
+  return (static_cast<uint32_t>(stage) << kChunkTagBits) | static_cast<uint32_t>(chunk);
+}
+
+inline Slice Sub(const Slice& slice, const ElementRange& range) {
+  return {slice.buffer, slice.offset + range.offset, range.count};
+}
+inline Slice Whole(BufferId buffer, size_t count) { return {buffer, 0, count}; }
+// A v-collective's block: an empty one is placed at 0, as its displacement need not
+// lie inside the buffer.
+inline Slice BlockAt(BufferId buffer, size_t displ, size_t count) {
+  return {buffer, count == 0 ? 0 : displ, count};
+}
+
+// The pipelining chunks of `count` elements: about chunk_bytes each, at most
+// kMaxChunks.
+std::vector<ElementRange> Chunks(const CollectiveArgs& args, size_t count);
+void SendChunked(ScheduleBuilder& builder, const CollectiveArgs& args, int peer, int stage,
+                 const Slice& source);
+void RecvChunked(ScheduleBuilder& builder, const CollectiveArgs& args, int peer, int stage,
+                 const Slice& destination);
+// destination = left op right, chunk by chunk (left and right equally long).
+void ReduceChunked(ScheduleBuilder& builder, const CollectiveArgs& args, const Slice& left,
+                   const Slice& right, const Slice& destination);
+
+size_t Sum(absl::Span<const size_t> values);
+// The elements a layout of blocks spans: max(displs[r] + counts[r]).
+size_t Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs);
+// Displacements of blocks laid end to end.
+std::vector<size_t> Packed(absl::Span<const size_t> counts);
+
+// Element counts of this rank's send and receive buffers (algorithms.h's table).
+std::pair<size_t, size_t> BufferCounts(const CollectiveArgs& args, int rank);
+ScheduleBuilder MakeBuilder(const CollectiveArgs& args, int rank);
+
+int LargestPowerOfTwoAtMost(int n);
+int Log2(int power_of_two);
+inline int LowestBit(int value) { return value & -value; }
+
+// The generators.
+Schedule BinomialReduce(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule KnomialReduce4(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule RabenseifnerReduce(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule RecursiveDoublingScan(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule ChainScan(const CollectiveArgs& args, const Topology& topology, int rank);
+
+Schedule LinearScatter(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule BinomialScatter(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule LinearGather(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule BinomialGather(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule BinomialBcast(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule ChainBcast(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule ScatterAllgatherBcast(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule TwoLevelBcast(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule RingAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule BruckAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule LinearAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule PairwiseAlltoall(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule DisseminationBarrier(const CollectiveArgs& args, const Topology& topology, int rank);
+
+}  // namespace zcoll::algorithm_steps
+
+#endif  // ZCOLL_COLLECTIVES_ALGORITHM_STEPS_H_

@@ -1,0 +1,483 @@
+// The reducing collectives' algorithms: reduce, allreduce, reduce-scatter(_block),
+// scan and exscan (algorithms.h lists them; algorithm_steps.h has the pieces).
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "collectives/algorithm_steps.h"
+
+namespace zcoll::algorithm_steps {
+
+namespace {
+// Where this rank's contribution to a reduction is.
+Slice Contribution(const CollectiveArgs& args, int rank, size_t count) {
+  const bool from_recv =
+      args.in_place && (args.collective != Collective::kReduce || rank == args.root);
+  return Whole(from_recv ? BufferId::Recv() : BufferId::Send(), count);
+}
+
+// ---------------------------------------------------------------------------------
+// Reduce: k-nomial tree.
+//
+// Over ranks relative to the root for commutative ops. For the others the tree is
+// rooted at rank 0, where every subtree is a contiguous range of ranks and a node
+// combines its own contribution with its children's in increasing order, which is
+// canonical rank order; rank 0 then sends the result to the root.
+Schedule KnomialReduce(const CollectiveArgs& args, int rank, int radix) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const int size = args.size;
+  const size_t count = args.count;
+  if (count == 0) return std::move(builder).Finish();
+  const int tree_root = args.commutative ? args.root : 0;
+  auto real = [&](int vrank) { return (vrank + tree_root) % size; };
+  const int vrank = (rank - tree_root + size) % size;
+  // Children in increasing order of their subtrees; the parent clears vrank's lowest
+  // non-zero base-radix digit.
+  std::vector<int> children;
+  int parent = -1;
+  for (int64_t stride = 1; stride < size; stride *= radix) {
+    const int digit = static_cast<int>((vrank / stride) % radix);
+    if (digit != 0) {
+      parent = vrank - digit * static_cast<int>(stride);
+      break;
+    }
+    for (int64_t i = 1; i < radix && vrank + i * stride < size; ++i) {
+      children.push_back(vrank + static_cast<int>(i * stride));
+    }
+  }
+  const Slice mine = Contribution(args, rank, count);
+  const bool holds_result = rank == args.root && vrank == 0;
+  const Slice result = Whole(BufferId::Recv(), count);
+  if (children.empty() && holds_result) {  // a one-rank communicator
+    if (!args.in_place) builder.Copy(mine, result);
+    return std::move(builder).Finish();
+  }
+  Slice partial = mine;
+  std::vector<Slice> from_child;
+  if (!children.empty()) {
+    partial = holds_result ? result : Whole(builder.AddScratch(count), count);
+    for (size_t i = 0; i < children.size(); ++i) {
+      from_child.push_back(Whole(builder.AddScratch(count), count));
+    }
+  }
+  const std::vector<ElementRange> chunks = Chunks(args, count);
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+    const ElementRange& range = chunks[chunk];
+    if (!children.empty()) {
+      std::vector<Slice> operands = {Sub(mine, range)};
+      for (size_t i = 0; i < children.size(); ++i) {
+        builder.Recv(real(children[i]), ChunkTag(0, chunk), Sub(from_child[i], range));
+        operands.push_back(Sub(from_child[i], range));
+      }
+      builder.Reduce(operands, Sub(partial, range));
+    }
+    if (parent >= 0) {
+      builder.Send(real(parent), ChunkTag(0, chunk), Sub(partial, range));
+    } else if (!holds_result) {
+      builder.Send(args.root, ChunkTag(kFinalStage, chunk), Sub(partial, range));
+    }
+  }
+  if (rank == args.root && !holds_result) {
+    RecvChunked(builder, args, tree_root, kFinalStage, result);
+  }
+  return std::move(builder).Finish();
+}
+
+}  // namespace
+
+Schedule BinomialReduce(const CollectiveArgs& args, const Topology&, int rank) {
+  return KnomialReduce(args, rank, 2);
+}
+
+Schedule KnomialReduce4(const CollectiveArgs& args, const Topology&, int rank) {
+  return KnomialReduce(args, rank, 4);
+}
+
+namespace {
+// ---------------------------------------------------------------------------------
+// Rabenseifner's reduce-scatter by recursive halving, the first half of the
+// Rabenseifner reduce and allreduce.
+//
+// With p2 the largest power of two <= size and rem = size - p2, the first 2*rem
+// ranks fold pairwise (rank 2i sends its vector to 2i+1, which reduces a(2i) op
+// a(2i+1)), leaving p2 participants numbered in rank order. In stage s (distance
+// 2^s) partners exchange half of their current window of the vector's p2 blocks and
+// reduce the half they keep; the one whose bit s is clear keeps the lower half. Each
+// partial result then covers a contiguous, aligned range of participants and the
+// lower range is always the left operand, so the order is canonical. Chunks pipeline
+// each stage into the next.
+struct Halving {
+  int p2 = 1;
+  int rem = 0;
+  int newrank = -1;  // -1: folded away (an even rank below 2*rem)
+  // window[s]: the blocks this participant holds after stage s.
+  std::vector<std::pair<int, int>> window;
+
+  // The fold of `size` ranks as `rank` sees it, before any stage.
+  static Halving For(int rank, int size) {
+    Halving halving;
+    halving.p2 = LargestPowerOfTwoAtMost(size);
+    halving.rem = size - halving.p2;
+    halving.newrank = Participant(rank, halving.rem);
+    return halving;
+  }
+  int RealRank(int participant) const {
+    return participant < rem ? 2 * participant + 1 : participant + rem;
+  }
+  static int Participant(int rank, int rem) {
+    if (rank < 2 * rem) return rank % 2 == 1 ? rank / 2 : -1;
+    return rank - rem;
+  }
+  // The window before stage s.
+  std::pair<int, int> WindowBefore(int stage) const {
+    return stage == 0 ? std::make_pair(0, p2) : window[stage - 1];
+  }
+  // The partner's window after stage s: the other half of the window before it.
+  std::pair<int, int> PartnerWindow(int stage) const {
+    const auto [lo, hi] = WindowBefore(stage);
+    const int mid = (lo + hi) / 2;
+    return window[stage].first == lo ? std::make_pair(mid, hi) : std::make_pair(lo, mid);
+  }
+};
+
+ElementRange BlockRange(size_t count, int parts, std::pair<int, int> blocks) {
+  const ElementRange first = EvenBlock(count, parts, blocks.first);
+  const ElementRange last = EvenBlock(count, parts, blocks.second - 1);
+  return {first.offset, last.offset + last.count - first.offset};
+}
+
+// Leaves the reduced window in `work` (a whole vector) on each participant.
+Halving HalvingReduceScatter(ScheduleBuilder& builder, const CollectiveArgs& args,
+                             const Slice& mine, const Slice& work, const Slice& incoming) {
+  const int rank = builder.rank(), size = args.size;
+  Halving halving = Halving::For(rank, size);
+  Slice source = mine;
+  if (rank < 2 * halving.rem) {
+    if (rank % 2 == 0) {
+      SendChunked(builder, args, rank + 1, kFoldStage, mine);
+      return halving;
+    }
+    RecvChunked(builder, args, rank - 1, kFoldStage, incoming);
+    ReduceChunked(builder, args, incoming, mine, work);
+    source = work;
+  }
+  int lo = 0, hi = halving.p2;
+  for (int stage = 0, mask = 1; mask < halving.p2; ++stage, mask <<= 1) {
+    const int partner_new = halving.newrank ^ mask;
+    const int partner = halving.RealRank(partner_new);
+    const int mid = (lo + hi) / 2;
+    const bool keep_upper = (halving.newrank & mask) != 0;
+    const std::pair<int, int> keep = keep_upper ? std::make_pair(mid, hi) : std::make_pair(lo, mid);
+    const std::pair<int, int> give = keep_upper ? std::make_pair(lo, mid) : std::make_pair(mid, hi);
+    const ElementRange kept = BlockRange(args.count, halving.p2, keep);
+    const ElementRange given = BlockRange(args.count, halving.p2, give);
+    SendChunked(builder, args, partner, kHalvingStage + stage, Sub(source, given));
+    RecvChunked(builder, args, partner, kHalvingStage + stage, Sub(incoming, kept));
+    if (partner_new < halving.newrank) {
+      ReduceChunked(builder, args, Sub(incoming, kept), Sub(source, kept), Sub(work, kept));
+    } else {
+      ReduceChunked(builder, args, Sub(source, kept), Sub(incoming, kept), Sub(work, kept));
+    }
+    source = work;
+    lo = keep.first;
+    hi = keep.second;
+    halving.window.emplace_back(lo, hi);
+  }
+  if (!(source == work)) builder.Copy(source, work);  // one participant and no fold
+  return halving;
+}
+}  // namespace
+
+// Reduce: Rabenseifner's (reduce-scatter by recursive halving, then a binomial
+// gather of the blocks towards the root). Bandwidth-optimal: every rank reduces and
+// moves about 2 (size-1)/size of the vector.
+Schedule RabenseifnerReduce(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const size_t count = args.count;
+  if (count == 0) return std::move(builder).Finish();
+  const Slice mine = Contribution(args, rank, count);
+  const Slice result = Whole(BufferId::Recv(), count);
+  const Slice work = rank == args.root ? result : Whole(builder.AddScratch(count), count);
+  const Slice incoming = Whole(builder.AddScratch(count), count);
+  const Halving halving = HalvingReduceScatter(builder, args, mine, work, incoming);
+  // The gather's target: the root, or the participant that folded it in.
+  int target = Halving::Participant(args.root, halving.rem);
+  if (target < 0) target = Halving::Participant(args.root + 1, halving.rem);
+  if (halving.newrank >= 0) {
+    const int stages = Log2(halving.p2);
+    for (int stage = stages - 1; stage >= 0; --stage) {
+      const int mask = 1 << stage;
+      const int partner = halving.RealRank(halving.newrank ^ mask);
+      if ((halving.newrank ^ target) & mask) {
+        SendChunked(builder, args, partner, kGatherStage + stage,
+                    Sub(work, BlockRange(count, halving.p2, halving.window[stage])));
+        break;
+      }
+      RecvChunked(builder, args, partner, kGatherStage + stage,
+                  Sub(work, BlockRange(count, halving.p2, halving.PartnerWindow(stage))));
+    }
+    if (halving.newrank == target && rank != args.root) {
+      SendChunked(builder, args, args.root, kFinalStage, work);
+    }
+  }
+  if (rank == args.root && halving.newrank < 0) {
+    RecvChunked(builder, args, halving.RealRank(target), kFinalStage, result);
+  }
+  return std::move(builder).Finish();
+}
+
+namespace {
+// ---------------------------------------------------------------------------------
+// Allreduce.
+
+// The even ranks folded away get the result from their odd neighbour.
+void Unfold(ScheduleBuilder& builder, const CollectiveArgs& args, const Halving& halving,
+            const Slice& result) {
+  const int rank = builder.rank();
+  if (rank >= 2 * halving.rem) return;
+  if (rank % 2 == 1) {
+    SendChunked(builder, args, rank - 1, kFinalStage, result);
+  } else {
+    RecvChunked(builder, args, rank + 1, kFinalStage, result);
+  }
+}
+}  // namespace
+
+// Recursive doubling: log2(size) exchanges of the whole vector, after the same fold
+// as Rabenseifner's. Partners reduce in the same order (lower ranks left), so every
+// rank computes bit-identical results. For small vectors: latency log2(size).
+Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const size_t count = args.count;
+  if (count == 0) return std::move(builder).Finish();
+  const Slice mine = Contribution(args, rank, count);
+  const Slice result = Whole(BufferId::Recv(), count);
+  const Halving halving = Halving::For(rank, args.size);
+  if (args.size == 1) {
+    if (!args.in_place) builder.Copy(mine, result);
+    return std::move(builder).Finish();
+  }
+  const Slice incoming = Whole(builder.AddScratch(count), count);
+  Slice source = mine;
+  if (rank < 2 * halving.rem) {
+    if (rank % 2 == 0) {
+      SendChunked(builder, args, rank + 1, kFoldStage, mine);
+      Unfold(builder, args, halving, result);
+      return std::move(builder).Finish();
+    }
+    RecvChunked(builder, args, rank - 1, kFoldStage, incoming);
+    ReduceChunked(builder, args, incoming, mine, result);
+    source = result;
+  }
+  for (int stage = 0, mask = 1; mask < halving.p2; ++stage, mask <<= 1) {
+    const int partner_new = halving.newrank ^ mask;
+    const int partner = halving.RealRank(partner_new);
+    SendChunked(builder, args, partner, kHalvingStage + stage, source);
+    RecvChunked(builder, args, partner, kHalvingStage + stage, incoming);
+    if (partner_new < halving.newrank) {
+      ReduceChunked(builder, args, incoming, source, result);
+    } else {
+      ReduceChunked(builder, args, source, incoming, result);
+    }
+    source = result;
+  }
+  Unfold(builder, args, halving, result);
+  return std::move(builder).Finish();
+}
+
+// Rabenseifner's allreduce: reduce-scatter by recursive halving, then an allgather
+// by recursive doubling that retraces it. Each block is reduced on one rank only, so
+// every rank gets bit-identical results.
+Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const size_t count = args.count;
+  if (count == 0) return std::move(builder).Finish();
+  const Slice mine = Contribution(args, rank, count);
+  const Slice result = Whole(BufferId::Recv(), count);
+  const Slice incoming = Whole(builder.AddScratch(count), count);
+  const Halving halving = HalvingReduceScatter(builder, args, mine, result, incoming);
+  if (halving.newrank >= 0) {
+    for (int stage = Log2(halving.p2) - 1; stage >= 0; --stage) {
+      const int partner = halving.RealRank(halving.newrank ^ (1 << stage));
+      SendChunked(builder, args, partner, kGatherStage + stage,
+                  Sub(result, BlockRange(count, halving.p2, halving.window[stage])));
+      RecvChunked(builder, args, partner, kGatherStage + stage,
+                  Sub(result, BlockRange(count, halving.p2, halving.PartnerWindow(stage))));
+    }
+  }
+  Unfold(builder, args, halving, result);
+  return std::move(builder).Finish();
+}
+
+// ---------------------------------------------------------------------------------
+// Reduce-scatter: pairwise. Every rank sends each peer that peer's block directly
+// and reduces its own block from all contributions in one pass, in rank order (any
+// op). Bandwidth-optimal; size-1 messages per rank, all in flight at once.
+Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const int size = args.size;
+  const std::vector<size_t> counts = args.collective == Collective::kReduceScatter
+                                         ? args.counts
+                                         : std::vector<size_t>(size, args.count);
+  const std::vector<size_t> displs = Packed(counts);
+  const size_t total = Sum(counts);
+  const Slice input = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), total);
+  const size_t mine_count = counts[rank];
+  const Slice output{BufferId::Recv(), 0, mine_count};
+  Slice own{input.buffer, displs[rank], mine_count};
+  if (size == 1) {
+    if (!args.in_place) builder.Copy(own, output);
+    return std::move(builder).Finish();
+  }
+  // In place, the result's first elements may be the own block's later ones: keep a
+  // copy of the own block then.
+  if (args.in_place && displs[rank] > 0 && displs[rank] < mine_count) {
+    const Slice copy = Whole(builder.AddScratch(mine_count), mine_count);
+    builder.Copy(own, copy);
+    own = copy;
+  }
+  const BufferId incoming = builder.AddScratch(mine_count * static_cast<size_t>(size - 1));
+  // Peer at distance d: its block goes to slot d-1.
+  auto slot = [&](int distance) {
+    return Slice{incoming, mine_count * static_cast<size_t>(distance - 1), mine_count};
+  };
+  for (int distance = 1; distance < size; ++distance) {
+    const int to = (rank + distance) % size;
+    SendChunked(builder, args, to, 0, Slice{input.buffer, displs[to], counts[to]});
+    RecvChunked(builder, args, (rank - distance + size) % size, 0, slot(distance));
+  }
+  for (const ElementRange& chunk : Chunks(args, mine_count)) {
+    std::vector<Slice> operands;
+    for (int from = 0; from < size; ++from) {
+      operands.push_back(from == rank ? Sub(own, chunk)
+                                      : Sub(slot((rank - from + size) % size), chunk));
+    }
+    builder.Reduce(operands, Sub(output, chunk));
+  }
+  return std::move(builder).Finish();
+}
+
+// ---------------------------------------------------------------------------------
+// Scan and exscan.
+
+namespace {
+
+// Where a scan's running values are: `mine` (the contribution), then copies or
+// reductions in scratch or kRecv; a Slice that moves as the algorithm goes.
+struct ScanState {
+  Slice mine;
+  Slice result;  // kRecv
+  bool exclusive = false;
+  bool has_result = false;  // exscan: something has arrived
+};
+
+// result = incoming op result (or = incoming for an exscan's first), chunk by chunk.
+void AddLowerToResult(ScheduleBuilder& builder, const CollectiveArgs& args, ScanState& state,
+                      const Slice& incoming, const Slice& current) {
+  if (state.exclusive && !state.has_result) {
+    for (const ElementRange& chunk : Chunks(args, incoming.count)) {
+      builder.Copy(Sub(incoming, chunk), Sub(state.result, chunk));
+    }
+  } else {
+    ReduceChunked(builder, args, incoming, current, state.result);
+  }
+  state.has_result = true;
+}
+
+}  // namespace
+
+// Recursive doubling (Hillis-Steele over the ranks' partial reductions): in round k
+// partners at distance 2^k swap `partial`, the reduction of their aligned group of
+// 2^k ranks; a rank adds a lower partner's to its result from the left. Every
+// partial covers a contiguous range of ranks and lower ranges are always left
+// operands, so any op may use it. log2(size) rounds.
+Schedule RecursiveDoublingScan(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const int size = args.size;
+  const size_t count = args.count;
+  const bool exclusive = args.collective == Collective::kExscan;
+  if (count == 0) return std::move(builder).Finish();
+  ScanState state{Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), count),
+                  Whole(BufferId::Recv(), count), exclusive};
+  Slice partial = state.mine;
+  // In place, the contribution is overwritten by the result: keep it first.
+  if (args.in_place && size > 1) {
+    const Slice kept = Whole(builder.AddScratch(count), count);
+    builder.Copy(state.mine, kept);
+    partial = state.mine = kept;
+  }
+  const Slice incoming = Whole(builder.AddScratch(count), count);
+  Slice partial_scratch{};
+  Slice current = state.mine;  // the inclusive result so far (scan)
+  int last_round_with_partner = -1;
+  for (int round = 0, mask = 1; mask < size; ++round, mask <<= 1) {
+    if ((rank ^ mask) < size) last_round_with_partner = round;
+  }
+  for (int round = 0, mask = 1; mask < size; ++round, mask <<= 1) {
+    const int partner = rank ^ mask;
+    if (partner >= size) continue;
+    SendChunked(builder, args, partner, round, partial);
+    RecvChunked(builder, args, partner, round, incoming);
+    const bool lower = partner < rank;
+    // The partial is needed again only if a later round has a partner.
+    if (round < last_round_with_partner) {
+      if (partial_scratch.count == 0) partial_scratch = Whole(builder.AddScratch(count), count);
+      if (lower) {
+        ReduceChunked(builder, args, incoming, partial, partial_scratch);
+      } else {
+        ReduceChunked(builder, args, partial, incoming, partial_scratch);
+      }
+      partial = partial_scratch;
+    }
+    if (lower) {
+      AddLowerToResult(builder, args, state, incoming, exclusive ? state.result : current);
+      current = state.result;
+    }
+  }
+  if (!exclusive && !(current == state.result)) builder.Copy(current, state.result);
+  return std::move(builder).Finish();
+}
+
+// A pipelined chain: rank r receives a0 op ... op a(r-1) from r-1 chunk by chunk,
+// combines its own and passes it on. size-1 hops of latency, but every rank moves the
+// vector once, so it is the choice for long vectors and few ranks.
+Schedule ChainScan(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const int size = args.size;
+  const size_t count = args.count;
+  const bool exclusive = args.collective == Collective::kExscan;
+  if (count == 0) return std::move(builder).Finish();
+  const Slice mine = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), count);
+  const Slice result = Whole(BufferId::Recv(), count);
+  const bool last = rank == size - 1;
+  if (rank == 0) {
+    if (!exclusive && !args.in_place) builder.Copy(mine, result);
+    if (!last) SendChunked(builder, args, 1, 0, mine);
+    return std::move(builder).Finish();
+  }
+  // Inclusive: the prefix lands in kRecv and is combined there. Exclusive: it lands
+  // in scratch, is passed on combined with this rank's own, and copied out last (in
+  // place, the own contribution is in kRecv until then).
+  const Slice incoming = exclusive ? Whole(builder.AddScratch(count), count) : result;
+  const Slice outgoing = exclusive && !last ? Whole(builder.AddScratch(count), count) : result;
+  Slice contribution = mine;
+  if (!exclusive && args.in_place) {
+    contribution = Whole(builder.AddScratch(count), count);
+    builder.Copy(mine, contribution);
+  }
+  const std::vector<ElementRange> chunks = Chunks(args, count);
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+    const ElementRange& range = chunks[chunk];
+    builder.Recv(rank - 1, ChunkTag(0, chunk), Sub(incoming, range));
+    if (!exclusive || !last) {
+      const Slice operands[] = {Sub(incoming, range), Sub(contribution, range)};
+      builder.Reduce(operands, Sub(outgoing, range));
+    }
+    if (!last) builder.Send(rank + 1, ChunkTag(0, chunk), Sub(outgoing, range));
+    if (exclusive) builder.Copy(Sub(incoming, range), Sub(result, range));
+  }
+  return std::move(builder).Finish();
+}
+
+}  // namespace zcoll::algorithm_steps
