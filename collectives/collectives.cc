@@ -1,6 +1,7 @@
 // The collectives of Communicator: argument checks, the signature check, algorithm
 // selection, plans and their execution (communicator.h documents the semantics).
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -269,14 +270,10 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   // The plan: from the cache, or made now.
   PlanKey key{algorithm, call.args};
   std::shared_ptr<const ExecutionPlan> plan;
-  for (size_t i = state.plans.size(); i-- > 0;) {
-    if (state.plans[i].first == key) {
-      plan = state.plans[i].second;
-      if (i + 1 != state.plans.size()) {
-        auto entry = std::move(state.plans[i]);
-        state.plans.erase(state.plans.begin() + static_cast<std::ptrdiff_t>(i));
-        state.plans.push_back(std::move(entry));
-      }
+  for (State::CachedPlan& cached : state.plans) {
+    if (cached.key == key) {
+      plan = cached.plan;
+      cached.last_used = state.collectives_started;
       break;
     }
   }
@@ -284,8 +281,14 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     plan = std::make_shared<const ExecutionPlan>(
         algorithm->generate(call.args, state.topology, rank()), call.args.element_bytes);
     constexpr size_t kCachedPlans = 16;
-    if (state.plans.size() >= kCachedPlans) state.plans.erase(state.plans.begin());
-    state.plans.emplace_back(std::move(key), plan);
+    if (state.plans.size() >= kCachedPlans) {
+      auto oldest = std::min_element(state.plans.begin(), state.plans.end(),
+                                     [](const State::CachedPlan& a, const State::CachedPlan& b) {
+                                       return a.last_used < b.last_used;
+                                     });
+      state.plans.erase(oldest);
+    }
+    state.plans.push_back({std::move(key), plan, state.collectives_started});
   }
   const uint64_t sequence = state.collectives_started++ % kSequenceNumbers;
   const bool average =

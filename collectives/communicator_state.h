@@ -42,8 +42,13 @@ struct Communicator::State {
   // Algorithms forced by SetAlgorithm (null: the selection table or
   // ZCOLL_ALGO_<COLL>).
   std::array<const Algorithm*, kNumCollectives> forced{};
-  // Recently used plans, most recent last.
-  std::vector<std::pair<PlanKey, std::shared_ptr<const ExecutionPlan>>> plans;
+  // Recently used plans; the least recently used goes when a new one needs room.
+  struct CachedPlan {
+    PlanKey key;
+    std::shared_ptr<const ExecutionPlan> plan;
+    uint64_t last_used = 0;  // collectives_started when it was last used
+  };
+  std::vector<CachedPlan> plans;
   ScratchPool scratch;
 };
 

@@ -1,8 +1,10 @@
 #include "collectives/selection.h"
 
 #include <array>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/config.h"
@@ -65,16 +67,25 @@ constexpr SelectionRule kTable[] = {
 absl::Span<const SelectionRule> SelectionTable() { return kTable; }
 
 const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& topology) {
+  // The rules' algorithms, looked up once (a call should not compare names).
+  static const std::vector<const Algorithm*> resolved = [] {
+    std::vector<const Algorithm*> algorithms;
+    for (const SelectionRule& rule : kTable) {
+      absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(rule.collective, rule.algorithm);
+      ZCOLL_CHECK(algorithm.ok()) << algorithm.status();
+      algorithms.push_back(*algorithm);
+    }
+    return algorithms;
+  }();
   const size_t bytes = args.MessageBytes();
-  for (const SelectionRule& rule : kTable) {
+  for (size_t i = 0; i < std::size(kTable); ++i) {
+    const SelectionRule& rule = kTable[i];
     if (rule.collective != args.collective || bytes > rule.max_bytes ||
         args.size < rule.min_ranks || args.size > rule.max_ranks ||
         topology.num_nodes() < rule.min_nodes) {
       continue;
     }
-    absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(rule.collective, rule.algorithm);
-    ZCOLL_CHECK(algorithm.ok()) << algorithm.status();
-    if (CheckAlgorithmCanRun(**algorithm, args).ok()) return **algorithm;
+    if (CheckAlgorithmCanRun(*resolved[i], args).ok()) return *resolved[i];
   }
   ZCOLL_CHECK(false) << "the selection table has no rule for " << CollectiveName(args.collective);
   return AllAlgorithms().front();

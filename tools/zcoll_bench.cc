@@ -13,10 +13,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,13 @@
 
 namespace zcoll {
 namespace {
+
+// The names of BENCHMARKS.md and mpi_coll_bench.c.
+constexpr absl::string_view kBenchmarkedColls[] = {
+    "reduce",         "allreduce",   "reduce_scatter_block",
+    "reduce_scatter", "scatter",     "scatterv",
+    "bcast",          "gather",      "allgather",
+    "alltoall",       "reduce_local"};
 
 struct Options {
   int ranks = 4;
@@ -49,8 +58,8 @@ constexpr const char* kUsage =
     "usage: zcoll_bench [--np N] [--nodes K] [--colls=a,b,...] [--min BYTES] [--max BYTES]\n"
     "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
     "                   [--format=table|csv|json]\n"
-    "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv "
-    "reduce_local\n";
+    "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
+    "gather allgather alltoall reduce_local\n";
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
@@ -111,7 +120,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     return false;
   }
   for (const std::string& coll : options.colls) {
-    if (coll != "reduce_local" && !ParseCollective(coll).ok()) {
+    if (std::find(std::begin(kBenchmarkedColls), std::end(kBenchmarkedColls), coll) ==
+        std::end(kBenchmarkedColls)) {
       error = absl::StrCat("unknown collective '", coll, "'");
       return false;
     }
@@ -153,6 +163,13 @@ struct Case {
     if (coll == "scatterv") {
       return comm.Scatterv(send.data(), counts, displs, recv.data(), count, DataType::kFloat, 0);
     }
+    // Bcast moves `recv`, which the root fills (PrepareResult).
+    if (coll == "bcast") return comm.Bcast(recv.data(), count, DataType::kFloat, 0);
+    if (coll == "gather") return comm.Gather(send.data(), recv.data(), count, DataType::kFloat, 0);
+    if (coll == "allgather") {
+      return comm.Allgather(send.data(), recv.data(), count, DataType::kFloat);
+    }
+    if (coll == "alltoall") return comm.Alltoall(send.data(), recv.data(), count, DataType::kFloat);
     return ReduceLocal(PredefinedOp::kSum, DataType::kFloat, send.data(), recv.data(), count);
   }
 };
@@ -175,6 +192,12 @@ Case MakeCase(const std::string& coll, size_t bytes, int rank, int size) {
   return c;
 }
 
+// Clears the result before the verifying run; a bcast's root holds its message there.
+void PrepareResult(Case& c, int rank) {
+  std::fill(c.recv.begin(), c.recv.end(), 0.0f);
+  if (c.coll == "bcast" && rank == 0) std::copy_n(c.send.begin(), c.count, c.recv.begin());
+}
+
 // The number of wrong elements in this rank's result of the last Run.
 size_t CountErrors(const Case& c, int rank, int size) {
   const float rank_sum = static_cast<float>(size * (size - 1) / 2);
@@ -195,6 +218,18 @@ size_t CountErrors(const Case& c, int rank, int size) {
     // Root 0's element c.count * rank + i.
     for (size_t i = 0; i < c.count; ++i) {
       errors += c.recv[i] != static_cast<float>((c.count * rank + i) % 7);
+    }
+  } else if (c.coll == "bcast") {
+    for (size_t i = 0; i < c.count; ++i) errors += c.recv[i] != static_cast<float>(i % 7);
+  } else if (c.coll == "gather" || c.coll == "allgather" || c.coll == "alltoall") {
+    if (c.coll == "gather" && rank != 0) return 0;
+    // Block r: rank r's first block (gathers) or its block `rank` (alltoall).
+    const size_t from_block = c.coll == "alltoall" ? static_cast<size_t>(rank) : 0;
+    for (int r = 0; r < size; ++r) {
+      for (size_t i = 0; i < c.count; ++i) {
+        errors += c.recv[c.count * r + i] !=
+                  static_cast<float>((c.count * from_block + i) % 7 + static_cast<size_t>(r));
+      }
     }
   }
   return errors;
@@ -233,6 +268,7 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
   for (const std::string& coll : options.colls) {
     for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= 4) {
       Case c = MakeCase(coll, bytes, rank, size);
+      PrepareResult(c, rank);
       const int iterations = IterationsFor(bytes), warmup = iterations / 10;
       const bool barrier_first = coll == "reduce";
       double total_seconds = 0;
@@ -245,7 +281,7 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
         if (status.ok() && !barrier_first) status = comm.Barrier();
       }
       // Verification: a fresh run over a cleared result.
-      std::fill(c.recv.begin(), c.recv.end(), 0.0f);
+      PrepareResult(c, rank);
       if (status.ok()) status = c.Run(comm);
       if (!status.ok()) {
         std::fprintf(stderr, "zcoll_bench: rank %d: %s at %zu bytes: %s\n", rank, coll.c_str(),
