@@ -165,15 +165,17 @@ Signature MakeSignature(const CollectiveArgs& args, DataType type, const ReduceO
   signature.op = !reduces             ? 0
                  : op.is_predefined() ? static_cast<uint32_t>(op.predefined())
                                       : kUserOp + (op.commutative() ? 1 : 0);
-  const bool rooted = args.collective == Collective::kReduce ||
-                      args.collective == Collective::kScatter ||
-                      args.collective == Collective::kScatterv;
-  signature.root = rooted ? args.root : 0;
-  // A scatterv's receive count differs from rank to rank, as its counts may.
-  signature.count = args.collective == Collective::kScatterv ? 0 : args.count;
+  signature.root = IsRooted(args.collective) ? args.root : 0;
+  // The v-forms' own counts differ from rank to rank, as their blocks may.
+  const bool varied =
+      args.collective == Collective::kScatterv || args.collective == Collective::kGatherv ||
+      args.collective == Collective::kAllgatherv || args.collective == Collective::kAlltoallv;
+  signature.count = varied ? 0 : args.count;
+  // Counts that every rank passes alike.
+  const bool shared_counts =
+      args.collective == Collective::kReduceScatter || args.collective == Collective::kAllgatherv;
   uint64_t hash = 1469598103934665603ull;
-  for (size_t count :
-       args.collective == Collective::kReduceScatter ? args.counts : std::vector<size_t>{}) {
+  for (size_t count : shared_counts ? args.counts : std::vector<size_t>{}) {
     hash = (hash ^ count) * 1099511628211ull;
   }
   signature.counts_hash = hash;

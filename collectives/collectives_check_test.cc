@@ -74,6 +74,38 @@ TEST(ArgumentCheckTest, ADifferentRootTypeOrOpIsReportedEverywhere) {
       "passed op");
 }
 
+TEST(ArgumentCheckTest, DataMovementMismatchesAreReportedEverywhere) {
+  ExpectMismatchReported(
+      [](Communicator& comm) {
+        std::vector<float> buffer(4, 1.0f);
+        return comm.Bcast(buffer.data(), 4, DataType::kFloat, comm.rank() == 1 ? 1 : 0);
+      },
+      "passed root");
+  ExpectMismatchReported(
+      [](Communicator& comm) {
+        std::vector<float> in(4, 1.0f), out(12);
+        return comm.Allgather(in.data(), out.data(), comm.rank() == 1 ? 3 : 4, DataType::kFloat);
+      },
+      "passed count");
+  // Allgatherv's counts are the same on every rank: rank 1's differ.
+  ExpectMismatchReported(
+      [](Communicator& comm) {
+        const std::vector<size_t> counts =
+            comm.rank() == 1 ? std::vector<size_t>{1, 2, 1} : std::vector<size_t>{1, 1, 1};
+        const std::vector<size_t> displs = {0, 1, 3};
+        std::vector<float> in(counts[comm.rank()], 1.0f), out(4);
+        return comm.Allgatherv(in.data(), in.size(), out.data(), counts, displs, DataType::kFloat);
+      },
+      "passed different counts");
+  ExpectMismatchReported(
+      [](Communicator& comm) {
+        std::vector<int64_t> in(2, 1), out(2);
+        return comm.Scan(in.data(), out.data(), 2, DataType::kInt64,
+                         comm.rank() == 1 ? PredefinedOp::kProd : PredefinedOp::kSum);
+      },
+      "passed op");
+}
+
 TEST(ArgumentCheckTest, ArgumentsThatAgreePass) {
   const absl::Status status = RunCommunicatorJob({.size = 3}, [](Communicator& comm, RankControl&) {
     std::vector<float> in(6, 1.0f), out(2);
@@ -87,6 +119,16 @@ TEST(ArgumentCheckTest, ArgumentsThatAgreePass) {
     std::vector<float> part(counts[comm.rank()]);
     EXPECT_TRUE(
         comm.Scatterv(in.data(), counts, displs, part.data(), part.size(), DataType::kFloat, 0)
+            .ok());
+    // So do Gatherv's and Alltoallv's.
+    std::vector<float> gathered(6);
+    EXPECT_TRUE(
+        comm.Gatherv(part.data(), part.size(), gathered.data(), counts, displs, DataType::kFloat, 2)
+            .ok());
+    const std::vector<size_t> ones = {1, 1, 1}, packed = {0, 1, 2};
+    std::vector<float> exchanged(3);
+    EXPECT_TRUE(
+        comm.Alltoallv(in.data(), ones, packed, exchanged.data(), ones, packed, DataType::kFloat)
             .ok());
   });
   EXPECT_TRUE(status.ok()) << status;

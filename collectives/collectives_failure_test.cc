@@ -40,6 +40,7 @@ std::vector<Refusal> Refusals() {
   static float out[8];
   static float out1[8];
   const std::vector<size_t> two = {1, 1};
+  const std::vector<size_t> packed = {0, 1};  // displacements of two blocks of one
   auto valid_reduce = [](Communicator& comm) {
     return comm.Reduce(in, out1, 4, DataType::kFloat, PredefinedOp::kSum, 0);
   };
@@ -125,6 +126,49 @@ std::vector<Refusal> Refusals() {
          return comm.ReduceScatterBlock(in, out1, 1, DataType::kFloat, PredefinedOp::kSum);
        },
        "too large"},
+      {"bcast_null_buffer",
+       [](Communicator& comm) { return comm.Bcast(nullptr, 4, DataType::kFloat, 0); },
+       [](Communicator& comm) { return comm.Bcast(out1, 4, DataType::kFloat, 0); },
+       "`buffer` is null but holds 4 elements"},
+      {"gather_in_place_at_a_non_root",
+       [](Communicator& comm) { return comm.Gather(kInPlace, out, 2, DataType::kFloat, 1); },
+       [](Communicator& comm) { return comm.Gather(in, out1, 2, DataType::kFloat, 1); },
+       "only the root may gather in place"},
+      {"gatherv_root_count_differs",
+       [two](Communicator& comm) {
+         return comm.Gatherv(in, 3, out, two, two, DataType::kFloat, 0);
+       },
+       [](Communicator& comm) { return comm.Gatherv(in, 1, nullptr, {}, {}, DataType::kFloat, 0); },
+       "recv_counts[0] = 1 elements from itself but send_count is 3"},
+      {"allgather_in_place_recv",
+       [](Communicator& comm) { return comm.Allgather(in, kInPlace, 2, DataType::kFloat); },
+       [](Communicator& comm) { return comm.Allgather(in, out1, 2, DataType::kFloat); },
+       "kInPlace is not allowed as `recv`"},
+      {"allgatherv_send_count_differs",
+       [two, packed](Communicator& comm) {
+         return comm.Allgatherv(in, 2, out, two, packed, DataType::kFloat);
+       },
+       [two, packed](Communicator& comm) {
+         return comm.Allgatherv(in + 4, 1, out1, two, packed, DataType::kFloat);
+       },
+       "recv_counts[0] = 1 but this rank sends send_count = 2 elements"},
+      {"alltoallv_counts_of_the_wrong_length",
+       [two, packed](Communicator& comm) {
+         const std::vector<size_t> three = {1, 1, 1};
+         return comm.Alltoallv(in, three, three, out, two, packed, DataType::kFloat);
+       },
+       [two, packed](Communicator& comm) {
+         return comm.Alltoallv(in, two, packed, out1, two, packed, DataType::kFloat);
+       },
+       "send_counts and send_displs need 2 counts and displacements each; got 3 and 3"},
+      {"scan_op_not_for_type",
+       [](Communicator& comm) {
+         return comm.Scan(in, out, 4, DataType::kFloat, PredefinedOp::kBor);
+       },
+       [](Communicator& comm) {
+         return comm.Scan(in, out1, 4, DataType::kFloat, PredefinedOp::kSum);
+       },
+       "float"},
   };
 }
 
