@@ -296,10 +296,19 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
   auto pending = std::make_unique<Request::Pending>();
-  pending->execution =
-      std::make_shared<Execution>(plan, transport, sequence << kScheduleTagBits, call.type,
-                                  average ? ReduceOp(PredefinedOp::kSum) : call.op, call.send,
-                                  call.recv, state.scratch.Acquire(plan->scratch_bytes()));
+  ReduceOp op = average ? ReduceOp(PredefinedOp::kSum) : call.op;
+  std::shared_ptr<ScratchArena> scratch = state.scratch.Acquire(plan->scratch_bytes());
+  if (state.idle_executions.empty()) {
+    pending->execution = std::make_shared<Execution>(
+        std::move(plan), transport, sequence << kScheduleTagBits, call.type, std::move(op),
+        call.send, call.recv, std::move(scratch));
+  } else {
+    pending->execution = std::move(state.idle_executions.back());
+    state.idle_executions.pop_back();
+    pending->execution->Restart(std::move(plan), sequence << kScheduleTagBits, call.type,
+                                std::move(op), call.send, call.recv, std::move(scratch));
+  }
+  pending->idle_executions = &state.idle_executions;
   pending->transport = &transport;
   pending->scratch_pool = &state.scratch;
   pending->in_flight = &state.in_flight;

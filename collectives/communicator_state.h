@@ -50,6 +50,8 @@ struct Communicator::State {
   };
   std::vector<CachedPlan> plans;
   ScratchPool scratch;
+  // Executions that finished without error, ready to run another call.
+  std::vector<std::shared_ptr<Execution>> idle_executions;
 };
 
 }  // namespace zcoll

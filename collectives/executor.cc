@@ -84,21 +84,36 @@ void ScratchPool::Release(std::shared_ptr<ScratchArena> arena) {
 Execution::Execution(std::shared_ptr<const ExecutionPlan> plan, Transport& transport,
                      uint64_t tag_base, DataType type, ReduceOp op, const void* send, void* recv,
                      std::shared_ptr<ScratchArena> scratch)
-    : plan_(std::move(plan)),
-      transport_(transport),
-      tag_base_(tag_base),
-      type_(type),
-      op_(std::move(op)),
-      send_(static_cast<const char*>(send)),
-      recv_(static_cast<char*>(recv)),
-      scratch_(std::move(scratch)) {
+    : transport_(transport), op_(PredefinedOp::kSum) {
+  Restart(std::move(plan), tag_base, type, std::move(op), send, recv, std::move(scratch));
+}
+
+void Execution::Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_base, DataType type,
+                        ReduceOp op, const void* send, void* recv,
+                        std::shared_ptr<ScratchArena> scratch) {
+  plan_ = std::move(plan);
+  tag_base_ = tag_base;
+  type_ = type;
+  op_ = std::move(op);
+  send_ = static_cast<const char*>(send);
+  recv_ = static_cast<char*>(recv);
+  scratch_ = std::move(scratch);
   const size_t steps = plan_->schedule().steps().size();
-  completions_ = std::make_unique<Completion[]>(steps);
+  if (steps > completions_capacity_) {
+    completions_ = std::make_unique<Completion[]>(steps);
+    completions_capacity_ = steps;
+  } else {
+    for (size_t id = 0; id < steps; ++id) completions_[id].Reset();
+  }
   waiting_.resize(steps);
   for (StepId id = 0; id < steps; ++id) waiting_[id] = plan_->dependency_count(id);
   ready_.assign(plan_->initial_steps().begin(), plan_->initial_steps().end());
   ready_.reserve(steps);
-  if (steps == 0) finished_ = true;
+  ready_head_ = 0;
+  in_flight_.clear();
+  completed_ = 0;
+  finished_ = steps == 0;
+  status_ = absl::OkStatus();
 }
 
 char* Execution::Address(const Slice& slice) const {

@@ -91,6 +91,12 @@ class Execution {
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
+  // Runs another call, reusing this one's memory (a small collective should not
+  // allocate). Only after this execution finished without error: nothing of it may
+  // still be pending in the transport.
+  void Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_base, DataType type,
+               ReduceOp op, const void* send, void* recv, std::shared_ptr<ScratchArena> scratch);
+
   // Runs what can run now: kDone when every step has completed or one failed.
   Transport::PollResult Advance();
   bool finished() const { return finished_; }
@@ -114,6 +120,7 @@ class Execution {
   char* recv_;
   std::shared_ptr<ScratchArena> scratch_;
   std::unique_ptr<Completion[]> completions_;
+  size_t completions_capacity_ = 0;
   std::vector<uint32_t> waiting_;  // unmet dependencies by step
   std::vector<StepId> ready_;
   size_t ready_head_ = 0;

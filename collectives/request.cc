@@ -39,6 +39,10 @@ absl::Status Request::Finish(absl::Status status) {
       job.KeepUntilDestroyed(pending.execution);
   } else {
     pending.scratch_pool->Release(execution.TakeScratch());
+    constexpr size_t kIdleExecutions = 8;
+    if (pending.idle_executions->size() < kIdleExecutions) {
+      pending.idle_executions->push_back(std::move(pending.execution));
+    }
   }
   --*pending.in_flight;
   pending_.reset();
