@@ -9,6 +9,33 @@
 #include "collectives/algorithm_steps.h"
 
 namespace zcoll::algorithm_steps {
+namespace {
+
+// Block r on the root's side of a scatter(v) or gather(v): in `buffer`, at r * count
+// or at displs[r].
+Slice RootBlock(const CollectiveArgs& args, BufferId buffer, int r) {
+  const bool vector =
+      args.collective == Collective::kScatterv || args.collective == Collective::kGatherv;
+  return vector ? BlockAt(buffer, args.displs[r], args.counts[r])
+                : Slice{buffer, args.count * static_cast<size_t>(r), args.count};
+}
+
+// A binomial tree over vranks (ranks relative to the root): the root's blocks for
+// vranks [v, v + n) lie in one or two runs of its buffer (two when the ranks wrap
+// past size - 1). Returns (first vrank, vranks) of each.
+std::vector<std::pair<int, int>> RootPieces(int size, int root, int v, int n) {
+  std::vector<std::pair<int, int>> pieces;
+  const int wrap = size - root;  // vrank of rank 0
+  if (v < wrap && wrap < v + n) {
+    pieces.emplace_back(v, wrap - v);
+    pieces.emplace_back(wrap, v + n - wrap);
+  } else {
+    pieces.emplace_back(v, n);
+  }
+  return pieces;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------
 // Scatter(v).
@@ -17,15 +44,11 @@ namespace zcoll::algorithm_steps {
 // known at the root only, so this is scatterv's algorithm.
 Schedule LinearScatter(const CollectiveArgs& args, const Topology&, int rank) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
-  const bool vector = args.collective == Collective::kScatterv;
   if (rank != args.root) {
     builder.Recv(args.root, 0, Whole(BufferId::Recv(), args.count));
     return std::move(builder).Finish();
   }
-  auto block = [&](int r) {
-    return vector ? BlockAt(BufferId::Send(), args.displs[r], args.counts[r])
-                  : Slice{BufferId::Send(), args.count * static_cast<size_t>(r), args.count};
-  };
+  auto block = [&](int r) { return RootBlock(args, BufferId::Send(), r); };
   // Farthest first, so the nearest ranks (often the same node's) are not served
   // before the rest.
   for (int distance = 1; distance < args.size; ++distance) {
@@ -46,19 +69,7 @@ Schedule BinomialScatter(const CollectiveArgs& args, const Topology&, int rank) 
   const int vrank = (rank - root + size) % size;
   auto real = [&](int v) { return (v + root) % size; };
   auto subtree = [&](int v) { return v == 0 ? size : std::min(LowestBit(v), size - v); };
-  // The root's blocks for vranks [v, v + n) lie in one or two runs of its buffer
-  // (two when the ranks wrap past size - 1).
-  auto root_pieces = [&](int v, int n) {
-    std::vector<std::pair<int, int>> pieces;  // (first vrank, vranks)
-    const int wrap = size - root;             // vrank of rank 0
-    if (v < wrap && wrap < v + n) {
-      pieces.emplace_back(v, wrap - v);
-      pieces.emplace_back(wrap, v + n - wrap);
-    } else {
-      pieces.emplace_back(v, n);
-    }
-    return pieces;
-  };
+  auto root_pieces = [&](int v, int n) { return RootPieces(size, root, v, n); };
   const int mine = subtree(vrank);
   // This rank's subtree's blocks, in vrank order (the root reads its buffer instead).
   Slice held = Whole(BufferId::Recv(), count);
@@ -111,15 +122,11 @@ Schedule BinomialScatter(const CollectiveArgs& args, const Topology&, int rank) 
 // Gatherv's counts are known at the root only, so this is gatherv's algorithm.
 Schedule LinearGather(const CollectiveArgs& args, const Topology&, int rank) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
-  const bool vector = args.collective == Collective::kGatherv;
   if (rank != args.root) {
     builder.Send(args.root, 0, Whole(BufferId::Send(), args.count));
     return std::move(builder).Finish();
   }
-  auto block = [&](int r) {
-    return vector ? BlockAt(BufferId::Recv(), args.displs[r], args.counts[r])
-                  : Slice{BufferId::Recv(), args.count * static_cast<size_t>(r), args.count};
-  };
+  auto block = [&](int r) { return RootBlock(args, BufferId::Recv(), r); };
   for (int distance = 1; distance < args.size; ++distance) {
     const int from = (args.root + distance) % args.size;
     builder.Recv(from, 0, block(from));
@@ -139,18 +146,7 @@ Schedule BinomialGather(const CollectiveArgs& args, const Topology&, int rank) {
   auto real = [&](int v) { return (v + root) % size; };
   auto subtree = [&](int v) { return v == 0 ? size : std::min(LowestBit(v), size - v); };
   const int mine = subtree(vrank);
-  // The root's blocks for vranks [v, v + n) lie in one or two runs of its buffer.
-  auto root_pieces = [&](int v, int n) {
-    std::vector<std::pair<int, int>> pieces;  // (first vrank, vranks)
-    const int wrap = size - root;             // vrank of rank 0
-    if (v < wrap && wrap < v + n) {
-      pieces.emplace_back(v, wrap - v);
-      pieces.emplace_back(wrap, v + n - wrap);
-    } else {
-      pieces.emplace_back(v, n);
-    }
-    return pieces;
-  };
+  auto root_pieces = [&](int v, int n) { return RootPieces(size, root, v, n); };
   // Non-roots hold their subtree's blocks in scratch (their own first) unless the
   // subtree is their own block alone.
   Slice held = Whole(BufferId::Send(), count);
