@@ -14,15 +14,19 @@
 #include "collectives/selection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/block_layouts.h"
 #include "testing/symbolic_run.h"
 
 namespace zcoll {
 namespace {
 
 using ::zcoll::testing::Contribution;
+using ::zcoll::testing::PairCount;
+using ::zcoll::testing::ReversedWithGaps;
 using ::zcoll::testing::RunSymbolically;
 using ::zcoll::testing::SymbolicBuffers;
 using ::zcoll::testing::SymbolicValue;
+using ::zcoll::testing::VariedCounts;
 
 // What a receive buffer holds before the collective when it is not an input.
 constexpr int32_t kPoison = -2;
@@ -46,33 +50,8 @@ std::string Describe(const SymbolicValue& value) {
   return out;
 }
 
-// Varied block counts with zeros: rank r gets (7r + base) % (base + 2).
-std::vector<size_t> VariedCounts(int size, size_t base) {
-  std::vector<size_t> counts(size);
-  for (int r = 0; r < size; ++r) counts[r] = (7 * static_cast<size_t>(r) + base) % (base + 2);
-  return counts;
-}
-
 // Runs `algorithm` for `args` on every rank and checks every rank's result. Returns
 // a description of the first difference, or "".
-// The count of the block rank `from` sends rank `to` in an alltoallv (symmetric, so
-// that the in-place form, where they must agree, can use it too).
-size_t PairCount(int from, int to, size_t base) {
-  return (3 * static_cast<size_t>(from + to) + base) % (base + 2);
-}
-
-// Displacements of `counts` laid out in reverse rank order with a gap of one element
-// between blocks.
-std::vector<size_t> ReversedWithGaps(const std::vector<size_t>& counts) {
-  std::vector<size_t> displs(counts.size());
-  size_t at = 0;
-  for (size_t r = counts.size(); r-- > 0;) {
-    displs[r] = at;
-    at += counts[r] + 1;
-  }
-  return displs;
-}
-
 // Rank r's view of `args`, which holds every rank's counts.
 CollectiveArgs ViewOf(const CollectiveArgs& args, int r) {
   CollectiveArgs view = args;

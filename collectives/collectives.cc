@@ -22,22 +22,6 @@
 
 namespace zcoll {
 
-struct Communicator::CollectiveCall {
-  const char* name;  // "Reduce", for messages
-  CollectiveArgs args;
-  DataType type;
-  ReduceOp op = PredefinedOp::kSum;
-  const void* send;
-  void* recv;
-  // An argument refused by the caller's checks.
-  absl::Status invalid;
-  // Where this rank's result lies, for AVG's division (count 0: none), and how many
-  // contributions it sums (0: the communicator's size).
-  void* result = nullptr;
-  size_t result_count = 0;
-  size_t contributions = 0;
-};
-
 namespace {
 
 // Nonblocking collectives in flight per communicator; their sequence numbers, which
@@ -49,6 +33,8 @@ class ArgumentChecker {
   ArgumentChecker(int rank, int size, const char* call) : rank_(rank), size_(size), call_(call) {}
 
   const absl::Status& status() const { return status_; }
+  const char* call() const { return call_; }
+  int size() const { return size_; }
 
   void Fail(absl::string_view sentence) {
     if (!status_.ok()) return;
@@ -213,6 +199,39 @@ size_t ChunkBytes() {
 
 }  // namespace
 
+// One collective call, made once its arguments are checked.
+struct Communicator::CollectiveCall {
+  // `op` is null for the collectives that move data only.
+  CollectiveCall(const ArgumentChecker& check, Collective collective, DataType type,
+                 const void* send, void* recv, const ReduceOp* op = nullptr)
+      : name(check.call()),
+        type(type),
+        op(op != nullptr ? *op : ReduceOp(PredefinedOp::kSum)),
+        send(send),
+        recv(recv),
+        invalid(check.status()) {
+    args.collective = collective;
+    args.size = check.size();
+    args.element_bytes = IsValidDataType(type) ? DataTypeSize(type) : 1;
+    args.commutative = op == nullptr || op->commutative();
+    args.chunk_bytes = ChunkBytes();
+  }
+
+  const char* name;  // "Reduce", for messages
+  CollectiveArgs args;
+  DataType type;
+  ReduceOp op;
+  const void* send;
+  void* recv;
+  // An argument refused by the caller's checks.
+  absl::Status invalid;
+  // Where this rank's result lies, for AVG's division (count 0: none), and how many
+  // contributions it sums (0: the communicator's size).
+  void* result = nullptr;
+  size_t result_count = 0;
+  size_t contributions = 0;
+};
+
 absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view algorithm) {
   if (algorithm.empty()) {
     state_->forced[static_cast<size_t>(collective)] = nullptr;
@@ -324,20 +343,6 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   return Request(std::move(pending));
 }
 
-namespace {
-
-CollectiveArgs BaseArgs(Collective collective, int size, DataType type, const ReduceOp* op) {
-  CollectiveArgs args;
-  args.collective = collective;
-  args.size = size;
-  args.element_bytes = IsValidDataType(type) ? DataTypeSize(type) : 1;
-  args.commutative = op == nullptr || op->commutative();
-  args.chunk_bytes = ChunkBytes();
-  return args;
-}
-
-}  // namespace
-
 absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size_t count,
                                               DataType type, const ReduceOp& op, int root) {
   ArgumentChecker check(rank(), size(), "Reduce");
@@ -351,12 +356,10 @@ absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size
     check.Buffer("recv", recv, count, false);
     check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
   }
-  CollectiveCall call{"Reduce", BaseArgs(Collective::kReduce, size(), type, &op), type, op, send,
-                      recv};
+  CollectiveCall call(check, Collective::kReduce, type, send, recv, &op);
   call.args.root = root;
   call.args.count = count;
   call.args.in_place = send == kInPlace;
-  call.invalid = check.status();
   if (at_root) {
     call.result = recv;
     call.result_count = count;
@@ -373,11 +376,9 @@ absl::StatusOr<Request> Communicator::IAllreduce(const void* send, void* recv, s
   check.Buffer("send", send, count, true);
   check.Buffer("recv", recv, count, false);
   check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
-  CollectiveCall call{
-      "Allreduce", BaseArgs(Collective::kAllreduce, size(), type, &op), type, op, send, recv};
+  CollectiveCall call(check, Collective::kAllreduce, type, send, recv, &op);
   call.args.count = count;
   call.args.in_place = send == kInPlace;
-  call.invalid = check.status();
   call.result = recv;
   call.result_count = count;
   return StartCollective(call);
@@ -395,15 +396,9 @@ absl::StatusOr<Request> Communicator::IReduceScatterBlock(const void* send, void
   check.Buffer("send", send, total, true);
   check.Buffer("recv", recv, in_place ? total : recv_count, false);
   check.Disjoint(send, Bytes(total, type), recv, Bytes(recv_count, type));
-  CollectiveCall call{"ReduceScatterBlock",
-                      BaseArgs(Collective::kReduceScatterBlock, size(), type, &op),
-                      type,
-                      op,
-                      send,
-                      recv};
+  CollectiveCall call(check, Collective::kReduceScatterBlock, type, send, recv, &op);
   call.args.count = recv_count;
   call.args.in_place = in_place;
-  call.invalid = check.status();
   call.result = recv;
   call.result_count = recv_count;
   return StartCollective(call);
@@ -434,15 +429,9 @@ absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* rec
   check.Buffer("send", send, total, true);
   check.Buffer("recv", recv, in_place ? total : mine, false);
   check.Disjoint(send, Bytes(total, type), recv, Bytes(mine, type));
-  CollectiveCall call{"ReduceScatter",
-                      BaseArgs(Collective::kReduceScatter, size(), type, &op),
-                      type,
-                      op,
-                      send,
-                      recv};
+  CollectiveCall call(check, Collective::kReduceScatter, type, send, recv, &op);
   if (check.status().ok()) call.args.counts.assign(recv_counts.begin(), recv_counts.end());
   call.args.in_place = in_place;
-  call.invalid = check.status();
   call.result = recv;
   call.result_count = mine;
   return StartCollective(call);
@@ -459,13 +448,10 @@ absl::StatusOr<Request> Communicator::IScatter(const void* send, void* recv, siz
   if (at_root) check.Buffer("send", send, total, false);
   check.Buffer("recv", recv, count, at_root, "only the root may scatter in place");
   if (at_root) check.Disjoint(send, Bytes(total, type), recv, Bytes(count, type));
-  CollectiveCall call{"Scatter", BaseArgs(Collective::kScatter, size(), type, nullptr),
-                      type,      PredefinedOp::kSum,
-                      send,      recv};
+  CollectiveCall call(check, Collective::kScatter, type, send, recv);
   call.args.root = root;
   call.args.count = count;
   call.args.in_place = recv == kInPlace;
-  call.invalid = check.status();
   return StartCollective(call);
 }
 
@@ -490,9 +476,7 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
   }
   check.Buffer("recv", recv, recv_count, at_root, "only the root may scatter in place");
   if (at_root) check.Disjoint(send, Bytes(extent, type), recv, Bytes(recv_count, type));
-  CollectiveCall call{"Scatterv", BaseArgs(Collective::kScatterv, size(), type, nullptr),
-                      type,       PredefinedOp::kSum,
-                      send,       recv};
+  CollectiveCall call(check, Collective::kScatterv, type, send, recv);
   call.args.root = root;
   call.args.count = recv_count;
   call.args.in_place = in_place;
@@ -500,7 +484,6 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
     call.args.counts.assign(send_counts.begin(), send_counts.end());
     call.args.displs.assign(displs.begin(), displs.end());
   }
-  call.invalid = check.status();
   return StartCollective(call);
 }
 
@@ -510,12 +493,9 @@ absl::StatusOr<Request> Communicator::IBcast(void* buffer, size_t count, DataTyp
   check.Root(root);
   check.Count("count", count, type);
   check.Buffer("buffer", buffer, count, false);
-  CollectiveCall call{"Bcast", BaseArgs(Collective::kBcast, size(), type, nullptr),
-                      type,    PredefinedOp::kSum,
-                      nullptr, buffer};
+  CollectiveCall call(check, Collective::kBcast, type, nullptr, buffer);
   call.args.root = root;
   call.args.count = count;
-  call.invalid = check.status();
   return StartCollective(call);
 }
 
@@ -532,13 +512,10 @@ absl::StatusOr<Request> Communicator::IGather(const void* send, void* recv, size
     check.Buffer("recv", recv, total, false);
     check.Disjoint(send, Bytes(count, type), recv, Bytes(total, type));
   }
-  CollectiveCall call{"Gather", BaseArgs(Collective::kGather, size(), type, nullptr),
-                      type,     PredefinedOp::kSum,
-                      send,     recv};
+  CollectiveCall call(check, Collective::kGather, type, send, recv);
   call.args.root = root;
   call.args.count = count;
   call.args.in_place = send == kInPlace;
-  call.invalid = check.status();
   return StartCollective(call);
 }
 
@@ -563,12 +540,9 @@ absl::StatusOr<Request> Communicator::IGatherv(const void* send, size_t send_cou
     check.Buffer("recv", recv, extent, false);
     check.Disjoint(send, Bytes(send_count, type), recv, Bytes(extent, type));
   }
-  CollectiveCall call{"Gatherv", BaseArgs(Collective::kGatherv, size(), type, nullptr),
-                      type,      PredefinedOp::kSum,
-                      send,      recv};
+  CollectiveCall call(check, Collective::kGatherv, type, send, recv);
   call.args.root = root;
   call.args.in_place = in_place;
-  call.invalid = check.status();
   if (at_root && check.status().ok()) {
     call.args.counts.assign(recv_counts.begin(), recv_counts.end());
     call.args.displs.assign(displs.begin(), displs.end());
@@ -587,12 +561,9 @@ absl::StatusOr<Request> Communicator::IAllgather(const void* send, void* recv, s
   check.Buffer("send", send, count, true);
   check.Buffer("recv", recv, total, false);
   check.Disjoint(send, Bytes(count, type), recv, Bytes(total, type));
-  CollectiveCall call{"Allgather", BaseArgs(Collective::kAllgather, size(), type, nullptr),
-                      type,        PredefinedOp::kSum,
-                      send,        recv};
+  CollectiveCall call(check, Collective::kAllgather, type, send, recv);
   call.args.count = count;
   call.args.in_place = send == kInPlace;
-  call.invalid = check.status();
   return StartCollective(call);
 }
 
@@ -610,11 +581,8 @@ absl::StatusOr<Request> Communicator::IAllgatherv(const void* send, size_t send_
   check.Buffer("send", send, send_count, true);
   check.Buffer("recv", recv, extent, false);
   check.Disjoint(send, Bytes(send_count, type), recv, Bytes(extent, type));
-  CollectiveCall call{"Allgatherv", BaseArgs(Collective::kAllgatherv, size(), type, nullptr),
-                      type,         PredefinedOp::kSum,
-                      send,         recv};
+  CollectiveCall call(check, Collective::kAllgatherv, type, send, recv);
   call.args.in_place = in_place;
-  call.invalid = check.status();
   if (check.status().ok()) {
     call.args.counts.assign(recv_counts.begin(), recv_counts.end());
     call.args.displs.assign(displs.begin(), displs.end());
@@ -632,12 +600,9 @@ absl::StatusOr<Request> Communicator::IAlltoall(const void* send, void* recv, si
   check.Buffer("send", send, total, true);
   check.Buffer("recv", recv, total, false);
   check.Disjoint(send, Bytes(total, type), recv, Bytes(total, type));
-  CollectiveCall call{"Alltoall", BaseArgs(Collective::kAlltoall, size(), type, nullptr),
-                      type,       PredefinedOp::kSum,
-                      send,       recv};
+  CollectiveCall call(check, Collective::kAlltoall, type, send, recv);
   call.args.count = count;
   call.args.in_place = send == kInPlace;
-  call.invalid = check.status();
   return StartCollective(call);
 }
 
@@ -657,11 +622,8 @@ absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
   check.Buffer("send", send, send_extent, true);
   check.Buffer("recv", recv, recv_extent, false);
   check.Disjoint(send, Bytes(send_extent, type), recv, Bytes(recv_extent, type));
-  CollectiveCall call{"Alltoallv", BaseArgs(Collective::kAlltoallv, size(), type, nullptr),
-                      type,        PredefinedOp::kSum,
-                      send,        recv};
+  CollectiveCall call(check, Collective::kAlltoallv, type, send, recv);
   call.args.in_place = in_place;
-  call.invalid = check.status();
   if (check.status().ok()) {
     // In place the input has the output's layout.
     call.args.counts.assign(in_place ? recv_counts.begin() : send_counts.begin(),
@@ -675,10 +637,9 @@ absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
 }
 
 absl::StatusOr<Request> Communicator::IBarrier() {
-  CollectiveCall call{
-      "Barrier",        BaseArgs(Collective::kBarrier, size(), DataType::kUint8, nullptr),
-      DataType::kUint8, PredefinedOp::kSum,
-      nullptr,          nullptr};
+  // Nothing to check: the checker only names the call.
+  const ArgumentChecker check(rank(), size(), "Barrier");
+  CollectiveCall call(check, Collective::kBarrier, DataType::kUint8, nullptr, nullptr);
   return StartCollective(call);
 }
 
@@ -693,13 +654,10 @@ absl::StatusOr<Request> Communicator::IScanOrExscan(const void* send, void* recv
   check.Buffer("send", send, count, true);
   check.Buffer("recv", recv, count, false);
   check.Disjoint(send, Bytes(count, type), recv, Bytes(count, type));
-  CollectiveCall call{
-      name, BaseArgs(exclusive ? Collective::kExscan : Collective::kScan, size(), type, &op),
-      type, op,
-      send, recv};
+  CollectiveCall call(check, exclusive ? Collective::kExscan : Collective::kScan, type, send, recv,
+                      &op);
   call.args.count = count;
   call.args.in_place = send == kInPlace;
-  call.invalid = check.status();
   // Rank r's result combines r + 1 contributions (r for an exscan; none at rank 0).
   const size_t contributions = static_cast<size_t>(rank()) + (exclusive ? 0 : 1);
   if (contributions > 0) {

@@ -140,6 +140,13 @@ std::vector<Refusal> Refusals() {
        },
        [](Communicator& comm) { return comm.Gatherv(in, 1, nullptr, {}, {}, DataType::kFloat, 0); },
        "recv_counts[0] = 1 elements from itself but send_count is 3"},
+      {"gatherv_count_too_large",
+       [packed](Communicator& comm) {
+         const std::vector<size_t> huge = {SIZE_MAX / 2, 1};
+         return comm.Gatherv(in, 1, out, huge, packed, DataType::kFloat, 0);
+       },
+       [](Communicator& comm) { return comm.Gatherv(in, 1, nullptr, {}, {}, DataType::kFloat, 0); },
+       "recv_counts and displs: count or displacement 0 is too large"},
       {"allgather_in_place_recv",
        [](Communicator& comm) { return comm.Allgather(in, kInPlace, 2, DataType::kFloat); },
        [](Communicator& comm) { return comm.Allgather(in, out1, 2, DataType::kFloat); },

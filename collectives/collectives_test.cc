@@ -15,6 +15,7 @@
 #include "collectives/communicator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/block_layouts.h"
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
 
@@ -24,9 +25,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::zcoll::testing::Bytes;
 using ::zcoll::testing::CommunicatorJob;
+using ::zcoll::testing::PackedInRankOrder;
+using ::zcoll::testing::PairCount;
 using ::zcoll::testing::RankBytes;
 using ::zcoll::testing::RankControl;
+using ::zcoll::testing::ReversedWithGaps;
 using ::zcoll::testing::RunCommunicatorJob;
+using ::zcoll::testing::VariedCounts;
 
 // Pipelined algorithms cut messages into chunks of this many bytes in these tests
 // (set before any communicator reads it), so that sizes around a chunk are cheap.
@@ -92,13 +97,6 @@ RankBytes AllInputs(DataType type, int size, size_t count, int salt) {
   RankBytes inputs;
   for (int r = 0; r < size; ++r) inputs.push_back(MakeInput(type, r, count, salt));
   return inputs;
-}
-
-// Block counts with zeros: rank r gets (7r + base) % (base + 2).
-std::vector<size_t> VariedCounts(int size, size_t base) {
-  std::vector<size_t> counts(size);
-  for (int r = 0; r < size; ++r) counts[r] = (7 * static_cast<size_t>(r) + base) % (base + 2);
-  return counts;
 }
 
 // Element counts that matter to the algorithms: none, one, odd, around a chunk and
@@ -234,12 +232,8 @@ void CheckScatters(Communicator& comm) {
       }
       // Scatterv: varied counts with zeros, blocks in reverse order with gaps.
       const std::vector<size_t> vcounts = VariedCounts(size, count);
-      std::vector<size_t> vdispls(size);
       size_t extent = 0;
-      for (int r = size - 1; r >= 0; --r) {
-        vdispls[r] = extent;
-        extent += vcounts[r] + 1;
-      }
+      const std::vector<size_t> vdispls = ReversedWithGaps(vcounts, &extent);
       const Bytes vsend_root = MakeInput(type, root, extent, salt);
       const RankBytes vexpected = *testing::ReferenceScatterv(type, vsend_root, vcounts, vdispls);
       for (bool in_place : {false, true}) {
@@ -261,19 +255,6 @@ void CheckScatters(Communicator& comm) {
       }
     }
   }
-}
-
-// Displacements of `counts` in reverse rank order with a gap of one element between
-// blocks, and the elements they span.
-std::vector<size_t> ReversedWithGaps(const std::vector<size_t>& counts, size_t* extent) {
-  std::vector<size_t> displs(counts.size());
-  size_t at = 0;
-  for (size_t r = counts.size(); r-- > 0;) {
-    displs[r] = at;
-    at += counts[r] + 1;
-  }
-  *extent = at;
-  return displs;
 }
 
 void CheckScans(Communicator& comm) {
@@ -423,14 +404,8 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     // parity decides between reversed-with-gaps and packed).
     const std::vector<size_t> vcounts = VariedCounts(size, count);
     size_t extent = 0;
-    std::vector<size_t> vdispls = ReversedWithGaps(vcounts, &extent);
-    if (rank % 2 == 1) {
-      extent = 0;
-      for (int r = 0; r < size; ++r) {
-        vdispls[r] = extent;
-        extent += vcounts[r];
-      }
-    }
+    const std::vector<size_t> vdispls =
+        rank % 2 == 1 ? PackedInRankOrder(vcounts, &extent) : ReversedWithGaps(vcounts, &extent);
     RankBytes vinputs;
     for (int r = 0; r < size; ++r) vinputs.push_back(MakeInput(type, r, vcounts[r], salt));
     const Bytes vinitial(extent * width, 0x5a);
@@ -469,12 +444,9 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     }
     // Alltoallv: rank s sends rank r PairCount(s, r) elements; symmetric, so the
     // in-place form (input laid out as the output) uses the same counts.
-    auto pair_count = [&](int from, int to) {
-      return (3 * static_cast<size_t>(from + to) + count) % (count + 2);
-    };
     auto layout = [&](int r, size_t* span) {  // rank r's counts and displs
       std::vector<size_t> peer_counts(size);
-      for (int peer = 0; peer < size; ++peer) peer_counts[peer] = pair_count(r, peer);
+      for (int peer = 0; peer < size; ++peer) peer_counts[peer] = PairCount(r, peer, count);
       return std::make_pair(peer_counts, ReversedWithGaps(peer_counts, span));
     };
     size_t span = 0;

@@ -422,7 +422,7 @@ absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transpo
     }
   }
   std::vector<char> by_rank(state->blocks.size());
-  // Empty records (Barrier) have nothing to reorder.
+  // Empty records have nothing to reorder (and their buffers may be null).
   for (int block = 0; block < size && record_bytes > 0; ++block) {
     std::memcpy(by_rank.data() + static_cast<size_t>((rank + block) % size) * record_bytes,
                 state->blocks.data() + static_cast<size_t>(block) * record_bytes, record_bytes);

@@ -56,7 +56,7 @@ inline constexpr uint64_t kMaxCommunicatorTag = (uint64_t{1} << kCommunicatorTag
 // control channel.
 inline constexpr uint32_t kMaxContexts = (uint32_t{1} << kContextBits) - 1;
 
-// Tags of the communicator's own exchanges (Split, Dup, Barrier).
+// Tags of the communicator's own exchanges (Split, Dup, ZCOLL_CHECK).
 enum class InternalTag : uint64_t {
   kExchange = kMaxCommunicatorTag + 1,
 };
@@ -212,8 +212,7 @@ class CommunicatorTransport final : public Transport {
 // All-gather of one record per rank (every record equally long) over the
 // communicator's internal tag, by Bruck's algorithm: log2(size) rounds. Returns the
 // records in rank order. A failure leaves the exchange's buffers with the job.
-// Split, Dup and Barrier (empty records: a dissemination barrier) use it, and the
-// collectives' argument check (ZCOLL_CHECK).
+// Split, Dup and the collectives' argument check (ZCOLL_CHECK) use it.
 absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transport,
                                                   absl::string_view mine, absl::Time deadline);
 

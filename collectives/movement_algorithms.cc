@@ -49,8 +49,6 @@ Schedule LinearScatter(const CollectiveArgs& args, const Topology&, int rank) {
     return std::move(builder).Finish();
   }
   auto block = [&](int r) { return RootBlock(args, BufferId::Send(), r); };
-  // Farthest first, so the nearest ranks (often the same node's) are not served
-  // before the rest.
   for (int distance = 1; distance < args.size; ++distance) {
     const int to = (args.root + distance) % args.size;
     builder.Send(to, 0, block(to));
