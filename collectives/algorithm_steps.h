@@ -61,6 +61,25 @@ std::vector<size_t> Packed(absl::Span<const size_t> counts);
 std::pair<size_t, size_t> BufferCounts(const CollectiveArgs& args, int rank);
 ScheduleBuilder MakeBuilder(const CollectiveArgs& args, int rank);
 
+// A rank's place in a tree: its parent (-1 at the tree's root) and its children.
+struct TreeLinks {
+  int parent = -1;
+  std::vector<int> children;
+};
+// 0, 1, ..., size-1.
+std::vector<int> AllRanks(int size);
+// The binomial tree over `members` rooted at members[root_index], as members[index]
+// sees it; children largest subtree first. Every subtree is a run of consecutive
+// members (counting on from the root, wrapping).
+TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index);
+// The two-level tree rooted at `tree_root`: one leader per node (tree_root leads its
+// own node, the lowest rank the others), a binomial tree over the leaders and one
+// over each node's ranks under its leader. A leader's remote children come first.
+TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank);
+// Every node's ranks are consecutive and nodes are numbered in rank order, so the
+// two-level tree rooted at rank 0 reduces in canonical rank order.
+bool NodesInRankOrder(const Topology& topology);
+
 int LargestPowerOfTwoAtMost(int n);
 int Log2(int power_of_two);
 inline int LowestBit(int value) { return value & -value; }
@@ -69,8 +88,10 @@ inline int LowestBit(int value) { return value & -value; }
 Schedule BinomialReduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule KnomialReduce4(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RabenseifnerReduce(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule TwoLevelReduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RecursiveDoublingScan(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule ChainScan(const CollectiveArgs& args, const Topology& topology, int rank);

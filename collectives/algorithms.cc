@@ -113,6 +113,56 @@ ScheduleBuilder MakeBuilder(const CollectiveArgs& args, int rank) {
   return ScheduleBuilder(rank, args.size, send_count, recv_count);
 }
 
+std::vector<int> AllRanks(int size) {
+  std::vector<int> ranks(size);
+  for (int r = 0; r < size; ++r) ranks[r] = r;
+  return ranks;
+}
+
+TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index) {
+  const int n = static_cast<int>(members.size());
+  const int v = (index - root_index + n) % n;
+  auto real = [&](int vv) { return members[(vv + root_index) % n]; };
+  TreeLinks links;
+  links.parent = v == 0 ? -1 : real(v - LowestBit(v));
+  const int top = v == 0 ? LargestPowerOfTwoAtMost(std::max(1, n - 1)) : LowestBit(v) / 2;
+  for (int mask = top; mask >= 1; mask /= 2) {
+    if (v + mask < n) links.children.push_back(real(v + mask));
+  }
+  return links;
+}
+
+TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank) {
+  const int root_node = topology.node_of(tree_root);
+  auto leader_of = [&](int node) {
+    return node == root_node ? tree_root : topology.node_leader(node);
+  };
+  const int node = topology.node_of(rank);
+  const absl::Span<const int> local = topology.ranks_on_node(node);
+  const int local_root =
+      static_cast<int>(std::find(local.begin(), local.end(), leader_of(node)) - local.begin());
+  TreeLinks links = BinomialLinks(local, local_root, topology.local_rank(rank));
+  if (rank == leader_of(node)) {
+    std::vector<int> leaders;
+    for (int n = 0; n < topology.num_nodes(); ++n) leaders.push_back(leader_of(n));
+    TreeLinks over_nodes = BinomialLinks(leaders, root_node, node);
+    over_nodes.children.insert(over_nodes.children.end(), links.children.begin(),
+                               links.children.end());
+    links = std::move(over_nodes);
+  }
+  return links;
+}
+
+bool NodesInRankOrder(const Topology& topology) {
+  for (int rank = 1; rank < topology.size(); ++rank) {
+    if (topology.node_of(rank) != topology.node_of(rank - 1) &&
+        topology.node_of(rank) != topology.node_of(rank - 1) + 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
 int LargestPowerOfTwoAtMost(int n) {
   int p = 1;
   while (p * 2 <= n) p *= 2;
@@ -135,8 +185,10 @@ constexpr Algorithm kAlgorithms[] = {
     {"binomial", Collective::kReduce, true, nullptr, BinomialReduce},
     {"knomial", Collective::kReduce, true, nullptr, KnomialReduce4},
     {"rabenseifner", Collective::kReduce, true, nullptr, RabenseifnerReduce},
+    {"two_level", Collective::kReduce, true, nullptr, TwoLevelReduce},
     {"recursive_doubling", Collective::kAllreduce, true, nullptr, RecursiveDoublingAllreduce},
     {"rabenseifner", Collective::kAllreduce, true, nullptr, RabenseifnerAllreduce},
+    {"two_level", Collective::kAllreduce, true, nullptr, TwoLevelAllreduce},
     {"pairwise", Collective::kReduceScatterBlock, true, nullptr, PairwiseReduceScatter},
     {"pairwise", Collective::kReduceScatter, true, nullptr, PairwiseReduceScatter},
     {"linear", Collective::kScatter, true, nullptr, LinearScatter},

@@ -4,6 +4,7 @@
 
 #include "collectives/algorithms.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -39,6 +40,10 @@ SymbolicValue AllRanks(int size, size_t element) {
   SymbolicValue value;
   for (int r = 0; r < size; ++r) value.push_back({r, static_cast<uint32_t>(element)});
   return value;
+}
+
+bool RankThenElement(const Contribution& a, const Contribution& b) {
+  return std::tie(a.rank, a.element) < std::tie(b.rank, b.element);
 }
 
 std::string Describe(const SymbolicValue& value) {
@@ -210,24 +215,41 @@ std::string Check(const Algorithm& algorithm, CollectiveArgs args, const Topolog
     }
     for (size_t i = 0; i < expected.size(); ++i) {
       if (expected[i].empty()) continue;
-      if (i >= buffers[r].recv.size() || buffers[r].recv[i] != expected[i]) {
-        return absl::StrCat("rank ", r, " element ", i, ": got ",
-                            i < buffers[r].recv.size() ? Describe(buffers[r].recv[i]) : "nothing",
+      if (i >= buffers[r].recv.size()) {
+        return absl::StrCat("rank ", r, " element ", i, ": got nothing, expected ",
+                            Describe(expected[i]));
+      }
+      // A commutative op may be combined in any order, but each contribution once.
+      SymbolicValue got = buffers[r].recv[i];
+      if (args.commutative) std::sort(got.begin(), got.end(), RankThenElement);
+      if (got != expected[i]) {
+        return absl::StrCat("rank ", r, " element ", i, ": got ", Describe(buffers[r].recv[i]),
                             ", expected ", Describe(expected[i]));
+      }
+    }
+    // Bit-identical on every rank: the same contributions combined in the same order.
+    if (args.collective == Collective::kAllreduce && buffers[r].recv != buffers[0].recv) {
+      for (size_t i = 0; i < args.count; ++i) {
+        if (buffers[r].recv[i] != buffers[0].recv[i]) {
+          return absl::StrCat("rank ", r, " element ", i, " combines ",
+                              Describe(buffers[r].recv[i]), ", rank 0's ",
+                              Describe(buffers[0].recv[i]));
+        }
       }
     }
   }
   return "";
 }
 
-CollectiveArgs MakeArgs(Collective collective, int size, size_t count, int root, bool in_place) {
+CollectiveArgs MakeArgs(Collective collective, int size, size_t count, int root, bool in_place,
+                        bool commutative = false) {
   CollectiveArgs args;
   args.collective = collective;
   args.size = size;
   args.root = root;
   args.count = count;
   args.in_place = in_place;
-  args.commutative = false;
+  args.commutative = commutative;
   args.element_bytes = 4;
   args.chunk_bytes = 8;  // two elements: many chunks, to exercise pipelining and tags
   if (collective == Collective::kReduceScatter) args.counts = VariedCounts(size, count);
@@ -255,6 +277,12 @@ std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
   return topologies;
 }
 
+// Whether the op is commutative, in each check of `collective`: reductions also as a
+// commutative op sees them, as some trees follow the root or the nodes then.
+std::vector<bool> OpKinds(Collective collective) {
+  return IsReduction(collective) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+}
+
 class AlgorithmTest : public ::testing::TestWithParam<const Algorithm*> {};
 
 TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
@@ -265,12 +293,17 @@ TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
       if (IsRooted(algorithm.collective) && size > 1) roots = {0, size / 2, size - 1};
       for (int root : roots) {
         for (bool in_place : {false, true}) {
-          for (const Topology& topology : TopologiesFor(algorithm, size)) {
-            const std::string problem = Check(
-                algorithm, MakeArgs(algorithm.collective, size, count, root, in_place), topology);
-            ASSERT_EQ(problem, "")
-                << algorithm.name << " with " << size << " ranks on " << topology.ToString()
-                << ", count " << count << ", root " << root << (in_place ? ", in place" : "");
+          for (bool commutative : OpKinds(algorithm.collective)) {
+            for (const Topology& topology : TopologiesFor(algorithm, size)) {
+              const std::string problem =
+                  Check(algorithm,
+                        MakeArgs(algorithm.collective, size, count, root, in_place, commutative),
+                        topology);
+              ASSERT_EQ(problem, "")
+                  << algorithm.name << " with " << size << " ranks on " << topology.ToString()
+                  << ", count " << count << ", root " << root << (in_place ? ", in place" : "")
+                  << (commutative ? ", commutative" : "");
+            }
           }
         }
       }
@@ -286,10 +319,15 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
   for (int size : quadratic ? std::vector<int>{100, 257} : std::vector<int>{100, 1000, 4096}) {
     const int root = IsRooted(algorithm.collective) ? size / 3 : 0;
     for (const Topology& topology : TopologiesFor(algorithm, size)) {
-      const std::string problem = Check(
-          algorithm, MakeArgs(algorithm.collective, size, 2, root, /*in_place=*/true), topology);
-      ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks on "
-                             << topology.num_nodes() << " nodes";
+      for (bool commutative : OpKinds(algorithm.collective)) {
+        const std::string problem =
+            Check(algorithm,
+                  MakeArgs(algorithm.collective, size, 2, root, /*in_place=*/true, commutative),
+                  topology);
+        ASSERT_EQ(problem, "") << algorithm.name << " with " << size << " ranks on "
+                               << topology.num_nodes() << " nodes"
+                               << (commutative ? ", commutative" : "");
+      }
     }
   }
 }

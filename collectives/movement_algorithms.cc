@@ -197,46 +197,25 @@ namespace {
 
 // Passes the vector (kRecv) down a tree chunk by chunk: a chunk goes on to the
 // children as soon as it lands, so the tree's levels pipeline.
-Schedule TreeBcast(const CollectiveArgs& args, int rank, int parent,
-                   absl::Span<const int> children) {
+Schedule TreeBcast(const CollectiveArgs& args, int rank, const TreeLinks& links) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
   const Slice data = Whole(BufferId::Recv(), args.count);
   const std::vector<ElementRange> chunks = Chunks(args, args.count);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
-    if (parent >= 0) builder.Recv(parent, ChunkTag(0, chunk), Sub(data, chunks[chunk]));
-    for (int child : children) builder.Send(child, ChunkTag(0, chunk), Sub(data, chunks[chunk]));
+    if (links.parent >= 0) {
+      builder.Recv(links.parent, ChunkTag(0, chunk), Sub(data, chunks[chunk]));
+    }
+    for (int child : links.children)
+      builder.Send(child, ChunkTag(0, chunk), Sub(data, chunks[chunk]));
   }
   return std::move(builder).Finish();
-}
-
-// The binomial tree over `members` rooted at members[root_index]: `index`'s parent
-// (-1 for the root) and children, largest subtree first.
-std::pair<int, std::vector<int>> BinomialLinks(absl::Span<const int> members, int root_index,
-                                               int index) {
-  const int n = static_cast<int>(members.size());
-  const int v = (index - root_index + n) % n;
-  auto real = [&](int vv) { return members[(vv + root_index) % n]; };
-  const int parent = v == 0 ? -1 : real(v - LowestBit(v));
-  std::vector<int> children;
-  const int top = v == 0 ? LargestPowerOfTwoAtMost(std::max(1, n - 1)) : LowestBit(v) / 2;
-  for (int mask = top; mask >= 1; mask /= 2) {
-    if (v + mask < n) children.push_back(real(v + mask));
-  }
-  return {parent, std::move(children)};
-}
-
-std::vector<int> AllRanks(int size) {
-  std::vector<int> ranks(size);
-  for (int r = 0; r < size; ++r) ranks[r] = r;
-  return ranks;
 }
 
 }  // namespace
 
 // Binomial: log2(size) levels, pipelined by chunks.
 Schedule BinomialBcast(const CollectiveArgs& args, const Topology&, int rank) {
-  const auto [parent, children] = BinomialLinks(AllRanks(args.size), args.root, rank);
-  return TreeBcast(args, rank, parent, children);
+  return TreeBcast(args, rank, BinomialLinks(AllRanks(args.size), args.root, rank));
 }
 
 // Pipelined chain root -> root+1 -> ...: size-1 hops of latency, but every link
@@ -244,10 +223,10 @@ Schedule BinomialBcast(const CollectiveArgs& args, const Topology&, int rank) {
 Schedule ChainBcast(const CollectiveArgs& args, const Topology&, int rank) {
   const int size = args.size;
   const int v = (rank - args.root + size) % size;
-  const int parent = v == 0 ? -1 : (rank - 1 + size) % size;
-  std::vector<int> children;
-  if (v + 1 < size) children.push_back((rank + 1) % size);
-  return TreeBcast(args, rank, parent, children);
+  TreeLinks links;
+  links.parent = v == 0 ? -1 : (rank - 1 + size) % size;
+  if (v + 1 < size) links.children.push_back((rank + 1) % size);
+  return TreeBcast(args, rank, links);
 }
 
 // Two-level: the root sends to one leader per node (the root leads its own node),
@@ -255,24 +234,7 @@ Schedule ChainBcast(const CollectiveArgs& args, const Topology&, int rank) {
 // over its node; a leader serves its remote children first, as the network is the
 // longer path. Every chunk crosses the network once per node.
 Schedule TwoLevelBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
-  const int root_node = topology.node_of(args.root);
-  auto leader_of = [&](int node) {
-    return node == root_node ? args.root : topology.node_leader(node);
-  };
-  const int node = topology.node_of(rank);
-  std::vector<int> leaders;
-  for (int n = 0; n < topology.num_nodes(); ++n) leaders.push_back(leader_of(n));
-  const absl::Span<const int> local = topology.ranks_on_node(node);
-  const int local_root =
-      static_cast<int>(std::find(local.begin(), local.end(), leader_of(node)) - local.begin());
-  auto [parent, children] = BinomialLinks(local, local_root, topology.local_rank(rank));
-  if (rank == leader_of(node)) {
-    auto [node_parent, node_children] = BinomialLinks(leaders, root_node, node);
-    parent = node_parent;
-    node_children.insert(node_children.end(), children.begin(), children.end());
-    children = std::move(node_children);
-  }
-  return TreeBcast(args, rank, parent, children);
+  return TreeBcast(args, rank, TwoLevelLinks(topology, args.root, rank));
 }
 
 // Van de Geijn's: a binomial scatter of the vector's blocks (block v to the rank

@@ -18,62 +18,52 @@ Slice Contribution(const CollectiveArgs& args, int rank, size_t count) {
 }
 
 // ---------------------------------------------------------------------------------
-// Reduce: k-nomial tree.
-//
-// Over ranks relative to the root for commutative ops. For the others the tree is
-// rooted at rank 0, where every subtree is a contiguous range of ranks and a node
-// combines its own contribution with its children's in increasing order, which is
-// canonical rank order; rank 0 then sends the result to the root.
-Schedule KnomialReduce(const CollectiveArgs& args, int rank, int radix) {
+// Reduce: trees.
+
+// One chunk of a tree's way up: receive `range` of each child's partial result
+// into from_child and combine it after this rank's own into `partial`.
+void CombineChildren(ScheduleBuilder& builder, const TreeLinks& links, size_t chunk,
+                     const ElementRange& range, const Slice& mine,
+                     absl::Span<const Slice> from_child, const Slice& partial) {
+  if (links.children.empty()) return;
+  std::vector<Slice> operands = {Sub(mine, range)};
+  for (size_t i = 0; i < links.children.size(); ++i) {
+    builder.Recv(links.children[i], ChunkTag(0, chunk), Sub(from_child[i], range));
+    operands.push_back(Sub(from_child[i], range));
+  }
+  builder.Reduce(operands, Sub(partial, range));
+}
+
+// Reduces up a tree towards `tree_root` chunk by chunk (a rank passes a chunk on as
+// soon as it has combined it), then `tree_root` sends the result to the root if it
+// is not the root. A rank combines its own contribution and then its children's in
+// the order `links` lists them: canonical rank order when each child's subtree is a
+// run of ranks above the rank's and the children are listed in increasing order.
+Schedule TreeReduce(const CollectiveArgs& args, int rank, const TreeLinks& links, int tree_root) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
-  const int size = args.size;
   const size_t count = args.count;
   if (count == 0) return std::move(builder).Finish();
-  const int tree_root = args.commutative ? args.root : 0;
-  auto real = [&](int vrank) { return (vrank + tree_root) % size; };
-  const int vrank = (rank - tree_root + size) % size;
-  // Children in increasing order of their subtrees; the parent clears vrank's lowest
-  // non-zero base-radix digit.
-  std::vector<int> children;
-  int parent = -1;
-  for (int64_t stride = 1; stride < size; stride *= radix) {
-    const int digit = static_cast<int>((vrank / stride) % radix);
-    if (digit != 0) {
-      parent = vrank - digit * static_cast<int>(stride);
-      break;
-    }
-    for (int64_t i = 1; i < radix && vrank + i * stride < size; ++i) {
-      children.push_back(vrank + static_cast<int>(i * stride));
-    }
-  }
   const Slice mine = Contribution(args, rank, count);
-  const bool holds_result = rank == args.root && vrank == 0;
+  const bool holds_result = rank == args.root && rank == tree_root;
   const Slice result = Whole(BufferId::Recv(), count);
-  if (children.empty() && holds_result) {  // a one-rank communicator
+  if (links.children.empty() && holds_result) {  // a one-rank communicator
     if (!args.in_place) builder.Copy(mine, result);
     return std::move(builder).Finish();
   }
   Slice partial = mine;
   std::vector<Slice> from_child;
-  if (!children.empty()) {
+  if (!links.children.empty()) {
     partial = holds_result ? result : Whole(builder.AddScratch(count), count);
-    for (size_t i = 0; i < children.size(); ++i) {
+    for (size_t i = 0; i < links.children.size(); ++i) {
       from_child.push_back(Whole(builder.AddScratch(count), count));
     }
   }
   const std::vector<ElementRange> chunks = Chunks(args, count);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
     const ElementRange& range = chunks[chunk];
-    if (!children.empty()) {
-      std::vector<Slice> operands = {Sub(mine, range)};
-      for (size_t i = 0; i < children.size(); ++i) {
-        builder.Recv(real(children[i]), ChunkTag(0, chunk), Sub(from_child[i], range));
-        operands.push_back(Sub(from_child[i], range));
-      }
-      builder.Reduce(operands, Sub(partial, range));
-    }
-    if (parent >= 0) {
-      builder.Send(real(parent), ChunkTag(0, chunk), Sub(partial, range));
+    CombineChildren(builder, links, chunk, range, mine, from_child, partial);
+    if (links.parent >= 0) {
+      builder.Send(links.parent, ChunkTag(0, chunk), Sub(partial, range));
     } else if (!holds_result) {
       builder.Send(args.root, ChunkTag(kFinalStage, chunk), Sub(partial, range));
     }
@@ -84,6 +74,48 @@ Schedule KnomialReduce(const CollectiveArgs& args, int rank, int radix) {
   return std::move(builder).Finish();
 }
 
+// The k-nomial tree over ranks relative to the root for commutative ops. For the
+// others it is rooted at rank 0, where every subtree is a run of ranks and children
+// come in increasing order, which is canonical rank order; rank 0 then sends the
+// result to the root.
+Schedule KnomialReduce(const CollectiveArgs& args, int rank, int radix) {
+  const int size = args.size;
+  const int tree_root = args.commutative ? args.root : 0;
+  auto real = [&](int64_t vrank) { return static_cast<int>((vrank + tree_root) % size); };
+  const int vrank = (rank - tree_root + size) % size;
+  // The parent clears vrank's lowest non-zero base-radix digit.
+  TreeLinks links;
+  for (int64_t stride = 1; stride < size; stride *= radix) {
+    const int digit = static_cast<int>((vrank / stride) % radix);
+    if (digit != 0) {
+      links.parent = real(vrank - digit * stride);
+      break;
+    }
+    for (int64_t i = 1; i < radix && vrank + i * stride < size; ++i) {
+      links.children.push_back(real(vrank + i * stride));
+    }
+  }
+  return TreeReduce(args, rank, links, tree_root);
+}
+
+// A tree for a reduction that follows the nodes (TwoLevelLinks) with children in the
+// order they are combined, rooted at `root` for a commutative op. Otherwise it is
+// rooted at rank 0, and two-level only where nodes hold runs of ranks in order
+// (canonical order then holds: a leader's own node's ranks come before the nodes
+// below it); elsewhere a plain binomial tree, as following the nodes would reorder
+// the contributions.
+std::pair<TreeLinks, int> ReductionTree(const CollectiveArgs& args, const Topology& topology,
+                                        int root, int rank) {
+  const int tree_root = args.commutative ? root : 0;
+  TreeLinks links = args.commutative || NodesInRankOrder(topology)
+                        ? TwoLevelLinks(topology, tree_root, rank)
+                        : BinomialLinks(AllRanks(args.size), 0, rank);
+  // Listed largest subtree (and remote nodes) first: reversed, they are in
+  // increasing rank order.
+  std::reverse(links.children.begin(), links.children.end());
+  return {std::move(links), tree_root};
+}
+
 }  // namespace
 
 Schedule BinomialReduce(const CollectiveArgs& args, const Topology&, int rank) {
@@ -92,6 +124,13 @@ Schedule BinomialReduce(const CollectiveArgs& args, const Topology&, int rank) {
 
 Schedule KnomialReduce4(const CollectiveArgs& args, const Topology&, int rank) {
   return KnomialReduce(args, rank, 4);
+}
+
+// Two-level: up each node's tree to its leader, then up the tree of node leaders
+// (HAN's shape): every chunk crosses the network once per node.
+Schedule TwoLevelReduce(const CollectiveArgs& args, const Topology& topology, int rank) {
+  const auto [links, tree_root] = ReductionTree(args, topology, args.root, rank);
+  return TreeReduce(args, rank, links, tree_root);
 }
 
 namespace {
@@ -283,6 +322,42 @@ Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology&,
     source = result;
   }
   Unfold(builder, args, halving, result);
+  return std::move(builder).Finish();
+}
+
+// Two-level: the two-level reduce towards rank 0 and the two-level bcast back down
+// the same tree, chunk by chunk, so the way up and the way down pipeline. Every chunk
+// crosses the network twice per node; all ranks get rank 0's bits.
+Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const size_t count = args.count;
+  if (count == 0) return std::move(builder).Finish();
+  const TreeLinks links = ReductionTree(args, topology, 0, rank).first;
+  const Slice mine = Contribution(args, rank, count);
+  const Slice result = Whole(BufferId::Recv(), count);
+  if (args.size == 1) {
+    if (!args.in_place) builder.Copy(mine, result);
+    return std::move(builder).Finish();
+  }
+  // The partial result goes where the result will be, and is overwritten by it.
+  const Slice partial = links.children.empty() ? mine : result;
+  std::vector<Slice> from_child;
+  for (size_t i = 0; i < links.children.size(); ++i) {
+    from_child.push_back(Whole(builder.AddScratch(count), count));
+  }
+  const std::vector<ElementRange> chunks = Chunks(args, count);
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+    const ElementRange& range = chunks[chunk];
+    CombineChildren(builder, links, chunk, range, mine, from_child, partial);
+    if (links.parent >= 0) {
+      builder.Send(links.parent, ChunkTag(0, chunk), Sub(partial, range));
+      builder.Recv(links.parent, ChunkTag(kFinalStage, chunk), Sub(result, range));
+    }
+    // Down the tree remote nodes first, as the bcast does.
+    for (auto child = links.children.rbegin(); child != links.children.rend(); ++child) {
+      builder.Send(*child, ChunkTag(kFinalStage, chunk), Sub(result, range));
+    }
+  }
   return std::move(builder).Finish();
 }
 
