@@ -12,7 +12,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "collectives/selection.h"
+#include "core/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/block_layouts.h"
@@ -281,6 +283,28 @@ std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
 // commutative op sees them, as some trees follow the root or the nodes then.
 std::vector<bool> OpKinds(Collective collective) {
   return IsReduction(collective) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+}
+
+// ZCOLL_ALGO_<COLL>'s description (README's table mirrors it) names every algorithm
+// of the collective.
+TEST(AlgorithmNamesTest, EachForcingVariableListsItsAlgorithms) {
+  for (const Algorithm& algorithm : AllAlgorithms()) {
+    const std::string variable =
+        absl::StrCat("ZCOLL_ALGO_", CollectiveEnvironmentSuffix(algorithm.collective));
+    const EnvironmentVariable* found = nullptr;
+    for (const EnvironmentVariable& candidate : EnvironmentVariables()) {
+      if (candidate.name == variable) found = &candidate;
+    }
+    ASSERT_NE(found, nullptr) << variable << " is not declared in core/config.cc";
+    // "Forces the reduce algorithm (binomial, knomial, ...); ..."
+    const absl::string_view description = found->description;
+    const size_t open = description.find('('), close = description.find(')');
+    ASSERT_LT(open, close) << variable << "'s description lists no algorithms";
+    const std::vector<absl::string_view> listed =
+        absl::StrSplit(description.substr(open + 1, close - open - 1), ", ");
+    EXPECT_THAT(listed, ::testing::Contains(algorithm.name))
+        << variable << "'s description does not name " << algorithm.name;
+  }
 }
 
 class AlgorithmTest : public ::testing::TestWithParam<const Algorithm*> {};

@@ -19,8 +19,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Forces the allgatherv algorithm (linear, ring); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_ALLREDUCE", "",
-     "Forces the allreduce algorithm (recursive_doubling, rabenseifner); unset: the selection "
-     "table (zcoll_info --algorithms prints it)."},
+     "Forces the allreduce algorithm (recursive_doubling, rabenseifner, two_level); unset: the "
+     "selection table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_ALLTOALL", "",
      "Forces the alltoall algorithm (pairwise); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
@@ -43,7 +43,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Forces the gatherv algorithm (linear); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE", "",
-     "Forces the reduce algorithm (binomial, knomial, rabenseifner); unset: the selection "
+     "Forces the reduce algorithm (binomial, knomial, rabenseifner, two_level); unset: the "
+     "selection "
      "table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
      "Forces the reduce_scatter algorithm (pairwise); unset: the selection table (zcoll_info "
