@@ -29,11 +29,17 @@ absl::Status WithRank(int rank, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat("rank ", rank, ": ", status.message()));
 }
 
-// Where every rank runs: its node (blocks of emulated nodes, or one node per distinct
-// host name, numbered in order of the lowest rank on each) and the package and NUMA
-// domain its CPU binding lies in (hwloc).
-absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nodes,
-                                          absl::Time deadline) {
+struct Placement {
+  // Where every rank runs: its node (blocks of emulated nodes, or one node per distinct
+  // host name, numbered in order of the lowest rank on each) and the package and NUMA
+  // domain its CPU binding lies in (hwloc).
+  Topology topology;
+  // The job's ranks on this rank's host, emulated nodes or not: they share its cores.
+  int ranks_on_this_host = 1;
+};
+
+absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_nodes,
+                                            absl::Time deadline) {
   const int size = bootstrap.size();
   const std::string emulated =
       emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
@@ -48,16 +54,17 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nod
     emulated_topology = std::move(*described);
   }
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
-  const RankLocation placement = DiscoverProcessPlacement().value_or(RankLocation{});
+  const RankLocation binding = DiscoverProcessPlacement().value_or(RankLocation{});
   char system_host[256] = {};
   gethostname(system_host, sizeof(system_host) - 1);
   const std::string host = bootstrap.host_name().value_or(system_host);
-  absl::StatusOr<std::vector<std::string>> entries = bootstrap.AllGather(
-      absl::StrCat(placement.package, " ", placement.numa, " ", host), deadline);
+  absl::StatusOr<std::vector<std::string>> entries =
+      bootstrap.AllGather(absl::StrCat(binding.package, " ", binding.numa, " ", host), deadline);
   if (!entries.ok()) return entries.status();
   std::vector<RankLocation> locations(size);
   std::vector<std::string> names;
   std::map<std::string, int> node_of_host;
+  int ranks_on_this_host = 0;
   for (int rank = 0; rank < size; ++rank) {
     const std::vector<std::string> fields =
         absl::StrSplit((*entries)[rank], absl::MaxSplits(' ', 2));
@@ -68,6 +75,7 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nod
                                               " sent a malformed location '", (*entries)[rank],
                                               "'"));
     }
+    if (fields[2] == host) ++ranks_on_this_host;
     if (emulated_topology.has_value()) {
       location.node = emulated_topology->node_of(rank);
     } else {
@@ -81,7 +89,9 @@ absl::StatusOr<Topology> DiscoverTopology(Bootstrap& bootstrap, int emulated_nod
       names.push_back(absl::StrCat("emulated", node));
     }
   }
-  return Topology::Create(std::move(locations), std::move(names));
+  absl::StatusOr<Topology> topology = Topology::Create(std::move(locations), std::move(names));
+  if (!topology.ok()) return topology.status();
+  return Placement{std::move(*topology), ranks_on_this_host};
 }
 
 // The topology of `members` (ranks of `parent`, in their new order): nodes renumbered
@@ -133,11 +143,13 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
     ASSIGN_OR_RETURN(bootstrap, BootstrapFromEnvironment(deadline));
   }
   const int rank = bootstrap->rank(), size = bootstrap->size();
-  absl::StatusOr<Topology> topology =
-      DiscoverTopology(*bootstrap, options.emulated_nodes, deadline);
-  if (!topology.ok()) return WithRank(rank, topology.status());
+  absl::StatusOr<Placement> placement =
+      DiscoverPlacement(*bootstrap, options.emulated_nodes, deadline);
+  if (!placement.ok()) return WithRank(rank, placement.status());
+  SetRanksOnThisMachine(placement->ranks_on_this_host);
+  Topology& topology = placement->topology;
   std::vector<int> node_of_rank(size);
-  for (int r = 0; r < size; ++r) node_of_rank[r] = topology->node_of(r);
+  for (int r = 0; r < size; ++r) node_of_rank[r] = topology.node_of(r);
   absl::StatusOr<std::unique_ptr<Transport>> transport = std::move(options.transport);
   if (*transport == nullptr) {
     transport = CreateJobTransport(rank, size, std::move(node_of_rank));
@@ -180,7 +192,7 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
       State{std::move(bootstrap),
             std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
                                                     std::vector<uint32_t>(size, *context)),
-            std::move(*topology), timeout}));
+            std::move(topology), timeout}));
 }
 
 absl::Status Communicator::Failed(const absl::Status& status) {

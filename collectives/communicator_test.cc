@@ -4,6 +4,8 @@
 
 #include "collectives/communicator.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -367,6 +369,22 @@ TEST(CommunicatorCreateTest, ATransportOfAnotherShapeIsRefused) {
   EXPECT_THAT(comm.status().message(),
               HasSubstr("CommunicatorOptions::transport is rank 0 of 2 but the bootstrap says "
                         "rank 0 of 1"));
+}
+
+// Ranks that outnumber this machine's cores make blocking waits yield at once (a
+// spinning rank would keep its peer off the core); a job that fits does not. Emulated
+// nodes share the host, so they count.
+TEST(CommunicatorCreateTest, RanksBeyondTheCoresMarkTheMachineOversubscribed) {
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  ASSERT_GT(cores, 0);
+  for (const CommunicatorJob& job :
+       {CommunicatorJob{.size = cores + 1, .nodes = 2}, CommunicatorJob{.size = 1}}) {
+    const bool expected = job.size > cores;
+    const absl::Status status = RunCommunicatorJob(job, [&](Communicator&, RankControl&) {
+      EXPECT_EQ(CoresOversubscribed(), expected) << job.size << " ranks, " << cores << " cores";
+    });
+    EXPECT_TRUE(status.ok()) << status;
+  }
 }
 
 // Context ids are per process and come back when a communicator goes.

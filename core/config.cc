@@ -102,10 +102,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Seconds an operation of a communicator may take, Create included, unless the "
      "call gives its own limit; past it the operation fails with DeadlineExceeded."},
     {"ZCOLL_WAIT_SPIN_US", "20",
-     "Microseconds a blocking wait polls before it starts yielding the core."},
+     "Microseconds a blocking wait polls before it starts yielding the core (0 when the "
+     "job's ranks on this machine outnumber its cores)."},
     {"ZCOLL_WAIT_YIELD_US", "1000",
      "Microseconds a blocking wait then polls with sched_yield before it sleeps on the "
-     "provider's wait object; lower it when ranks outnumber cores."},
+     "provider's wait object (100000 when the job's ranks on this machine outnumber its "
+     "cores)."},
 };
 
 }  // namespace
@@ -125,6 +127,11 @@ std::string EnvironmentValue(absl::string_view name) {
                "declared in core/config.cc\n",
                static_cast<int>(name.size()), name.data());
   std::abort();
+}
+
+bool EnvironmentIsSet(absl::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  return value != nullptr && *value != '\0';
 }
 
 uint64_t EnvironmentUnsigned(absl::string_view name) {

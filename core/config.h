@@ -30,6 +30,9 @@ absl::Span<const EnvironmentVariable> EnvironmentVariables();
 // name that is not is a bug in zcoll and aborts with a message.
 std::string EnvironmentValue(absl::string_view name);
 
+// Whether `name` is set to a non-empty value in the process environment.
+bool EnvironmentIsSet(absl::string_view name);
+
 // EnvironmentValue parsed as a non-negative integer. A value that does not parse is
 // reported once on stderr and the declared default is used instead.
 uint64_t EnvironmentUnsigned(absl::string_view name);

@@ -1,8 +1,10 @@
 #include "transport/transport.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -18,10 +20,25 @@ struct WaitPolicy {
   absl::Duration yield;
 };
 
+std::atomic<bool> cores_oversubscribed{false};
+
+// Measured with 4 ranks on 2 cores (zcoll_bench --np 4 --nodes 1): 8 B reduce 35 us
+// with the default policy, 12 us without the spin, 4.3 us when the yielding also lasts
+// 100 ms (a yielding rank may wait a whole time slice of the other rank on its core).
+constexpr absl::Duration kOversubscribedYield = absl::Milliseconds(100);
+
+WaitPolicy PolicyFromEnvironment(bool oversubscribed) {
+  auto setting = [&](absl::string_view variable, absl::Duration when_oversubscribed) {
+    if (oversubscribed && !EnvironmentIsSet(variable)) return when_oversubscribed;
+    return absl::Microseconds(EnvironmentUnsigned(variable));
+  };
+  return {setting("ZCOLL_WAIT_SPIN_US", absl::ZeroDuration()),
+          setting("ZCOLL_WAIT_YIELD_US", kOversubscribedYield)};
+}
+
 const WaitPolicy& GetWaitPolicy() {
-  static const WaitPolicy policy{absl::Microseconds(EnvironmentUnsigned("ZCOLL_WAIT_SPIN_US")),
-                                 absl::Microseconds(EnvironmentUnsigned("ZCOLL_WAIT_YIELD_US"))};
-  return policy;
+  static const WaitPolicy policies[2] = {PolicyFromEnvironment(false), PolicyFromEnvironment(true)};
+  return policies[cores_oversubscribed.load(std::memory_order_relaxed) ? 1 : 0];
 }
 
 // A sleep lasts an eighth of the time waited so far, within these bounds: a provider
@@ -33,6 +50,13 @@ constexpr absl::Duration kShortestSleep = absl::Microseconds(50);
 constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 
 }  // namespace
+
+void SetRanksOnThisMachine(int ranks) {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  cores_oversubscribed.store(cores > 0 && ranks > cores, std::memory_order_relaxed);
+}
+
+bool CoresOversubscribed() { return cores_oversubscribed.load(std::memory_order_relaxed); }
 
 absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
   RETURN_IF_ERROR(
