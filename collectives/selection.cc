@@ -24,6 +24,10 @@ constexpr int kAnyRanks = std::numeric_limits<int>::max();
 constexpr SelectionRule kTable[] = {
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.
+    // Across nodes: each node's ranks combine before anything crosses the network.
+    // Measured on 2 emulated nodes (4 ranks; and 2 ranks over ofi:tcp) it took
+    // about half of Rabenseifner's time from 32 KiB to 2 MiB.
+    {Collective::kReduce, "two_level", kAnySize, 1, kAnyRanks, 2},
     {Collective::kReduce, "binomial", 16 * KiB},
     {Collective::kReduce, "rabenseifner"},
     {Collective::kAllreduce, "recursive_doubling", 16 * KiB},
