@@ -34,6 +34,15 @@ void CombineChildren(ScheduleBuilder& builder, const TreeLinks& links, size_t ch
   builder.Reduce(operands, Sub(partial, range));
 }
 
+// A scratch vector of `count` elements for each child's partial result.
+std::vector<Slice> ChildScratch(ScheduleBuilder& builder, const TreeLinks& links, size_t count) {
+  std::vector<Slice> from_child;
+  for (size_t i = 0; i < links.children.size(); ++i) {
+    from_child.push_back(Whole(builder.AddScratch(count), count));
+  }
+  return from_child;
+}
+
 // Reduces up a tree towards `tree_root` chunk by chunk (a rank passes a chunk on as
 // soon as it has combined it), then `tree_root` sends the result to the root if it
 // is not the root. A rank combines its own contribution and then its children's in
@@ -51,13 +60,10 @@ Schedule TreeReduce(const CollectiveArgs& args, int rank, const TreeLinks& links
     return std::move(builder).Finish();
   }
   Slice partial = mine;
-  std::vector<Slice> from_child;
   if (!links.children.empty()) {
     partial = holds_result ? result : Whole(builder.AddScratch(count), count);
-    for (size_t i = 0; i < links.children.size(); ++i) {
-      from_child.push_back(Whole(builder.AddScratch(count), count));
-    }
   }
+  const std::vector<Slice> from_child = ChildScratch(builder, links, count);
   const std::vector<ElementRange> chunks = Chunks(args, count);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
     const ElementRange& range = chunks[chunk];
@@ -341,10 +347,7 @@ Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology,
   }
   // The partial result goes where the result will be, and is overwritten by it.
   const Slice partial = links.children.empty() ? mine : result;
-  std::vector<Slice> from_child;
-  for (size_t i = 0; i < links.children.size(); ++i) {
-    from_child.push_back(Whole(builder.AddScratch(count), count));
-  }
+  const std::vector<Slice> from_child = ChildScratch(builder, links, count);
   const std::vector<ElementRange> chunks = Chunks(args, count);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
     const ElementRange& range = chunks[chunk];
