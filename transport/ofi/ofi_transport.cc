@@ -238,11 +238,16 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
   if (!provider.empty()) hints->fabric_attr->prov_name = strdup(std::string(provider).c_str());
   // The rxm layer over tcp sends messages up to its buffer size eagerly and the
   // rest by rendezvous, an extra round trip. Its 16 KiB default put collectives'
-  // 32-128 KiB steps at 2-3x Open MPI's TCP time here; at 64 KiB they halve (its
-  // receive buffers are shared per endpoint: 128 x 64 KiB). Read when libfabric
-  // loads the provider, so the first transport of the process decides; a value the
-  // user set wins.
-  setenv("FI_OFI_RXM_BUFFER_SIZE", "65536", /*overwrite=*/0);
+  // 32-128 KiB steps at 2-3x Open MPI's TCP time here; at 64 KiB they halve, for
+  // preposted receive buffers four times as large. libfabric reads it when it loads
+  // the provider, and has no call to set it, so the environment it is; a value the
+  // user set wins. Once per process: setenv races with other threads' getenv, so
+  // the later transports must not repeat it.
+  static const bool rxm_buffer_set = [] {
+    setenv("FI_OFI_RXM_BUFFER_SIZE", "65536", /*overwrite=*/0);
+    return true;
+  }();
+  (void)rxm_buffer_set;
   fi_info* list = nullptr;
   const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list);
   if (rc != 0) {
