@@ -36,43 +36,40 @@ class ArgumentChecker {
   const char* call() const { return call_; }
   int size() const { return size_; }
 
+  // The checks below are inline for the arguments that pass (every call makes
+  // them); what a refusal says is spelled out of line.
   void Fail(absl::string_view sentence) {
     if (!status_.ok()) return;
     status_ = absl::InvalidArgumentError(absl::StrCat("rank ", rank_, ": ", call_, ": ", sentence));
   }
   void Type(DataType type) {
-    if (!IsValidDataType(type)) {
-      Fail(absl::StrCat("type ", static_cast<int>(type), " is not a zcoll DataType"));
-    }
+    if (ABSL_PREDICT_FALSE(!IsValidDataType(type))) BadType(type);
   }
   void Op(const ReduceOp& op, DataType type) {
-    if (absl::Status status = CheckOpForDataType(op, type); !status.ok()) Fail(status.message());
+    // Valid predefined pairs and user ops on valid types pass; the rest learn why.
+    if (ABSL_PREDICT_FALSE(!IsValidDataType(type) ||
+                           (op.is_predefined() && (!IsValidPredefinedOp(op.predefined()) ||
+                                                   !IsOpDefinedFor(op.predefined(), type))))) {
+      BadOp(op, type);
+    }
   }
   void Root(int root) {
-    if (root < 0 || root >= size_) {
-      Fail(absl::StrCat("root ", root, " is not a rank of this ", size_, "-rank communicator"));
-    }
+    if (ABSL_PREDICT_FALSE(root < 0 || root >= size_)) BadRoot(root);
   }
   // `count` elements of `type` must be addressable.
   void Count(absl::string_view what, size_t count, DataType type) {
-    if (IsValidDataType(type) &&
-        count > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type)) {
-      Fail(absl::StrCat(what, " ", count, " is too large for any buffer of ", DataTypeName(type)));
+    if (ABSL_PREDICT_FALSE(IsValidDataType(type) &&
+                           count > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type))) {
+      BadCount(what, count, type);
     }
   }
   // A buffer that is read or written: not null when it holds elements, and not
   // kInPlace unless `in_place_allowed`.
   void Buffer(absl::string_view what, const void* buffer, size_t count, bool in_place_allowed,
               absl::string_view in_place_rule = "") {
-    if (buffer == kInPlace) {
-      if (!in_place_allowed) {
-        Fail(absl::StrCat("kInPlace is not allowed as `", what, "`",
-                          in_place_rule.empty() ? "" : "; ", in_place_rule));
-      }
-      return;
-    }
-    if (buffer == nullptr && count > 0) {
-      Fail(absl::StrCat("`", what, "` is null but holds ", count, " elements"));
+    if (ABSL_PREDICT_FALSE((buffer == kInPlace && !in_place_allowed) ||
+                           (buffer == nullptr && count > 0))) {
+      BadBuffer(what, buffer, count, in_place_rule);
     }
   }
   // A v-collective's counts and displacements (`what` names them): size() entries
@@ -115,13 +112,38 @@ class ArgumentChecker {
       return;
     }
     const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
-    if (a < b + recv_bytes && b < a + send_bytes) {
-      Fail(absl::StrCat("the send buffer (", send_bytes, " bytes) and the receive buffer (",
-                        recv_bytes, " bytes) overlap; pass kInPlace to reduce in place"));
+    if (ABSL_PREDICT_FALSE(a < b + recv_bytes && b < a + send_bytes)) {
+      BadOverlap(send_bytes, recv_bytes);
     }
   }
 
  private:
+  ABSL_ATTRIBUTE_NOINLINE void BadType(DataType type) {
+    Fail(absl::StrCat("type ", static_cast<int>(type), " is not a zcoll DataType"));
+  }
+  ABSL_ATTRIBUTE_NOINLINE void BadOp(const ReduceOp& op, DataType type) {
+    if (absl::Status status = CheckOpForDataType(op, type); !status.ok()) Fail(status.message());
+  }
+  ABSL_ATTRIBUTE_NOINLINE void BadRoot(int root) {
+    Fail(absl::StrCat("root ", root, " is not a rank of this ", size_, "-rank communicator"));
+  }
+  ABSL_ATTRIBUTE_NOINLINE void BadCount(absl::string_view what, size_t count, DataType type) {
+    Fail(absl::StrCat(what, " ", count, " is too large for any buffer of ", DataTypeName(type)));
+  }
+  ABSL_ATTRIBUTE_NOINLINE void BadBuffer(absl::string_view what, const void* buffer, size_t count,
+                                         absl::string_view in_place_rule) {
+    if (buffer == kInPlace) {
+      Fail(absl::StrCat("kInPlace is not allowed as `", what, "`",
+                        in_place_rule.empty() ? "" : "; ", in_place_rule));
+    } else {
+      Fail(absl::StrCat("`", what, "` is null but holds ", count, " elements"));
+    }
+  }
+  ABSL_ATTRIBUTE_NOINLINE void BadOverlap(size_t send_bytes, size_t recv_bytes) {
+    Fail(absl::StrCat("the send buffer (", send_bytes, " bytes) and the receive buffer (",
+                      recv_bytes, " bytes) overlap; pass kInPlace to reduce in place"));
+  }
+
   int rank_;
   int size_;
   const char* call_;
@@ -267,20 +289,12 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
       }
     }
   }
-  const Algorithm* algorithm = state.forced[static_cast<size_t>(call.args.collective)];
-  if (algorithm == nullptr) {
+  const Algorithm* requested = state.forced[static_cast<size_t>(call.args.collective)];
+  if (requested == nullptr) {
     absl::StatusOr<const Algorithm*> from_environment =
         AlgorithmFromEnvironment(call.args.collective);
     if (!from_environment.ok()) return Failed(from_environment.status());
-    algorithm = *from_environment;
-  }
-  if (algorithm != nullptr) {
-    if (absl::Status status = CheckAlgorithmCanRun(*algorithm, call.args); !status.ok()) {
-      return Failed(absl::InvalidArgumentError(
-          absl::StrCat("rank ", rank(), ": ", call.name, ": ", status.message())));
-    }
-  } else {
-    algorithm = &SelectAlgorithm(call.args, state.topology);
+    requested = *from_environment;
   }
   if (static_cast<uint64_t>(state.in_flight) >= kSequenceNumbers) {
     return Failed(absl::ResourceExhaustedError(
@@ -288,17 +302,33 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                      " nonblocking collectives are in flight on this communicator; wait for "
                      "some before starting more")));
   }
-  // The plan: from the cache, or made now.
-  PlanKey key{algorithm, call.args};
+  // The plan: from the cache (the last call's first), or made now. Equal keys had
+  // their algorithm chosen, and checked, when the plan was made.
   std::shared_ptr<const ExecutionPlan> plan;
-  for (State::CachedPlan& cached : state.plans) {
-    if (cached.key == key) {
-      plan = cached.plan;
-      cached.last_used = state.collectives_started;
-      break;
+  auto matches = [&](const State::CachedPlan& cached) {
+    return cached.key.requested == requested && cached.key.args == call.args;
+  };
+  if (state.last_plan < state.plans.size() && matches(state.plans[state.last_plan])) {
+    plan = state.plans[state.last_plan].plan;
+  } else {
+    for (size_t i = 0; i < state.plans.size(); ++i) {
+      if (matches(state.plans[i])) {
+        plan = state.plans[i].plan;
+        state.last_plan = i;
+        break;
+      }
     }
   }
   if (plan == nullptr) {
+    const Algorithm* algorithm = requested;
+    if (algorithm != nullptr) {
+      if (absl::Status status = CheckAlgorithmCanRun(*algorithm, call.args); !status.ok()) {
+        return Failed(absl::InvalidArgumentError(
+            absl::StrCat("rank ", rank(), ": ", call.name, ": ", status.message())));
+      }
+    } else {
+      algorithm = &SelectAlgorithm(call.args, state.topology);
+    }
     plan = std::make_shared<const ExecutionPlan>(
         algorithm->generate(call.args, state.topology, rank()), call.args.element_bytes);
     constexpr size_t kCachedPlans = 16;
@@ -309,28 +339,31 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                                      });
       state.plans.erase(oldest);
     }
-    state.plans.push_back({std::move(key), plan, state.collectives_started});
+    state.plans.push_back({PlanKey{requested, call.args}, plan, state.collectives_started});
+    state.last_plan = state.plans.size() - 1;
   }
+  state.plans[state.last_plan].last_used = state.collectives_started;
   const uint64_t sequence = state.collectives_started++ % kSequenceNumbers;
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
-  auto pending = std::make_unique<Request::Pending>();
-  ReduceOp op = average ? ReduceOp(PredefinedOp::kSum) : call.op;
+  const ReduceOp op = average ? ReduceOp(PredefinedOp::kSum) : call.op;
   std::shared_ptr<ScratchArena> scratch = state.scratch.Acquire(plan->scratch_bytes());
-  if (state.idle_executions.empty()) {
-    pending->execution = std::make_shared<Execution>(
-        std::move(plan), transport, sequence << kScheduleTagBits, call.type, std::move(op),
-        call.send, call.recv, std::move(scratch));
+  std::unique_ptr<Request::Pending> pending;
+  if (state.idle_requests.empty()) {
+    pending = std::make_unique<Request::Pending>();
+    pending->execution =
+        std::make_shared<Execution>(std::move(plan), transport, sequence << kScheduleTagBits,
+                                    call.type, op, call.send, call.recv, std::move(scratch));
+    pending->idle_requests = &state.idle_requests;
+    pending->transport = &transport;
+    pending->scratch_pool = &state.scratch;
+    pending->in_flight = &state.in_flight;
   } else {
-    pending->execution = std::move(state.idle_executions.back());
-    state.idle_executions.pop_back();
-    pending->execution->Restart(std::move(plan), sequence << kScheduleTagBits, call.type,
-                                std::move(op), call.send, call.recv, std::move(scratch));
+    pending = std::move(state.idle_requests.back());
+    state.idle_requests.pop_back();
+    pending->execution->Restart(std::move(plan), sequence << kScheduleTagBits, call.type, op,
+                                call.send, call.recv, std::move(scratch));
   }
-  pending->idle_executions = &state.idle_executions;
-  pending->transport = &transport;
-  pending->scratch_pool = &state.scratch;
-  pending->in_flight = &state.in_flight;
   pending->deadline = DefaultDeadline();
   if (average && call.result_count > 0) {
     pending->finish = [type = call.type, result = call.result, count = call.result_count,

@@ -1,5 +1,6 @@
 #include "collectives/communicator.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,6 +131,12 @@ int Communicator::rank() const { return state_->transport->rank(); }
 int Communicator::size() const { return state_->transport->size(); }
 const Topology& Communicator::topology() const { return state_->topology; }
 absl::Duration Communicator::timeout() const { return state_->timeout; }
+
+absl::Time Communicator::DefaultDeadline() const {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return absl::TimeFromTimespec(now) + state_->timeout;
+}
 Transport& Communicator::transport() { return *state_->transport; }
 
 absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {

@@ -80,8 +80,10 @@ class Communicator {
   int size() const;
   const Topology& topology() const;
   absl::Duration timeout() const;
-  // The deadline of an operation started now under the default timeout.
-  absl::Time DefaultDeadline() const { return absl::Now() + timeout(); }
+  // The deadline of an operation started now under the default timeout (read off
+  // the kernel's coarse clock, which costs a few nanoseconds where absl::Now costs
+  // tens; it may lag by a scheduler tick, a few milliseconds of a timeout of seconds).
+  absl::Time DefaultDeadline() const;
 
   // MPI_Comm_split, collective over this communicator: ranks passing the same
   // `color` (>= 0) form a new communicator, ordered by `key` and then by their rank

@@ -19,9 +19,12 @@
 
 namespace zcoll {
 
-// What a plan was made for; a call with equal arguments and algorithm reuses it.
+// What a plan was made for: the algorithm the caller asked for (SetAlgorithm or
+// ZCOLL_ALGO_<COLL>; null when the selection table chose) and the arguments. A call
+// with an equal key reuses the plan without consulting the table again (the table
+// depends on nothing else: the topology is the communicator's).
 struct PlanKey {
-  const Algorithm* algorithm = nullptr;
+  const Algorithm* requested = nullptr;
   CollectiveArgs args;
 
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
@@ -49,9 +52,12 @@ struct Communicator::State {
     uint64_t last_used = 0;  // collectives_started when it was last used
   };
   std::vector<CachedPlan> plans;
+  // The plan the last call used: a loop of equal calls finds it first.
+  size_t last_plan = 0;
   ScratchPool scratch;
-  // Executions that finished without error, ready to run another call.
-  std::vector<std::shared_ptr<Execution>> idle_executions;
+  // Requests that finished without error, with their executions, ready to run
+  // another call (a small collective should not allocate).
+  std::vector<std::unique_ptr<Request::Pending>> idle_requests;
 };
 
 }  // namespace zcoll

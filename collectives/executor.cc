@@ -82,19 +82,19 @@ void ScratchPool::Release(std::shared_ptr<ScratchArena> arena) {
 }
 
 Execution::Execution(std::shared_ptr<const ExecutionPlan> plan, Transport& transport,
-                     uint64_t tag_base, DataType type, ReduceOp op, const void* send, void* recv,
-                     std::shared_ptr<ScratchArena> scratch)
+                     uint64_t tag_base, DataType type, const ReduceOp& op, const void* send,
+                     void* recv, std::shared_ptr<ScratchArena> scratch)
     : transport_(transport), op_(PredefinedOp::kSum) {
-  Restart(std::move(plan), tag_base, type, std::move(op), send, recv, std::move(scratch));
+  Restart(std::move(plan), tag_base, type, op, send, recv, std::move(scratch));
 }
 
 void Execution::Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_base, DataType type,
-                        ReduceOp op, const void* send, void* recv,
+                        const ReduceOp& op, const void* send, void* recv,
                         std::shared_ptr<ScratchArena> scratch) {
   plan_ = std::move(plan);
   tag_base_ = tag_base;
   type_ = type;
-  op_ = std::move(op);
+  op_ = op;
   send_ = static_cast<const char*>(send);
   recv_ = static_cast<char*>(recv);
   scratch_ = std::move(scratch);

@@ -86,7 +86,7 @@ class Execution {
   // `send` and `recv` are the user's buffers (kSend and kRecv of the schedule);
   // `scratch` holds at least plan->scratch_bytes().
   Execution(std::shared_ptr<const ExecutionPlan> plan, Transport& transport, uint64_t tag_base,
-            DataType type, ReduceOp op, const void* send, void* recv,
+            DataType type, const ReduceOp& op, const void* send, void* recv,
             std::shared_ptr<ScratchArena> scratch);
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
@@ -95,7 +95,8 @@ class Execution {
   // allocate). Only after this execution finished without error: nothing of it may
   // still be pending in the transport.
   void Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_base, DataType type,
-               ReduceOp op, const void* send, void* recv, std::shared_ptr<ScratchArena> scratch);
+               const ReduceOp& op, const void* send, void* recv,
+               std::shared_ptr<ScratchArena> scratch);
 
   // Runs what can run now: kDone when every step has completed or one failed.
   Transport::PollResult Advance();

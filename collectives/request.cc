@@ -37,15 +37,19 @@ absl::Status Request::Finish(absl::Status status) {
     // A transfer may still be pending: its Completion and scratch must outlive it.
     if (!execution.finished() || !execution.status().ok())
       job.KeepUntilDestroyed(pending.execution);
+    --*pending.in_flight;
+    pending_.reset();
   } else {
     pending.scratch_pool->Release(execution.TakeScratch());
-    constexpr size_t kIdleExecutions = 8;
-    if (pending.idle_executions->size() < kIdleExecutions) {
-      pending.idle_executions->push_back(std::move(pending.execution));
+    --*pending.in_flight;
+    constexpr size_t kIdleRequests = 8;
+    if (pending.idle_requests->size() < kIdleRequests) {
+      pending.finish = nullptr;
+      pending.idle_requests->push_back(std::move(pending_));
+    } else {
+      pending_.reset();
     }
   }
-  --*pending.in_flight;
-  pending_.reset();
   status_ = status;
   return status_;
 }

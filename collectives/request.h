@@ -51,8 +51,8 @@ class Request {
     std::shared_ptr<Execution> execution;
     CommunicatorTransport* transport;
     ScratchPool* scratch_pool;
-    // Where a successful execution goes to be reused.
-    std::vector<std::shared_ptr<Execution>>* idle_executions;
+    // Where this request goes to be reused once it succeeded.
+    std::vector<std::unique_ptr<Pending>>* idle_requests;
     int* in_flight;  // the communicator's count of pending requests
     absl::Time deadline;
     // Runs once the schedule has completed (AVG's division).

@@ -293,10 +293,14 @@ absl::Status ReduceMany(const ReduceOp& op, DataType type, absl::Span<const void
   RETURN_IF_ERROR(CheckNotNull("ReduceMany", "out", out, count));
   const Range out_bytes = BytesOf(out, count, type);
   for (size_t j = 0; j < inputs.size(); ++j) {
-    const std::string name = absl::StrCat("inputs[", j, "]");
-    RETURN_IF_ERROR(CheckNotNull("ReduceMany", name, inputs[j], count));
-    if (count > 0) {
-      RETURN_IF_ERROR(CheckOutput("ReduceMany", name, BytesOf(inputs[j], count, type), out_bytes));
+    const bool null_input = inputs[j] == nullptr && count > 0;
+    const Range input_bytes = BytesOf(inputs[j], count, type);
+    // The input's name is spelled only for an error (an executor reduces every step).
+    if (ABSL_PREDICT_FALSE(null_input || (Overlap(input_bytes, out_bytes) &&
+                                          !SameStart(input_bytes, out_bytes)))) {
+      const std::string name = absl::StrCat("inputs[", j, "]");
+      RETURN_IF_ERROR(CheckNotNull("ReduceMany", name, inputs[j], count));
+      return CheckOutput("ReduceMany", name, input_bytes, out_bytes);
     }
   }
   if (count == 0) return absl::OkStatus();
