@@ -72,6 +72,15 @@ std::vector<int> AllRanks(int size);
 // sees it; children largest subtree first. Every subtree is a run of consecutive
 // members (counting on from the root, wrapping).
 TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index);
+// The ranks in the order a one-level tree visits them: `root` first, then the rest of
+// its node (counting on from root, wrapping), then every other node's ranks together,
+// nodes in order from the root's. A binomial or k-nomial tree over it keeps its
+// subtrees on one node where it can, so few edges cross the network whatever the
+// placement (a tree in rank order over ranks placed round robin on two nodes sends
+// every other edge across). On one node: root, root+1, ..., wrapping.
+std::vector<int> NodeGroupedOrder(const Topology& topology, int root);
+// The position of `rank` in `order`.
+int IndexOf(absl::Span<const int> order, int rank);
 // The two-level tree rooted at `tree_root`: one leader per node (tree_root leads its
 // own node, the lowest rank the others), a binomial tree over the leaders and one
 // over each node's ranks under its leader. A leader's remote children come first.

@@ -132,6 +132,23 @@ TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index
   return links;
 }
 
+std::vector<int> NodeGroupedOrder(const Topology& topology, int root) {
+  std::vector<int> order;
+  order.reserve(topology.size());
+  const int root_node = topology.node_of(root);
+  for (int step = 0; step < topology.num_nodes(); ++step) {
+    const int node = (root_node + step) % topology.num_nodes();
+    const absl::Span<const int> local = topology.ranks_on_node(node);
+    const size_t first = node == root_node ? static_cast<size_t>(IndexOf(local, root)) : 0;
+    for (size_t i = 0; i < local.size(); ++i) order.push_back(local[(first + i) % local.size()]);
+  }
+  return order;
+}
+
+int IndexOf(absl::Span<const int> order, int rank) {
+  return static_cast<int>(std::find(order.begin(), order.end(), rank) - order.begin());
+}
+
 TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank) {
   const int root_node = topology.node_of(tree_root);
   auto leader_of = [&](int node) {
@@ -139,9 +156,8 @@ TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank) {
   };
   const int node = topology.node_of(rank);
   const absl::Span<const int> local = topology.ranks_on_node(node);
-  const int local_root =
-      static_cast<int>(std::find(local.begin(), local.end(), leader_of(node)) - local.begin());
-  TreeLinks links = BinomialLinks(local, local_root, topology.local_rank(rank));
+  TreeLinks links =
+      BinomialLinks(local, IndexOf(local, leader_of(node)), topology.local_rank(rank));
   if (rank == leader_of(node)) {
     std::vector<int> leaders;
     for (int n = 0; n < topology.num_nodes(); ++n) leaders.push_back(leader_of(n));

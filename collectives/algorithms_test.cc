@@ -263,11 +263,20 @@ CollectiveArgs MakeArgs(Collective collective, int size, size_t count, int root,
   return args;
 }
 
-// One node; for the two-level algorithms also nodes of uneven sizes and ranks not
-// in blocks (round robin over 3 nodes).
+// The algorithms whose trees follow the nodes: the two-level ones, and the one-level
+// trees built over the ranks grouped by node.
+bool FollowsNodes(const Algorithm& algorithm) {
+  return absl::StartsWith(algorithm.name, "two_level") ||
+         (algorithm.collective == Collective::kBcast && algorithm.name == "binomial") ||
+         (algorithm.collective == Collective::kReduce &&
+          (algorithm.name == "binomial" || algorithm.name == "knomial"));
+}
+
+// One node; for the algorithms that follow the nodes also nodes of uneven sizes and
+// ranks not in blocks (round robin over 3 nodes).
 std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
   std::vector<Topology> topologies = {*Topology::Uniform(1, size)};
-  if (!absl::StartsWith(algorithm.name, "two_level") || size < 2) return topologies;
+  if (!FollowsNodes(algorithm) || size < 2) return topologies;
   topologies.push_back(*Topology::Emulated("2", size));
   if (size >= 3) {
     std::vector<RankLocation> round_robin(size);
@@ -437,6 +446,42 @@ TEST(BarrierTest, NoRankLeavesBeforeEveryRankEntered) {
           << algorithm.name << " with " << size << " ranks";
     }
     EXPECT_EQ(CheckEveryRankHearsFromAll(algorithm, 1000), "") << algorithm.name;
+  }
+}
+
+// Sends from one node to another in every rank's schedule.
+int CrossNodeSends(const Algorithm& algorithm, const CollectiveArgs& args,
+                   const Topology& topology) {
+  int sends = 0;
+  for (int r = 0; r < args.size; ++r) {
+    const Schedule schedule = algorithm.generate(args, topology, r);
+    for (const Step& step : schedule.steps()) {
+      sends += step.kind == StepKind::kSend && topology.node_of(step.peer) != topology.node_of(r);
+    }
+  }
+  return sends;
+}
+
+// The one-level trees are built over the ranks grouped by node: with ranks placed
+// round robin (rank r on node r % 2), a tree in rank order would send 4 of its 7
+// edges across the network; grouped, one message crosses, as in a two-level tree.
+TEST(TreeTest, OneLevelTreesCrossTheNetworkOnceForTwoNodesWhateverThePlacement) {
+  constexpr int kSize = 8;
+  std::vector<RankLocation> round_robin(kSize);
+  for (int r = 0; r < kSize; ++r) round_robin[r].node = r % 2;
+  const Topology topology = *Topology::Create(round_robin);
+  const std::pair<Collective, absl::string_view> trees[] = {{Collective::kBcast, "binomial"},
+                                                            {Collective::kReduce, "binomial"},
+                                                            {Collective::kReduce, "knomial"}};
+  for (const auto& [collective, name] : trees) {
+    const Algorithm& algorithm = **FindAlgorithm(collective, name);
+    for (int root : {0, 3, 6}) {
+      // One element: one chunk, so every tree edge is one message.
+      const CollectiveArgs args = MakeArgs(collective, kSize, 1, root, /*in_place=*/false,
+                                           /*commutative=*/true);
+      EXPECT_EQ(CrossNodeSends(algorithm, args, topology), 1)
+          << CollectiveName(collective) << " " << name << " rooted at " << root;
+    }
   }
 }
 

@@ -213,9 +213,11 @@ Schedule TreeBcast(const CollectiveArgs& args, int rank, const TreeLinks& links)
 
 }  // namespace
 
-// Binomial: log2(size) levels, pipelined by chunks.
-Schedule BinomialBcast(const CollectiveArgs& args, const Topology&, int rank) {
-  return TreeBcast(args, rank, BinomialLinks(AllRanks(args.size), args.root, rank));
+// Binomial: log2(size) levels, pipelined by chunks, over the ranks grouped by node
+// (few edges cross the network, however the ranks are placed).
+Schedule BinomialBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
+  const std::vector<int> order = NodeGroupedOrder(topology, args.root);
+  return TreeBcast(args, rank, BinomialLinks(order, 0, IndexOf(order, rank)));
 }
 
 // Pipelined chain root -> root+1 -> ...: size-1 hops of latency, but every link

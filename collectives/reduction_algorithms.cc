@@ -80,15 +80,18 @@ Schedule TreeReduce(const CollectiveArgs& args, int rank, const TreeLinks& links
   return std::move(builder).Finish();
 }
 
-// The k-nomial tree over ranks relative to the root for commutative ops. For the
-// others it is rooted at rank 0, where every subtree is a run of ranks and children
-// come in increasing order, which is canonical rank order; rank 0 then sends the
-// result to the root.
-Schedule KnomialReduce(const CollectiveArgs& args, int rank, int radix) {
+// The k-nomial tree for commutative ops: rooted at the root, over the ranks grouped
+// by node (few edges cross the network, however the ranks are placed). For the
+// others it is rooted at rank 0 over the ranks in order, where every subtree is a run
+// of ranks and children come in increasing order, which is canonical rank order;
+// rank 0 then sends the result to the root.
+Schedule KnomialReduce(const CollectiveArgs& args, const Topology& topology, int rank, int radix) {
   const int size = args.size;
   const int tree_root = args.commutative ? args.root : 0;
-  auto real = [&](int64_t vrank) { return static_cast<int>((vrank + tree_root) % size); };
-  const int vrank = (rank - tree_root + size) % size;
+  const std::vector<int> order =
+      args.commutative ? NodeGroupedOrder(topology, tree_root) : AllRanks(size);
+  auto real = [&](int64_t vrank) { return order[vrank]; };
+  const int vrank = IndexOf(order, rank);
   // The parent clears vrank's lowest non-zero base-radix digit.
   TreeLinks links;
   for (int64_t stride = 1; stride < size; stride *= radix) {
@@ -124,12 +127,12 @@ std::pair<TreeLinks, int> ReductionTree(const CollectiveArgs& args, const Topolo
 
 }  // namespace
 
-Schedule BinomialReduce(const CollectiveArgs& args, const Topology&, int rank) {
-  return KnomialReduce(args, rank, 2);
+Schedule BinomialReduce(const CollectiveArgs& args, const Topology& topology, int rank) {
+  return KnomialReduce(args, topology, rank, 2);
 }
 
-Schedule KnomialReduce4(const CollectiveArgs& args, const Topology&, int rank) {
-  return KnomialReduce(args, rank, 4);
+Schedule KnomialReduce4(const CollectiveArgs& args, const Topology& topology, int rank) {
+  return KnomialReduce(args, topology, rank, 4);
 }
 
 // Two-level: up each node's tree to its leader, then up the tree of node leaders
