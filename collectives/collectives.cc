@@ -268,7 +268,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   State& state = *state_;
   CommunicatorTransport& transport = *state.transport;
   JobConnection& job = transport.job();
-  RETURN_IF_ERROR(job.FailureStatus());
+  if (ABSL_PREDICT_FALSE(job.failed())) return job.FailureStatus();
   // The peers have entered (or will enter) the collective: a refusal here fails the
   // job, so that they return at once.
   if (!call.invalid.ok()) return Failed(call.invalid);

@@ -107,8 +107,6 @@ absl::StatusOr<ReduceOp> ReduceOp::CreateUser(UserReduceFunction function, bool 
   return op;
 }
 
-bool ReduceOp::commutative() const { return user_ == nullptr || user_->commutative; }
-
 absl::string_view ReduceOp::name() const {
   return user_ == nullptr ? PredefinedOpName(predefined_) : absl::string_view(user_->name);
 }

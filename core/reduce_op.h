@@ -110,7 +110,7 @@ class ReduceOp {
   PredefinedOp predefined() const { return predefined_; }
 
   // MPI_Op_commutative: true for every predefined op.
-  bool commutative() const;
+  inline bool commutative() const;
 
   // The predefined op's name, or the user op's name.
   absl::string_view name() const;
@@ -137,6 +137,9 @@ class ReduceOp {
 };
 
 // MPI_Op_commutative.
+// Inline: every collective call asks.
+bool ReduceOp::commutative() const { return user_ == nullptr || user_->commutative; }
+
 inline bool IsCommutative(const ReduceOp& op) { return op.commutative(); }
 
 // OK when `op` may reduce elements of `type`; otherwise InvalidArgument with a

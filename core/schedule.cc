@@ -44,20 +44,6 @@ Step MakeStep(StepKind kind, int peer = kNoPeer, uint32_t tag = 0) {
 
 }  // namespace
 
-size_t Step::count() const {
-  switch (kind) {
-    case StepKind::kSend:
-    case StepKind::kPut:
-    case StepKind::kCopy:
-      return inputs.empty() ? 0 : inputs.front().count;
-    case StepKind::kRecv:
-    case StepKind::kGet:
-    case StepKind::kReduce:
-      return output.count;
-  }
-  return 0;
-}
-
 absl::string_view StepKindName(StepKind kind) {
   switch (kind) {
     case StepKind::kSend:

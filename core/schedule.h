@@ -101,7 +101,19 @@ struct Step {
 
   bool is_transfer() const { return peer != kNoPeer; }
   // Elements moved or produced by the step.
-  size_t count() const;
+  size_t count() const {  // inline: the executor asks for every step it runs
+    switch (kind) {
+      case StepKind::kSend:
+      case StepKind::kPut:
+      case StepKind::kCopy:
+        return inputs.empty() ? 0 : inputs.front().count;
+      case StepKind::kRecv:
+      case StepKind::kGet:
+      case StepKind::kReduce:
+        return output.count;
+    }
+    return 0;
+  }
 };
 
 absl::string_view StepKindName(StepKind kind);
