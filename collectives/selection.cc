@@ -29,6 +29,10 @@ constexpr SelectionRule kTable[] = {
     // about half of Rabenseifner's time from 32 KiB to 2 MiB.
     {Collective::kReduce, "two_level", kAnySize, 1, kAnyRanks, 2},
     {Collective::kReduce, "binomial", 16 * KiB},
+    // Up to 4 ranks the pipelined binomial tree wins at every size: measured on 2
+    // ranks (one node, 32 KiB-8 MiB: 0.3-0.7x Rabenseifner's time, whose extra round
+    // and gather do not pay for halving the root's reduction) and 4 ranks on 2 cores.
+    {Collective::kReduce, "binomial", kAnySize, 1, 4},
     {Collective::kReduce, "rabenseifner"},
     {Collective::kAllreduce, "recursive_doubling", 16 * KiB},
     {Collective::kAllreduce, "rabenseifner"},
