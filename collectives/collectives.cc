@@ -291,7 +291,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   }
   const Algorithm* requested = state.forced[static_cast<size_t>(call.args.collective)];
   if (requested == nullptr) {
-    absl::StatusOr<const Algorithm*> from_environment =
+    const absl::StatusOr<const Algorithm*>& from_environment =
         AlgorithmFromEnvironment(call.args.collective);
     if (!from_environment.ok()) return Failed(from_environment.status());
     requested = *from_environment;
@@ -304,22 +304,17 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   }
   // The plan: from the cache (the last call's first), or made now. Equal keys had
   // their algorithm chosen, and checked, when the plan was made.
-  std::shared_ptr<const ExecutionPlan> plan;
   auto matches = [&](const State::CachedPlan& cached) {
     return cached.key.requested == requested && cached.key.args == call.args;
   };
-  if (state.last_plan < state.plans.size() && matches(state.plans[state.last_plan])) {
-    plan = state.plans[state.last_plan].plan;
-  } else {
-    for (size_t i = 0; i < state.plans.size(); ++i) {
-      if (matches(state.plans[i])) {
-        plan = state.plans[i].plan;
-        state.last_plan = i;
-        break;
-      }
+  bool found = state.last_plan < state.plans.size() && matches(state.plans[state.last_plan]);
+  for (size_t i = 0; !found && i < state.plans.size(); ++i) {
+    if (matches(state.plans[i])) {
+      state.last_plan = i;
+      found = true;
     }
   }
-  if (plan == nullptr) {
+  if (!found) {
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, call.args); !status.ok()) {
@@ -329,7 +324,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     } else {
       algorithm = &SelectAlgorithm(call.args, state.topology);
     }
-    plan = std::make_shared<const ExecutionPlan>(
+    auto plan = std::make_shared<const ExecutionPlan>(
         algorithm->generate(call.args, state.topology, rank()), call.args.element_bytes);
     constexpr size_t kCachedPlans = 16;
     if (state.plans.size() >= kCachedPlans) {
@@ -339,10 +334,14 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                                      });
       state.plans.erase(oldest);
     }
-    state.plans.push_back({PlanKey{requested, call.args}, plan, state.collectives_started});
+    state.plans.push_back({PlanKey{requested, call.args}, std::move(plan), 0});
     state.last_plan = state.plans.size() - 1;
   }
-  state.plans[state.last_plan].last_used = state.collectives_started;
+  State::CachedPlan& cached = state.plans[state.last_plan];
+  cached.last_used = state.collectives_started;
+  // Not copied: an execution rerunning its last plan keeps it without touching the
+  // shared count (atomic operations cost tens of cycles each).
+  const std::shared_ptr<const ExecutionPlan>& plan = cached.plan;
   const uint64_t sequence = state.collectives_started++ % kSequenceNumbers;
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
@@ -352,8 +351,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   if (state.idle_requests.empty()) {
     pending = std::make_unique<Request::Pending>();
     pending->execution =
-        std::make_shared<Execution>(std::move(plan), transport, sequence << kScheduleTagBits,
-                                    call.type, op, call.send, call.recv, std::move(scratch));
+        std::make_shared<Execution>(plan, transport, sequence << kScheduleTagBits, call.type, op,
+                                    call.send, call.recv, std::move(scratch));
     pending->idle_requests = &state.idle_requests;
     pending->transport = &transport;
     pending->scratch_pool = &state.scratch;
@@ -361,8 +360,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   } else {
     pending = std::move(state.idle_requests.back());
     state.idle_requests.pop_back();
-    pending->execution->Restart(std::move(plan), sequence << kScheduleTagBits, call.type, op,
-                                call.send, call.recv, std::move(scratch));
+    pending->execution->Restart(plan, sequence << kScheduleTagBits, call.type, op, call.send,
+                                call.recv, std::move(scratch));
   }
   pending->deadline = DefaultDeadline();
   if (average && call.result_count > 0) {

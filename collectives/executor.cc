@@ -81,17 +81,17 @@ void ScratchPool::Release(std::shared_ptr<ScratchArena> arena) {
   free_.push_back(std::move(arena));
 }
 
-Execution::Execution(std::shared_ptr<const ExecutionPlan> plan, Transport& transport,
+Execution::Execution(const std::shared_ptr<const ExecutionPlan>& plan, Transport& transport,
                      uint64_t tag_base, DataType type, const ReduceOp& op, const void* send,
                      void* recv, std::shared_ptr<ScratchArena> scratch)
     : transport_(transport), op_(PredefinedOp::kSum) {
-  Restart(std::move(plan), tag_base, type, op, send, recv, std::move(scratch));
+  Restart(plan, tag_base, type, op, send, recv, std::move(scratch));
 }
 
-void Execution::Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_base, DataType type,
-                        const ReduceOp& op, const void* send, void* recv,
+void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64_t tag_base,
+                        DataType type, const ReduceOp& op, const void* send, void* recv,
                         std::shared_ptr<ScratchArena> scratch) {
-  plan_ = std::move(plan);
+  if (plan_ != plan) plan_ = plan;
   tag_base_ = tag_base;
   type_ = type;
   op_ = op;
@@ -105,7 +105,7 @@ void Execution::Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_
   } else {
     for (size_t id = 0; id < steps; ++id) completions_[id].Reset();
   }
-  waiting_.resize(steps);
+  waiting_.assign(steps, 0);
   for (StepId id = 0; id < steps; ++id) waiting_[id] = plan_->dependency_count(id);
   ready_.assign(plan_->initial_steps().begin(), plan_->initial_steps().end());
   ready_.reserve(steps);

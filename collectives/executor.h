@@ -85,8 +85,8 @@ class Execution {
  public:
   // `send` and `recv` are the user's buffers (kSend and kRecv of the schedule);
   // `scratch` holds at least plan->scratch_bytes().
-  Execution(std::shared_ptr<const ExecutionPlan> plan, Transport& transport, uint64_t tag_base,
-            DataType type, const ReduceOp& op, const void* send, void* recv,
+  Execution(const std::shared_ptr<const ExecutionPlan>& plan, Transport& transport,
+            uint64_t tag_base, DataType type, const ReduceOp& op, const void* send, void* recv,
             std::shared_ptr<ScratchArena> scratch);
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
@@ -94,7 +94,7 @@ class Execution {
   // Runs another call, reusing this one's memory (a small collective should not
   // allocate). Only after this execution finished without error: nothing of it may
   // still be pending in the transport.
-  void Restart(std::shared_ptr<const ExecutionPlan> plan, uint64_t tag_base, DataType type,
+  void Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64_t tag_base, DataType type,
                const ReduceOp& op, const void* send, void* recv,
                std::shared_ptr<ScratchArena> scratch);
 

@@ -99,7 +99,7 @@ const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& top
   return AllAlgorithms().front();
 }
 
-absl::StatusOr<const Algorithm*> AlgorithmFromEnvironment(Collective collective) {
+const absl::StatusOr<const Algorithm*>& AlgorithmFromEnvironment(Collective collective) {
   static const std::array<absl::StatusOr<const Algorithm*>, kNumCollectives> forced = [] {
     std::array<absl::StatusOr<const Algorithm*>, kNumCollectives> result;
     for (size_t i = 0; i < kNumCollectives; ++i) {

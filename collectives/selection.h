@@ -39,7 +39,7 @@ const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& top
 
 // ZCOLL_ALGO_<COLL> for `collective`, read once per process: null when unset;
 // NotFound (naming the variable) for a name the collective does not have.
-absl::StatusOr<const Algorithm*> AlgorithmFromEnvironment(Collective collective);
+const absl::StatusOr<const Algorithm*>& AlgorithmFromEnvironment(Collective collective);
 
 }  // namespace zcoll
 
