@@ -515,6 +515,37 @@ TEST_P(CollectivesTest, AllgathersAndAlltoallsMatchTheReference) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Plans are cached by the arguments and the algorithm asked for: forcing another
+// algorithm between calls with equal arguments runs that algorithm, not the cached
+// plan. Seen through a commutative user op's calls at the root of a 4-rank reduce:
+// the binomial tree's root combines its 2 children, the 4-nomial (flat) tree's root
+// its 3 (ranks are threads here, so each counts its own calls).
+thread_local int user_op_calls = 0;
+
+TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
+  const absl::Status status = RunCommunicatorJob({.size = 4}, [](Communicator& comm, RankControl&) {
+    const ReduceOp counted = *ReduceOp::CreateUser(
+        [](const void* in, void* inout, size_t count, DataType) {
+          ++user_op_calls;
+          for (size_t i = 0; i < count; ++i) {
+            static_cast<int32_t*>(inout)[i] += static_cast<const int32_t*>(in)[i];
+          }
+        },
+        /*commutative=*/true, "counted_sum");
+    const int32_t mine = comm.rank() + 1;
+    for (const char* algorithm : {"binomial", "knomial", "binomial", "knomial"}) {
+      ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduce, algorithm).ok());
+      int32_t sum = 0;
+      user_op_calls = 0;
+      ASSERT_TRUE(comm.Reduce(&mine, &sum, 1, DataType::kInt32, counted, 0).ok());
+      if (comm.rank() != 0) continue;
+      EXPECT_EQ(sum, 1 + 2 + 3 + 4) << algorithm;
+      EXPECT_EQ(user_op_calls, std::string(algorithm) == "binomial" ? 2 : 3) << algorithm;
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 std::vector<CommunicatorJob> Jobs() {
   std::vector<CommunicatorJob> jobs;
   for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});
