@@ -3,13 +3,16 @@
 # Open MPI and MPICH) back to back in one run and prints the ratio zcoll/peer for
 # every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--peers openmpi,mpich]
-#                               [--min B] [--max B] COLL...
+#                               [--min B] [--max B] [--repeat N] COLL...
 # --tcp: zcoll over ofi:tcp between K=RANKS emulated nodes, against Open MPI over TCP.
+# --repeat N: zcoll and the peers run alternately N times and every time shown is the
+#   median of its N (this machine puts a whole run in a fast or a slow mode, and a
+#   median of alternating runs is less at the mercy of one mode than a single run).
 # Needs a built bench: bazel build -c opt //tools:zcoll_bench.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/../shared/peers}
-np=2 nodes=1 tcp=0 min=8 max=8388608 peers=openmpi,mpich
+np=2 nodes=1 tcp=0 min=8 max=8388608 peers=openmpi,mpich repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -18,6 +21,7 @@ while [ $# -gt 0 ]; do
     --peers) peers=$2; shift 2 ;;
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -33,11 +37,25 @@ if [ "$tcp" = 1 ]; then
               "--colls=$(IFS=,; echo "${colls[*]}")")
   peer_args+=(--tcp)
 fi
-"$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' > "$work/rows"
-TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "--repeat needs a positive count" >&2; exit 2; }
+: > "$work/rows"
+for ((run = 0; run < repeat; ++run)); do
+  "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' >> "$work/rows"
+  TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"
+done
+# Rows are impl,coll,ranks,bytes,usec; the median of each (impl, coll, bytes).
 awk -F, '
-  { usec[$1 "," $2 "," $4] = $5; if (!seen[$2 "," $4]++) order[n++] = $2 "," $4; ranks = $3 }
+  function median(key,    m, i, j, t, v) {
+    m = split(times[key], v, " ")
+    for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+      t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+    }
+    return m % 2 ? v[(m + 1) / 2] : sprintf("%.2f", (v[m / 2] + v[m / 2 + 1]) / 2)
+  }
+  { row = $1 "," $2 "," $4; times[row] = times[row] (times[row] == "" ? "" : " ") $5
+    if (!seen[$2 "," $4]++) order[n++] = $2 "," $4; ranks = $3 }
   END {
+    for (row in times) usec[row] = median(row)
     printf "%-22s %10s %10s %10s %10s %8s %8s\n", "coll", "bytes", "zcoll", "openmpi", "mpich", "z/ompi", "z/mpich"
     for (i = 0; i < n; i++) {
       split(order[i], k, ",")
@@ -45,5 +63,6 @@ awk -F, '
       printf "%-22s %10s %10s %10s %10s %8s %8s\n", k[1], k[2], z, (o == "" ? "-" : o), (m == "" ? "-" : m),
              (o > 0 ? sprintf("%.2f", z / o) : "-"), (m > 0 ? sprintf("%.2f", z / m) : "-")
     }
-    printf "(%d ranks; usec per call, OSU method, float sum)\n", ranks
-  }' "$work/rows"
+    how = runs == 1 ? "" : sprintf("; medians of %d alternating runs", runs)
+    printf "(%d ranks; usec per call, OSU method, float sum%s)\n", ranks, how
+  }' runs="$repeat" "$work/rows"
