@@ -346,7 +346,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
   const ReduceOp op = average ? ReduceOp(PredefinedOp::kSum) : call.op;
-  std::shared_ptr<ScratchArena> scratch = state.scratch.Acquire(plan->scratch_bytes());
+  std::shared_ptr<ScratchArena> scratch;
+  if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());
   std::unique_ptr<Request::Pending> pending;
   if (state.idle_requests.empty()) {
     pending = std::make_unique<Request::Pending>();

@@ -94,7 +94,7 @@ void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64
   if (plan_ != plan) plan_ = plan;
   tag_base_ = tag_base;
   type_ = type;
-  op_ = op;
+  if (op_ != op) op_ = op;
   send_ = static_cast<const char*>(send);
   recv_ = static_cast<char*>(recv);
   scratch_ = std::move(scratch);
@@ -113,7 +113,7 @@ void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64
   in_flight_.clear();
   completed_ = 0;
   finished_ = steps == 0;
-  status_ = absl::OkStatus();
+  if (!status_.ok()) status_ = absl::OkStatus();
 }
 
 char* Execution::Address(const Slice& slice) const {
