@@ -373,6 +373,11 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     };
   }
   ++state.in_flight;
+  // The first steps start now, not at the first Wait or Test: a message leaves (and a
+  // receive is posted) while the caller is still returning from the call, and a
+  // nonblocking collective makes progress from its start. A failure stays in the
+  // execution until Wait or Test reports it.
+  pending->execution->Advance();
   return Request(std::move(pending));
 }
 

@@ -4,6 +4,7 @@
 // compared with the naive reference (testing/reference). Every rank can compute
 // every rank's input, so each checks its own result against the reference locally.
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "collectives/algorithms.h"
 #include "collectives/communicator.h"
 #include "gmock/gmock.h"
@@ -542,6 +544,32 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
       EXPECT_EQ(sum, 1 + 2 + 3 + 4) << algorithm;
       EXPECT_EQ(user_op_calls, std::string(algorithm) == "binomial" ? 2 : 3) << algorithm;
     }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A nonblocking collective starts when it is posted: a root that posts an IBcast and
+// then computes, calling neither Wait nor Test, has already sent, so the other rank's
+// blocking Bcast completes meanwhile. (Ranks are threads here: the flag is shared.)
+TEST(ProgressTest, ANonblockingBcastSendsBeforeItsRootWaits) {
+  static std::atomic<bool> leaf_received{false};
+  leaf_received = false;
+  const absl::Status status = RunCommunicatorJob({.size = 2}, [](Communicator& comm, RankControl&) {
+    int32_t value = comm.rank() == 0 ? 42 : 0;
+    if (comm.rank() == 1) {
+      ASSERT_TRUE(comm.Bcast(&value, 1, DataType::kInt32, 0).ok());
+      EXPECT_EQ(value, 42);
+      leaf_received = true;
+      return;
+    }
+    absl::StatusOr<Request> request = comm.IBcast(&value, 1, DataType::kInt32, 0);
+    ASSERT_TRUE(request.ok()) << request.status();
+    // "Computing": at most 10 s, without progressing the collective.
+    for (int waited_ms = 0; !leaf_received && waited_ms < 10000; ++waited_ms) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    EXPECT_TRUE(leaf_received) << "rank 1 got nothing while rank 0 had not waited";
+    EXPECT_TRUE(request->Wait().ok());
   });
   EXPECT_TRUE(status.ok()) << status;
 }
