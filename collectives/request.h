@@ -6,11 +6,11 @@
 //
 // A collective starts in the call that posts it (its first sends and receives are
 // posted there); later progress happens inside Wait and Test (there is no progress
-// thread), so a program that computes between the two should call Test now and then. A Request must not
-// outlive its Communicator, and its buffers must stay valid until it is done.
-// Destroying a pending Request waits for it (up to its deadline), as the collective
-// cannot be cancelled. An error of the collective, including a missed deadline, is
-// the job's failure (communicator.h).
+// thread), so a program that computes between the two should call Test now and then.
+// A Request must not outlive its Communicator, and its buffers must stay valid until
+// it is done. Destroying a pending Request waits for it (up to its deadline), as the
+// collective cannot be cancelled. An error of the collective, including a missed
+// deadline, is the job's failure (communicator.h).
 
 #ifndef ZCOLL_COLLECTIVES_REQUEST_H_
 #define ZCOLL_COLLECTIVES_REQUEST_H_
