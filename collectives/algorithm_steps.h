@@ -102,6 +102,8 @@ Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology& 
 Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule RecursiveHalvingReduceScatter(const CollectiveArgs& args, const Topology& topology,
+                                       int rank);
 Schedule RecursiveDoublingScan(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule ChainScan(const CollectiveArgs& args, const Topology& topology, int rank);
 

@@ -288,10 +288,13 @@ std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
   return topologies;
 }
 
-// Whether the op is commutative, in each check of `collective`: reductions also as a
-// commutative op sees them, as some trees follow the root or the nodes then.
-std::vector<bool> OpKinds(Collective collective) {
-  return IsReduction(collective) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+// Whether the op is commutative, in each check of `algorithm`: reductions also as a
+// commutative op sees them, as some trees follow the root or the nodes then, and only
+// so for the algorithms that need a commutative op.
+std::vector<bool> OpKinds(const Algorithm& algorithm) {
+  if (!IsReduction(algorithm.collective)) return {false};
+  if (!algorithm.any_op) return {true};
+  return {false, true};
 }
 
 // ZCOLL_ALGO_<COLL>'s description (README's table mirrors it) names every algorithm
@@ -326,7 +329,7 @@ TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
       if (IsRooted(algorithm.collective) && size > 1) roots = {0, size / 2, size - 1};
       for (int root : roots) {
         for (bool in_place : {false, true}) {
-          for (bool commutative : OpKinds(algorithm.collective)) {
+          for (bool commutative : OpKinds(algorithm)) {
             for (const Topology& topology : TopologiesFor(algorithm, size)) {
               const std::string problem =
                   Check(algorithm,
@@ -346,13 +349,15 @@ TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
 
 TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
   const Algorithm& algorithm = *GetParam();
-  // Schedules of size-1 messages or steps per rank grow as size squared.
+  // Schedules of size-1 messages or steps per rank, or whose ranks each hold the whole
+  // vector of size blocks, grow as size squared.
   const bool quadratic = algorithm.name == "pairwise" || algorithm.name == "linear" ||
-                         algorithm.name == "ring" || algorithm.name == "scatter_allgather";
+                         algorithm.name == "ring" || algorithm.name == "scatter_allgather" ||
+                         algorithm.name == "recursive_halving";
   for (int size : quadratic ? std::vector<int>{100, 257} : std::vector<int>{100, 1000, 4096}) {
     const int root = IsRooted(algorithm.collective) ? size / 3 : 0;
     for (const Topology& topology : TopologiesFor(algorithm, size)) {
-      for (bool commutative : OpKinds(algorithm.collective)) {
+      for (bool commutative : OpKinds(algorithm)) {
         const std::string problem =
             Check(algorithm,
                   MakeArgs(algorithm.collective, size, 2, root, /*in_place=*/true, commutative),

@@ -4,6 +4,7 @@
 // algorithms; and nonblocking collectives that overlap.
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -340,6 +341,36 @@ TEST(AlgorithmChoiceTest, UnknownNamesAreRefusedAndKnownOnesRun) {
     EXPECT_EQ(out, std::vector<int64_t>(10, 3));
   });
   EXPECT_TRUE(status.ok()) << status;
+}
+
+// An algorithm that needs a commutative op, forced with one that is not, is refused on
+// every rank: InvalidArgument naming the algorithm, or Aborted quoting the rank that
+// refused first (a refusal fails the job). Left to the table, the same call takes an
+// algorithm for any op.
+TEST(AlgorithmChoiceTest, AnAlgorithmForCommutativeOpsRefusesOthersOnEveryRank) {
+  const ReduceOp first_wins = *ReduceOp::CreateUser(
+      [](const void* in, void* inout, size_t count, DataType) {
+        std::memcpy(inout, in, count * sizeof(int32_t));  // a op b = a: not commutative
+      },
+      /*commutative=*/false, "first_wins");
+  const absl::Status table = RunCommunicatorJob({.size = 4}, [&](Communicator& comm, RankControl&) {
+    std::vector<int32_t> in(4, comm.rank()), out(1, -1);
+    ASSERT_TRUE(
+        comm.ReduceScatterBlock(in.data(), out.data(), 1, DataType::kInt32, first_wins).ok());
+    EXPECT_EQ(out[0], 0);  // rank 0's, in canonical order
+  });
+  EXPECT_TRUE(table.ok()) << table;
+  const absl::Status forced =
+      RunCommunicatorJob({.size = 4}, [&](Communicator& comm, RankControl&) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduceScatterBlock, "recursive_halving").ok());
+        std::vector<int32_t> in(4, comm.rank()), out(1, -1);
+        const absl::Status refused =
+            comm.ReduceScatterBlock(in.data(), out.data(), 1, DataType::kInt32, first_wins);
+        EXPECT_TRUE(absl::IsInvalidArgument(refused) || absl::IsAborted(refused)) << refused;
+        EXPECT_THAT(refused.message(), HasSubstr("'recursive_halving' needs a commutative op"));
+        EXPECT_THAT(refused.message(), HasSubstr(absl::StrCat("rank ", comm.rank())));
+      });
+  EXPECT_TRUE(forced.ok()) << forced;
 }
 
 }  // namespace

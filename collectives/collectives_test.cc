@@ -115,10 +115,14 @@ std::string Where(const Communicator& comm, Collective collective, absl::string_
                       comm.size());
 }
 
-std::vector<absl::string_view> AlgorithmsOf(Collective collective) {
+// The algorithms of `collective` that can run `op` (some need a commutative one).
+std::vector<absl::string_view> AlgorithmsOf(Collective collective,
+                                            const ReduceOp& op = PredefinedOp::kSum) {
   std::vector<absl::string_view> names;
   for (const Algorithm& algorithm : AllAlgorithms()) {
-    if (algorithm.collective == collective) names.push_back(algorithm.name);
+    if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
+      names.push_back(algorithm.name);
+    }
   }
   return names;
 }
@@ -178,7 +182,7 @@ void CheckReductions(Communicator& comm) {
         const RankBytes all = AllInputs(op_case.type, size, total, salt);
         const RankBytes expected_blocks =
             *testing::ReferenceReduceScatter(op_case.op, op_case.type, all, counts);
-        for (absl::string_view algorithm : AlgorithmsOf(collective)) {
+        for (absl::string_view algorithm : AlgorithmsOf(collective, op_case.op)) {
           ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
           for (bool in_place : {false, true}) {
             Bytes send = all[rank];

@@ -439,6 +439,78 @@ Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology&, int 
   return std::move(builder).Finish();
 }
 
+// Reduce-scatter: recursive halving, for commutative ops. After Rabenseifner's fold
+// (the first 2*rem ranks pairwise), the p2 participants halve their window of
+// participants log2(p2) times, the farthest partner first and the half holding
+// themselves kept, so that participant j ends with exactly the blocks of the ranks
+// it stands for; a folded rank gets its block back from its odd neighbour. About
+// log2(size) rounds where pairwise sends size-1 messages: for small blocks on many
+// ranks. The partial results combine ranks that are not neighbours, so the op must
+// commute.
+Schedule RecursiveHalvingReduceScatter(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const int size = args.size;
+  const std::vector<size_t> counts = args.collective == Collective::kReduceScatter
+                                         ? args.counts
+                                         : std::vector<size_t>(size, args.count);
+  const std::vector<size_t> displs = Packed(counts);
+  const size_t total = Sum(counts);
+  const Slice input = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), total);
+  const Slice output{BufferId::Recv(), 0, counts[rank]};
+  auto block = [&](int r) { return ElementRange{displs[r], counts[r]}; };
+  if (size == 1) {
+    if (!args.in_place) builder.Copy(Sub(input, block(0)), output);
+    return std::move(builder).Finish();
+  }
+  const Halving halving = Halving::For(rank, size);
+  // The elements of the ranks that participants [lo, hi) stand for (a run of ranks).
+  auto span = [&](int lo, int hi) {
+    const int first = lo < halving.rem ? 2 * lo : lo + halving.rem;
+    const int last = hi - 1 < halving.rem ? 2 * (hi - 1) + 1 : hi - 1 + halving.rem;
+    return ElementRange{displs[first], displs[last] + counts[last] - displs[first]};
+  };
+  if (rank < 2 * halving.rem && rank % 2 == 0) {
+    SendChunked(builder, args, rank + 1, kFoldStage, input);
+    RecvChunked(builder, args, rank + 1, kFinalStage, output);
+    return std::move(builder).Finish();
+  }
+  const Slice work = Whole(builder.AddScratch(total), total);
+  const Slice incoming = Whole(builder.AddScratch(total), total);
+  Slice source = input;
+  if (rank < 2 * halving.rem) {
+    RecvChunked(builder, args, rank - 1, kFoldStage, incoming);
+    ReduceChunked(builder, args, incoming, input, work);
+    source = work;
+  }
+  int lo = 0, hi = halving.p2;
+  for (int stage = 0, mask = halving.p2 / 2; mask >= 1; ++stage, mask /= 2) {
+    const int partner_new = halving.newrank ^ mask;
+    const int partner = halving.RealRank(partner_new);
+    const int mid = lo + mask;
+    const bool keep_upper = (halving.newrank & mask) != 0;
+    const ElementRange kept = keep_upper ? span(mid, hi) : span(lo, mid);
+    const ElementRange given = keep_upper ? span(lo, mid) : span(mid, hi);
+    SendChunked(builder, args, partner, kHalvingStage + stage, Sub(source, given));
+    RecvChunked(builder, args, partner, kHalvingStage + stage, Sub(incoming, kept));
+    if (partner_new < halving.newrank) {
+      ReduceChunked(builder, args, Sub(incoming, kept), Sub(source, kept), Sub(work, kept));
+    } else {
+      ReduceChunked(builder, args, Sub(source, kept), Sub(incoming, kept), Sub(work, kept));
+    }
+    source = work;
+    if (keep_upper) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  if (rank < 2 * halving.rem) {
+    SendChunked(builder, args, rank - 1, kFinalStage, Sub(work, block(rank - 1)));
+  }
+  if (counts[rank] > 0) builder.Copy(Sub(work, block(rank)), output);
+  return std::move(builder).Finish();
+}
+
 // ---------------------------------------------------------------------------------
 // Scan and exscan.
 

@@ -47,10 +47,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "selection "
      "table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
-     "Forces the reduce_scatter algorithm (pairwise); unset: the selection table (zcoll_info "
+     "Forces the reduce_scatter algorithm (pairwise, recursive_halving); unset: the selection "
+     "table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER_BLOCK", "",
-     "Forces the reduce_scatter_block algorithm (pairwise); unset: the selection table "
+     "Forces the reduce_scatter_block algorithm (pairwise, recursive_halving); unset: the "
+     "selection table "
      "(zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_SCAN", "",
      "Forces the scan algorithm (recursive_doubling, chain); unset: the selection table "
