@@ -195,6 +195,26 @@ ElementRange BlockRange(size_t count, int parts, std::pair<int, int> blocks) {
   return {first.offset, last.offset + last.count - first.offset};
 }
 
+// The buffers of a halving: the data so far, the partner's half, the reduced half.
+struct HalvingBuffers {
+  Slice source;
+  Slice incoming;
+  Slice work;
+};
+
+// One halving stage with `partner`: sends it the `given` part of the data so far,
+// receives its `kept` part and reduces the two into work, the lower participant's
+// data as the left operand (canonical order where the halves are runs of ranks).
+void ExchangeHalves(ScheduleBuilder& builder, const CollectiveArgs& args, int partner,
+                    bool partner_is_lower, int stage, const HalvingBuffers& buffers,
+                    const ElementRange& kept, const ElementRange& given) {
+  SendChunked(builder, args, partner, kHalvingStage + stage, Sub(buffers.source, given));
+  RecvChunked(builder, args, partner, kHalvingStage + stage, Sub(buffers.incoming, kept));
+  const Slice mine = Sub(buffers.source, kept), theirs = Sub(buffers.incoming, kept);
+  ReduceChunked(builder, args, partner_is_lower ? theirs : mine, partner_is_lower ? mine : theirs,
+                Sub(buffers.work, kept));
+}
+
 // Leaves the reduced window in `work` (a whole vector) on each participant.
 Halving HalvingReduceScatter(ScheduleBuilder& builder, const CollectiveArgs& args,
                              const Slice& mine, const Slice& work, const Slice& incoming) {
@@ -220,13 +240,8 @@ Halving HalvingReduceScatter(ScheduleBuilder& builder, const CollectiveArgs& arg
     const std::pair<int, int> give = keep_upper ? std::make_pair(lo, mid) : std::make_pair(mid, hi);
     const ElementRange kept = BlockRange(args.count, halving.p2, keep);
     const ElementRange given = BlockRange(args.count, halving.p2, give);
-    SendChunked(builder, args, partner, kHalvingStage + stage, Sub(source, given));
-    RecvChunked(builder, args, partner, kHalvingStage + stage, Sub(incoming, kept));
-    if (partner_new < halving.newrank) {
-      ReduceChunked(builder, args, Sub(incoming, kept), Sub(source, kept), Sub(work, kept));
-    } else {
-      ReduceChunked(builder, args, Sub(source, kept), Sub(incoming, kept), Sub(work, kept));
-    }
+    ExchangeHalves(builder, args, partner, partner_new < halving.newrank, stage,
+                   {source, incoming, work}, kept, given);
     source = work;
     lo = keep.first;
     hi = keep.second;
@@ -392,20 +407,35 @@ Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology&, int 
 }
 
 // ---------------------------------------------------------------------------------
+// A reduce-scatter's blocks: every rank's count (the block form's one count each),
+// where they lie in the input vector (packed in rank order), the input (the send
+// buffer, or the receive buffer in place) and this rank's result.
+struct ReduceScatterLayout {
+  std::vector<size_t> counts;
+  std::vector<size_t> displs;
+  Slice input;
+  Slice output;
+
+  static ReduceScatterLayout Of(const CollectiveArgs& args, int rank) {
+    ReduceScatterLayout layout;
+    layout.counts = args.collective == Collective::kReduceScatter
+                        ? args.counts
+                        : std::vector<size_t>(args.size, args.count);
+    layout.displs = Packed(layout.counts);
+    layout.input = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), Sum(layout.counts));
+    layout.output = Slice{BufferId::Recv(), 0, layout.counts[rank]};
+    return layout;
+  }
+};
+
 // Reduce-scatter: pairwise. Every rank sends each peer that peer's block directly
 // and reduces its own block from all contributions in one pass, in rank order (any
 // op). Bandwidth-optimal; size-1 messages per rank, all in flight at once.
 Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology&, int rank) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
   const int size = args.size;
-  const std::vector<size_t> counts = args.collective == Collective::kReduceScatter
-                                         ? args.counts
-                                         : std::vector<size_t>(size, args.count);
-  const std::vector<size_t> displs = Packed(counts);
-  const size_t total = Sum(counts);
-  const Slice input = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), total);
+  const auto [counts, displs, input, output] = ReduceScatterLayout::Of(args, rank);
   const size_t mine_count = counts[rank];
-  const Slice output{BufferId::Recv(), 0, mine_count};
   Slice own{input.buffer, displs[rank], mine_count};
   if (size == 1) {
     if (!args.in_place) builder.Copy(own, output);
@@ -450,13 +480,8 @@ Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology&, int 
 Schedule RecursiveHalvingReduceScatter(const CollectiveArgs& args, const Topology&, int rank) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
   const int size = args.size;
-  const std::vector<size_t> counts = args.collective == Collective::kReduceScatter
-                                         ? args.counts
-                                         : std::vector<size_t>(size, args.count);
-  const std::vector<size_t> displs = Packed(counts);
-  const size_t total = Sum(counts);
-  const Slice input = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), total);
-  const Slice output{BufferId::Recv(), 0, counts[rank]};
+  const auto [counts, displs, input, output] = ReduceScatterLayout::Of(args, rank);
+  const size_t total = input.count;
   auto block = [&](int r) { return ElementRange{displs[r], counts[r]}; };
   if (size == 1) {
     if (!args.in_place) builder.Copy(Sub(input, block(0)), output);
@@ -490,13 +515,8 @@ Schedule RecursiveHalvingReduceScatter(const CollectiveArgs& args, const Topolog
     const bool keep_upper = (halving.newrank & mask) != 0;
     const ElementRange kept = keep_upper ? span(mid, hi) : span(lo, mid);
     const ElementRange given = keep_upper ? span(lo, mid) : span(mid, hi);
-    SendChunked(builder, args, partner, kHalvingStage + stage, Sub(source, given));
-    RecvChunked(builder, args, partner, kHalvingStage + stage, Sub(incoming, kept));
-    if (partner_new < halving.newrank) {
-      ReduceChunked(builder, args, Sub(incoming, kept), Sub(source, kept), Sub(work, kept));
-    } else {
-      ReduceChunked(builder, args, Sub(source, kept), Sub(incoming, kept), Sub(work, kept));
-    }
+    ExchangeHalves(builder, args, partner, partner_new < halving.newrank, stage,
+                   {source, incoming, work}, kept, given);
     source = work;
     if (keep_upper) {
       lo = mid;
