@@ -105,8 +105,7 @@ void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64
   } else {
     for (size_t id = 0; id < steps; ++id) completions_[id].Reset();
   }
-  waiting_.assign(steps, 0);
-  for (StepId id = 0; id < steps; ++id) waiting_[id] = plan_->dependency_count(id);
+  waiting_.assign(plan_->dependency_counts().begin(), plan_->dependency_counts().end());
   ready_.assign(plan_->initial_steps().begin(), plan_->initial_steps().end());
   ready_.reserve(steps);
   ready_head_ = 0;

@@ -37,7 +37,8 @@ class ExecutionPlan {
   size_t element_bytes() const { return element_bytes_; }
   size_t scratch_bytes() const { return scratch_bytes_; }
   size_t scratch_offset(uint32_t index) const { return scratch_offsets_[index]; }
-  uint32_t dependency_count(StepId step) const { return dependency_counts_[step]; }
+  // How many steps each step waits for, by step.
+  absl::Span<const uint32_t> dependency_counts() const { return dependency_counts_; }
   absl::Span<const StepId> dependents(StepId step) const {
     return absl::MakeConstSpan(dependents_)
         .subspan(dependents_begin_[step], dependents_begin_[step + 1] - dependents_begin_[step]);

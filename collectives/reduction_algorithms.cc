@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "collectives/algorithm_steps.h"
 
 namespace zcoll::algorithm_steps {
@@ -34,19 +35,29 @@ void CombineChildren(ScheduleBuilder& builder, const TreeLinks& links, size_t ch
   builder.Reduce(operands, Sub(partial, range));
 }
 
-// A scratch vector of `count` elements for each child's partial result.
-std::vector<Slice> ChildScratch(ScheduleBuilder& builder, const TreeLinks& links, size_t count) {
-  std::vector<Slice> from_child;
+// The way up a tree, chunk by chunk: each chunk of this rank's contribution `mine`
+// combined with its children's into `partial` and sent on to the parent, at once (a
+// rank passes a chunk on as soon as it has combined it); then `then(chunk, range)`
+// adds what the caller does with that chunk next.
+void ReduceUpTree(ScheduleBuilder& builder, const CollectiveArgs& args, const TreeLinks& links,
+                  size_t count, const Slice& mine, const Slice& partial,
+                  absl::FunctionRef<void(size_t chunk, const ElementRange& range)> then) {
+  std::vector<Slice> from_child;  // a scratch vector per child's partial result
   for (size_t i = 0; i < links.children.size(); ++i) {
     from_child.push_back(Whole(builder.AddScratch(count), count));
   }
-  return from_child;
+  const std::vector<ElementRange> chunks = Chunks(args, count);
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+    const ElementRange& range = chunks[chunk];
+    CombineChildren(builder, links, chunk, range, mine, from_child, partial);
+    if (links.parent >= 0) builder.Send(links.parent, ChunkTag(0, chunk), Sub(partial, range));
+    then(chunk, range);
+  }
 }
 
-// Reduces up a tree towards `tree_root` chunk by chunk (a rank passes a chunk on as
-// soon as it has combined it), then `tree_root` sends the result to the root if it
-// is not the root. A rank combines its own contribution and then its children's in
-// the order `links` lists them: canonical rank order when each child's subtree is a
+// Reduces up a tree towards `tree_root` (ReduceUpTree), then `tree_root` sends the
+// result to the root if it is not the root. A rank combines its own contribution and then its
+// children's in the order `links` lists them: canonical rank order when each child's subtree is a
 // run of ranks above the rank's and the children are listed in increasing order.
 Schedule TreeReduce(const CollectiveArgs& args, int rank, const TreeLinks& links, int tree_root) {
   ScheduleBuilder builder = MakeBuilder(args, rank);
@@ -63,17 +74,12 @@ Schedule TreeReduce(const CollectiveArgs& args, int rank, const TreeLinks& links
   if (!links.children.empty()) {
     partial = holds_result ? result : Whole(builder.AddScratch(count), count);
   }
-  const std::vector<Slice> from_child = ChildScratch(builder, links, count);
-  const std::vector<ElementRange> chunks = Chunks(args, count);
-  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
-    const ElementRange& range = chunks[chunk];
-    CombineChildren(builder, links, chunk, range, mine, from_child, partial);
-    if (links.parent >= 0) {
-      builder.Send(links.parent, ChunkTag(0, chunk), Sub(partial, range));
-    } else if (!holds_result) {
-      builder.Send(args.root, ChunkTag(kFinalStage, chunk), Sub(partial, range));
-    }
-  }
+  ReduceUpTree(builder, args, links, count, mine, partial,
+               [&](size_t chunk, const ElementRange& range) {
+                 if (links.parent < 0 && !holds_result) {
+                   builder.Send(args.root, ChunkTag(kFinalStage, chunk), Sub(partial, range));
+                 }
+               });
   if (rank == args.root && !holds_result) {
     RecvChunked(builder, args, tree_root, kFinalStage, result);
   }
@@ -365,20 +371,16 @@ Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology,
   }
   // The partial result goes where the result will be, and is overwritten by it.
   const Slice partial = links.children.empty() ? mine : result;
-  const std::vector<Slice> from_child = ChildScratch(builder, links, count);
-  const std::vector<ElementRange> chunks = Chunks(args, count);
-  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
-    const ElementRange& range = chunks[chunk];
-    CombineChildren(builder, links, chunk, range, mine, from_child, partial);
-    if (links.parent >= 0) {
-      builder.Send(links.parent, ChunkTag(0, chunk), Sub(partial, range));
-      builder.Recv(links.parent, ChunkTag(kFinalStage, chunk), Sub(result, range));
-    }
-    // Down the tree remote nodes first, as the bcast does.
-    for (auto child = links.children.rbegin(); child != links.children.rend(); ++child) {
-      builder.Send(*child, ChunkTag(kFinalStage, chunk), Sub(result, range));
-    }
-  }
+  ReduceUpTree(
+      builder, args, links, count, mine, partial, [&](size_t chunk, const ElementRange& range) {
+        if (links.parent >= 0) {
+          builder.Recv(links.parent, ChunkTag(kFinalStage, chunk), Sub(result, range));
+        }
+        // Down the tree remote nodes first, as the bcast does.
+        for (auto child = links.children.rbegin(); child != links.children.rend(); ++child) {
+          builder.Send(*child, ChunkTag(kFinalStage, chunk), Sub(result, range));
+        }
+      });
   return std::move(builder).Finish();
 }
 

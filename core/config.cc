@@ -44,16 +44,13 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE", "",
      "Forces the reduce algorithm (binomial, knomial, rabenseifner, two_level); unset: the "
-     "selection "
-     "table (zcoll_info --algorithms prints it)."},
+     "selection table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
      "Forces the reduce_scatter algorithm (pairwise, recursive_halving); unset: the selection "
-     "table (zcoll_info "
-     "--algorithms prints it)."},
+     "table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_REDUCE_SCATTER_BLOCK", "",
      "Forces the reduce_scatter_block algorithm (pairwise, recursive_halving); unset: the "
-     "selection table "
-     "(zcoll_info --algorithms prints it)."},
+     "selection table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_SCAN", "",
      "Forces the scan algorithm (recursive_doubling, chain); unset: the selection table "
      "(zcoll_info --algorithms prints it)."},

@@ -177,9 +177,10 @@ struct RegistrationStats {
 
 // How many ranks of the job run on this machine (Communicator::Create tells it from
 // the job's placement). When they outnumber the cores online, a rank that spins keeps
-// the peer it waits for off the core: blocking waits then yield the core from their
-// first idle poll and keep yielding for up to 100 ms before they sleep, as Open MPI's
-// yield-when-idle does. ZCOLL_WAIT_SPIN_US and ZCOLL_WAIT_YIELD_US, when set, win.
+// the peer it waits for off the core: blocking waits then skip the spin, yielding the
+// core from their first clock reading (after 64 idle polls, and every 16 after it) and
+// for up to 100 ms before they sleep, like Open MPI's yield-when-idle.
+// ZCOLL_WAIT_SPIN_US and ZCOLL_WAIT_YIELD_US, when set, win.
 void SetRanksOnThisMachine(int ranks);
 // Whether they outnumber the cores (false until SetRanksOnThisMachine says so).
 bool CoresOversubscribed();
