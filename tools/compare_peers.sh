@@ -2,9 +2,10 @@
 # Measures zcoll (tools/zcoll_bench) and the peers (../shared/peers/run_peers.sh:
 # Open MPI and MPICH) back to back in one run and prints the ratio zcoll/peer for
 # every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
-# Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--peers openmpi,mpich]
-#                               [--min B] [--max B] [--repeat N] COLL...
-# --tcp: zcoll over ofi:tcp between K=RANKS emulated nodes, against Open MPI over TCP.
+# Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
+#                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N] COLL...
+# --tcp: zcoll over TCP between K=RANKS emulated nodes, against Open MPI over TCP;
+#   --provider picks zcoll's TCP path: ofi:tcp (the default) or ucx:tcp.
 # --repeat N: zcoll and the peers run alternately N times and every time shown is the
 #   median of its N (this machine puts a whole run in a fast or a slow mode, and a
 #   median of alternating runs is less at the mercy of one mode than a single run).
@@ -12,12 +13,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/../shared/peers}
-np=2 nodes=1 tcp=0 min=8 max=8388608 peers=openmpi,mpich repeat=1
+np=2 nodes=1 tcp=0 provider=ofi:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --tcp) tcp=1; shift ;;
+    --provider) provider=$2; shift 2 ;;
     --peers) peers=$2; shift 2 ;;
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
@@ -33,7 +35,7 @@ zcoll_args=(--np "$np" --nodes "$nodes" --min "$min" --max "$max" --format=csv
             "--colls=$(IFS=,; echo "${colls[*]}")")
 peer_args=(-n "$np" --min "$min" --max "$max" --peers "$peers")
 if [ "$tcp" = 1 ]; then
-  zcoll_args=(--np "$np" --nodes "$np" --provider=ofi:tcp --min "$min" --max "$max" --format=csv
+  zcoll_args=(--np "$np" --nodes "$np" "--provider=$provider" --min "$min" --max "$max" --format=csv
               "--colls=$(IFS=,; echo "${colls[*]}")")
   peer_args+=(--tcp)
 fi
