@@ -236,13 +236,19 @@ TEST(MismatchTest, CountsThatDisagreeEndTheCollectiveOnEveryRank) {
 }
 
 // A rank killed in the middle of a run of collectives: the others return an error
-// within seconds, over shared memory and over TCP between nodes.
+// within seconds, over shared memory and over TCP between nodes (libfabric's and
+// UCX's).
 TEST(DeathTest, AKilledRankEndsTheCollectiveOnTheOthers) {
   for (const CommunicatorJob& job :
        {CommunicatorJob{
             .local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(60)},
         CommunicatorJob{.local_provider = "shm",
         .network_provider = "ofi:tcp",
+        .size = 4,
+        .nodes = 2,
+        .communicator_timeout = absl::Seconds(60)},
+        CommunicatorJob{.local_provider = "shm",
+        .network_provider = "ucx:tcp",
         .size = 4,
         .nodes = 2,
         .communicator_timeout = absl::Seconds(60)}}) {

@@ -232,19 +232,25 @@ absl::Status UcxTransport::Initialize(absl::string_view transports) {
   // trips that a socket's own copy does not save: measured with zcoll_bench on 2
   // emulated nodes, a 2-rank bcast of 8 KiB took 44 us with it and 10 without, 128 KiB
   // 99 us at a 64 KiB threshold and 38 us without (Open MPI's TCP BTL: 8.8 and 47).
-  // Eager messages that large are then read in 256 KiB segments instead of 64 KiB
-  // (A/B three times: 512 KiB bcast 102-109 us against 149-242, alltoall 119-143
-  // against 173-226; 512 KiB segments were no better). With RDMA transports
-  // rendezvous is the zero-copy path, so this is TCP only; a value the user set stays.
+  // Without rendezvous a second lane (UCX adds one per further interface, eth0 beside
+  // lo here) carries nothing, and with it large eager messages under load ended
+  // collectives with "Endpoint timeout" (3 of 8 test runs four at a time; 0 of 32 with
+  // one lane), so one lane. Eager messages that large are then read in 256 KiB
+  // segments instead of 64 KiB (A/B three times: 512 KiB bcast 102-109 us against
+  // 149-242, alltoall 119-143 against 173-226; 512 KiB segments were no better). With
+  // RDMA transports rendezvous is the zero-copy path, so this is TCP only; and none of
+  // it when the user set the rendezvous threshold or the variable itself.
   struct Setting {
     const char* variable;  // what the user would set
     const char* name;      // what ucp_config_modify takes: a transport's without its prefix
     const char* value;
   };
   constexpr Setting kTcpSettings[] = {{"UCX_RNDV_THRESH", "RNDV_THRESH", "inf"},
+                                      {"UCX_MAX_RNDV_LANES", "MAX_RNDV_LANES", "1"},
                                       {"UCX_TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "256K"}};
+  const bool tune_tcp = IsTcpOnly(transports) && std::getenv("UCX_RNDV_THRESH") == nullptr;
   for (const Setting& setting : kTcpSettings) {
-    if (!IsTcpOnly(transports) || std::getenv(setting.variable) != nullptr) continue;
+    if (!tune_tcp || std::getenv(setting.variable) != nullptr) continue;
     const ucs_status_t modified = ucp_config_modify(config, setting.name, setting.value);
     if (modified != UCS_OK) {
       ucp_config_release(config);
