@@ -90,7 +90,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "the provider does not ask for it (FI_MR_LOCAL), as verbs and efa do; for tests."},
     {"ZCOLL_PROVIDER", "auto",
      "Transport between nodes: auto (fastest that opens: ofi:cxi, ofi:efa, ucx on "
-     "RDMA, ofi:verbs, ofi:tcp, ucx:tcp), ofi, ofi:NAME, ucx or ucx:TLS; zcoll_info "
+     "RDMA, ofi:verbs, ucx:tcp, ofi:tcp), ofi, ofi:NAME, ucx or ucx:TLS; zcoll_info "
      "lists what opens here."},
     {"ZCOLL_RANK", "", "This process's rank in [0, ZCOLL_SIZE), set by the launcher."},
     {"ZCOLL_SIZE", "", "The number of ranks of the job, set by the launcher."},

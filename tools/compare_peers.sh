@@ -5,7 +5,8 @@
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
 #                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N] COLL...
 # --tcp: zcoll over TCP between K=RANKS emulated nodes, against Open MPI over TCP;
-#   --provider picks zcoll's TCP path: ofi:tcp (the default) or ucx:tcp.
+#   --provider picks zcoll's TCP path: ucx:tcp (the default, as ZCOLL_PROVIDER=auto
+#   picks here) or ofi:tcp.
 # --repeat N: zcoll and the peers run alternately N times and every time shown is the
 #   median of its N (this machine puts a whole run in a fast or a slow mode, and a
 #   median of alternating runs is less at the mercy of one mode than a single run).
@@ -13,7 +14,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/../shared/peers}
-np=2 nodes=1 tcp=0 provider=ofi:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1
+np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;

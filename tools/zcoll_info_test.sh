@@ -15,12 +15,12 @@ grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, cores [1-9][0-9]*' <<<
 grep -Eq '^  shm +[^ ]+ +yes +yes .* yes$' <<<"$output" || fail "libfabric shm does not open"
 grep -Eq '^  posix +memory ' <<<"$output" || fail "UCX posix transport missing"
 grep -q '^zcoll transports that open here: shm, ofi, ' <<<"$output" || fail "no provider list"
-grep -q 'a job uses shm within a node and ofi:tcp between nodes' <<<"$output" \
+grep -q 'a job uses shm within a node and ucx:tcp between nodes' <<<"$output" \
   || fail "no provider choice"
 # Whole outputs are captured before grep reads them: grep -q stops reading at the
 # first match, and a writer still writing would die of SIGPIPE.
-with_ucx=$(ZCOLL_PROVIDER=ucx:tcp "$info")
-grep -q 'shm within a node and ucx:tcp between nodes' <<<"$with_ucx" \
+with_ofi=$(ZCOLL_PROVIDER=ofi:tcp "$info")
+grep -q 'shm within a node and ofi:tcp between nodes' <<<"$with_ofi" \
   || fail "ZCOLL_PROVIDER is not shown in effect"
 with_link=$(ZCOLL_LINK_LATENCY_US=2 ZCOLL_LINK_GBITS=100 "$info")
 grep -q 'between nodes goes through a modelled link: latency 2us, 100 Gbit/s' <<<"$with_link" \

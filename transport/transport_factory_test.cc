@@ -77,11 +77,11 @@ class ScopedEnvironment {
 
 TEST(TransportFactoryTest, TheEnvironmentChoosesProviders) {
   {
-    // Unset: shm within a node, and here (no RDMA device) TCP between nodes.
+    // Unset: shm within a node, and here (no RDMA device) UCX's TCP between nodes.
     absl::StatusOr<ProviderChoice> choice = ProvidersFromEnvironment();
     ASSERT_TRUE(choice.ok()) << choice.status();
     EXPECT_EQ(choice->local, "shm");
-    EXPECT_EQ(choice->network, "ofi:tcp");
+    EXPECT_EQ(choice->network, "ucx:tcp");
   }
   {
     ScopedEnvironment network("ZCOLL_PROVIDER", "ucx:tcp");
