@@ -102,7 +102,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "call gives its own limit; past it the operation fails with DeadlineExceeded."},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core (0 when the "
-     "job's ranks on this machine outnumber its cores)."},
+     "job's ranks on this machine outnumber its cores, and then a wait also yields every "
+     "4th idle poll from its start unless this is set)."},
     {"ZCOLL_WAIT_YIELD_US", "1000",
      "Microseconds a blocking wait then polls with sched_yield before it sleeps on the "
      "provider's wait object (100000 when the job's ranks on this machine outnumber its "
