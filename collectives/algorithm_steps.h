@@ -113,6 +113,7 @@ Schedule LinearGather(const CollectiveArgs& args, const Topology& topology, int 
 Schedule BinomialGather(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule BinomialBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule ChainBcast(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule LinearBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule ScatterAllgatherBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule TwoLevelBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RingAllgather(const CollectiveArgs& args, const Topology& topology, int rank);

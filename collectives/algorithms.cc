@@ -216,6 +216,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kScatterv, true, nullptr, LinearScatter},
     {"binomial", Collective::kBcast, true, nullptr, BinomialBcast},
     {"chain", Collective::kBcast, true, nullptr, ChainBcast},
+    {"linear", Collective::kBcast, true, nullptr, LinearBcast},
     {"scatter_allgather", Collective::kBcast, true, nullptr, ScatterAllgatherBcast},
     {"two_level", Collective::kBcast, true, nullptr, TwoLevelBcast},
     {"linear", Collective::kGather, true, nullptr, LinearGather},

@@ -220,6 +220,20 @@ Schedule BinomialBcast(const CollectiveArgs& args, const Topology& topology, int
   return TreeBcast(args, rank, BinomialLinks(order, 0, IndexOf(order, rank)));
 }
 
+// Flat: the root sends to every other rank (its own node's first). One hop deep: where
+// the receiver pulls (shm's single copy) the leaves copy from the root's buffer at
+// once instead of waiting for a parent's copy, which on few ranks beats a tree's depth.
+Schedule LinearBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
+  TreeLinks links;
+  if (rank == args.root) {
+    const std::vector<int> order = NodeGroupedOrder(topology, args.root);
+    links.children.assign(order.begin() + 1, order.end());
+  } else {
+    links.parent = args.root;
+  }
+  return TreeBcast(args, rank, links);
+}
+
 // Pipelined chain root -> root+1 -> ...: size-1 hops of latency, but every link
 // carries the vector once at full speed, for long vectors.
 Schedule ChainBcast(const CollectiveArgs& args, const Topology&, int rank) {

@@ -31,7 +31,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Forces the barrier algorithm (dissemination); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_BCAST", "",
-     "Forces the bcast algorithm (binomial, chain, scatter_allgather, two_level); unset: the "
+     "Forces the bcast algorithm (binomial, chain, linear, scatter_allgather, two_level); unset: "
+     "the "
      "selection table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_EXSCAN", "",
      "Forces the exscan algorithm (recursive_doubling, chain); unset: the selection table "
