@@ -28,6 +28,11 @@ constexpr SelectionRule kTable[] = {
     // Measured on 2 emulated nodes (4 ranks; and 2 ranks over ofi:tcp) it took
     // about half of Rabenseifner's time from 32 KiB to 2 MiB.
     {Collective::kReduce, "two_level", kAnySize, 1, kAnyRanks, 2},
+    // Up to 4 ranks and 8 KiB the radix-4 tree is flat: one step for every leaf
+    // instead of the binomial's two (4 ranks on 2 cores, medians of 3 interleaved
+    // runs: 8 B-8 KiB 2.4-3.7 us against 4.6-5.7; from 32 KiB the root's serial
+    // reductions make it slower).
+    {Collective::kReduce, "knomial", 8 * KiB, 1, 4},
     {Collective::kReduce, "binomial", 16 * KiB},
     // Up to 4 ranks the pipelined binomial tree wins at every size: measured on 2
     // ranks (one node, 32 KiB-8 MiB: 0.3-0.7x Rabenseifner's time, whose extra round
