@@ -67,7 +67,9 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_CHECK", "0",
      "1: every collective first exchanges a signature of its arguments (collective, count, type, "
      "op, root) and fails on every rank, naming the rank that differs, when they disagree."},
-    {"ZCOLL_CHUNK_BYTES", "262144", "Bytes per chunk of the pipelined collective algorithms."},
+    {"ZCOLL_CHUNK_BYTES", "262144",
+     "Bytes per chunk of the pipelined collective algorithms (unset, a 2-rank "
+     "communicator sends each vector whole: it has nothing to pipeline)."},
     {"ZCOLL_EMULATE_NODES", "",
      "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
      "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host."},
