@@ -134,12 +134,15 @@ absl::Duration Communicator::timeout() const { return state_->timeout; }
 
 absl::Time Communicator::DefaultDeadline() const {
   // Plain nanoseconds while they fit (absl's Time arithmetic is out of line).
-  constexpr absl::Duration kLongest = absl::Hours(24 * 365 * 100);
-  if (state_->timeout >= kLongest) return absl::InfiniteFuture();
+  if (ABSL_PREDICT_FALSE(state_->timeout_ns == State::kTimeoutUnread)) {
+    constexpr absl::Duration kLongest = absl::Hours(24 * 365 * 100);
+    state_->timeout_ns =
+        state_->timeout >= kLongest ? -1 : absl::ToInt64Nanoseconds(state_->timeout);
+  }
+  if (state_->timeout_ns < 0) return absl::InfiniteFuture();
   timespec now;
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
-  return absl::FromUnixNanos(int64_t{now.tv_sec} * 1000000000 + now.tv_nsec +
-                             absl::ToInt64Nanoseconds(state_->timeout));
+  return absl::FromUnixNanos(int64_t{now.tv_sec} * 1000000000 + now.tv_nsec + state_->timeout_ns);
 }
 Transport& Communicator::transport() { return *state_->transport; }
 

@@ -105,9 +105,14 @@ void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64
   } else {
     for (size_t id = 0; id < steps; ++id) completions_[id].Reset();
   }
-  waiting_.assign(plan_->dependency_counts().begin(), plan_->dependency_counts().end());
-  ready_.assign(plan_->initial_steps().begin(), plan_->initial_steps().end());
-  ready_.reserve(steps);
+  // Sized, then copied: cheaper than assign for the few steps of a small collective.
+  const absl::Span<const uint32_t> counts = plan_->dependency_counts();
+  waiting_.resize(counts.size());
+  std::copy(counts.begin(), counts.end(), waiting_.begin());
+  const absl::Span<const StepId> initial = plan_->initial_steps();
+  if (ready_.capacity() < steps) ready_.reserve(steps);
+  ready_.resize(initial.size());
+  std::copy(initial.begin(), initial.end(), ready_.begin());
   ready_head_ = 0;
   in_flight_.clear();
   completed_ = 0;
