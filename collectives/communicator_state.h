@@ -46,6 +46,9 @@ struct Communicator::State {
   uint64_t collectives_started = 0;
   // Nonblocking collectives not yet completed.
   int in_flight = 0;
+  // Vectors a v-collective's call borrows for its counts and displacements
+  // (CollectiveCall::BorrowVectors), kept with their capacity between calls.
+  CollectiveArgs spare_args;
   // Algorithms forced by SetAlgorithm (null: the selection table or
   // ZCOLL_ALGO_<COLL>).
   std::array<const Algorithm*, kNumCollectives> forced{};
