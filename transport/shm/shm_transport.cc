@@ -351,8 +351,11 @@ class ShmTransport final : public Transport {
   std::vector<Peer> peers_;
   std::vector<uint64_t> receive_positions_;
   PeerMonitor monitor_;
-  std::deque<PostedRecv> posted_;
-  std::deque<Unexpected> unexpected_;
+  // Vectors, not deques: they hold a few entries at a time, in order, and keep their
+  // capacity, where a deque allocated and freed a block every dozen messages (about
+  // 100 instructions a message at a 2-rank 8 B allreduce, callgrind).
+  std::vector<PostedRecv> posted_;
+  std::vector<Unexpected> unexpected_;
   std::deque<NotifyWait> notify_waits_;
   std::deque<std::pair<int, uint64_t>> notifies_;
   absl::flat_hash_map<uint64_t, PendingSend> rendezvous_;
@@ -768,11 +771,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         if (it->source != source || it->tag != slot.tag) continue;
         const PostedRecv recv = *it;
-        if (it == posted_.begin()) {
-          posted_.pop_front();  // the usual case, far cheaper than a general erase
-        } else {
-          posted_.erase(it);
-        }
+        posted_.erase(it);
         if (kind == Kind::kRendezvous) {
           Pull(source, slot.tag, slot.bytes, slot.rendezvous.request, slot.rendezvous.address,
                recv);
