@@ -59,10 +59,7 @@ class ArgumentChecker {
   }
   // `count` elements of `type` must be addressable.
   void Count(absl::string_view what, size_t count, DataType type) {
-    if (ABSL_PREDICT_FALSE(IsValidDataType(type) &&
-                           count > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type))) {
-      BadCount(what, count, type);
-    }
+    if (ABSL_PREDICT_FALSE(TooLarge(count, type))) BadCount(what, count, type);
   }
   // A buffer that is read or written: not null when it holds elements, and not
   // kInPlace unless `in_place_allowed`.
@@ -93,10 +90,7 @@ class ArgumentChecker {
       }
       if (counts[r] > 0) extent = std::max(extent, displs[r] + counts[r]);
     }
-    if (ABSL_PREDICT_FALSE(IsValidDataType(type) &&
-                           extent > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type))) {
-      BadExtent(what, extent, type);
-    }
+    if (ABSL_PREDICT_FALSE(TooLarge(extent, type))) BadExtent(what, extent, type);
     return status_.ok() ? extent : 0;
   }
   // `count` blocks of one per rank must not overflow; returns count * size.
@@ -107,10 +101,7 @@ class ArgumentChecker {
       return 0;
     }
     const size_t total = count * static_cast<size_t>(size_);
-    if (ABSL_PREDICT_FALSE(IsValidDataType(type) &&
-                           total > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type))) {
-      BadPerRankCount(what, total, type);
-    }
+    if (ABSL_PREDICT_FALSE(TooLarge(total, type))) BadPerRankCount(what, total, type);
     return total;
   }
   // Send and receive buffers may not share a byte (the standard's rule; kInPlace is
@@ -127,6 +118,12 @@ class ArgumentChecker {
   }
 
  private:
+  // More elements of `type` than any buffer can hold (an invalid type is refused
+  // elsewhere).
+  static bool TooLarge(size_t count, DataType type) {
+    return IsValidDataType(type) &&
+           count > std::numeric_limits<size_t>::max() / 2 / DataTypeSize(type);
+  }
   ABSL_ATTRIBUTE_NOINLINE void BadType(DataType type) {
     Fail(absl::StrCat("type ", static_cast<int>(type), " is not a zcoll DataType"));
   }

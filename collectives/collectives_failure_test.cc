@@ -148,6 +148,21 @@ std::vector<Refusal> Refusals() {
        },
        [](Communicator& comm) { return comm.Gatherv(in, 1, nullptr, {}, {}, DataType::kFloat, 0); },
        "recv_counts and displs: count or displacement 0 is too large"},
+      {"allgather_total_too_large",
+       [](Communicator& comm) { return comm.Allgather(in, out, SIZE_MAX / 8, DataType::kFloat); },
+       [](Communicator& comm) { return comm.Allgather(in, out1, 1, DataType::kFloat); },
+       "count times the communicator size 4611686018427387902 is too large for any buffer "
+       "of float"},
+      {"scatterv_extent_too_large",
+       [](Communicator& comm) {
+         const std::vector<size_t> ones = {1, 1}, far = {0, SIZE_MAX / 4 - 1};
+         return comm.Scatterv(in, ones, far, out, 1, DataType::kFloat, 0);
+       },
+       [](Communicator& comm) {
+         return comm.Scatterv(nullptr, {}, {}, out1, 1, DataType::kFloat, 0);
+       },
+       "the extent of send_counts and displs 4611686018427387903 is too large for any "
+       "buffer of float"},
       {"allgather_in_place_recv",
        [](Communicator& comm) { return comm.Allgather(in, kInPlace, 2, DataType::kFloat); },
        [](Communicator& comm) { return comm.Allgather(in, out1, 2, DataType::kFloat); },

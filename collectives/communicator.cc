@@ -122,7 +122,11 @@ enum SplitProblem : uint32_t { kNoProblem = 0, kBadColor = 1, kNoContext = 2 };
 
 }  // namespace
 
-Communicator::Communicator(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Communicator::Communicator(std::unique_ptr<State> state) : state_(std::move(state)) {
+  // Plain nanoseconds while they fit (absl's Time arithmetic is out of line).
+  constexpr absl::Duration kLongest = absl::Hours(24 * 365 * 100);
+  state_->timeout_ns = state_->timeout >= kLongest ? -1 : absl::ToInt64Nanoseconds(state_->timeout);
+}
 Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
@@ -133,12 +137,6 @@ const Topology& Communicator::topology() const { return state_->topology; }
 absl::Duration Communicator::timeout() const { return state_->timeout; }
 
 absl::Time Communicator::DefaultDeadline() const {
-  // Plain nanoseconds while they fit (absl's Time arithmetic is out of line).
-  if (ABSL_PREDICT_FALSE(state_->timeout_ns == State::kTimeoutUnread)) {
-    constexpr absl::Duration kLongest = absl::Hours(24 * 365 * 100);
-    state_->timeout_ns =
-        state_->timeout >= kLongest ? -1 : absl::ToInt64Nanoseconds(state_->timeout);
-  }
   if (state_->timeout_ns < 0) return absl::InfiniteFuture();
   timespec now;
   clock_gettime(CLOCK_REALTIME_COARSE, &now);

@@ -37,10 +37,9 @@ struct Communicator::State {
   std::unique_ptr<CommunicatorTransport> transport;
   Topology topology;
   absl::Duration timeout;
-  // `timeout` in nanoseconds, -1 for none, kTimeoutUnread until DefaultDeadline
-  // first reads it (so a deadline costs a clock reading and an addition).
-  static constexpr int64_t kTimeoutUnread = -2;
-  int64_t timeout_ns = kTimeoutUnread;
+  // `timeout` in nanoseconds, -1 for none (set by Communicator's constructor, so that a
+  // deadline costs a clock reading and an addition).
+  int64_t timeout_ns = -1;
 
   // Collectives started so far: the sequence number that keeps their tags apart.
   uint64_t collectives_started = 0;

@@ -110,7 +110,7 @@ void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64
   waiting_.resize(counts.size());
   std::copy(counts.begin(), counts.end(), waiting_.begin());
   const absl::Span<const StepId> initial = plan_->initial_steps();
-  if (ready_.capacity() < steps) ready_.reserve(steps);
+  ready_.reserve(steps);
   ready_.resize(initial.size());
   std::copy(initial.begin(), initial.end(), ready_.begin());
   ready_head_ = 0;

@@ -178,8 +178,8 @@ struct RegistrationStats {
 // How many ranks of the job run on this machine (Communicator::Create tells it from
 // the job's placement). When they outnumber the cores online, a rank that spins keeps
 // the peer it waits for off the core: blocking waits then skip the spin, yielding the
-// core from their first clock reading (after 64 idle polls, and every 16 after it) and
-// for up to 100 ms before they sleep, like Open MPI's yield-when-idle.
+// core every 4th idle poll from their start and for up to 100 ms before they sleep,
+// like Open MPI's yield-when-idle.
 // ZCOLL_WAIT_SPIN_US and ZCOLL_WAIT_YIELD_US, when set, win.
 void SetRanksOnThisMachine(int ranks);
 // Whether they outnumber the cores (false until SetRanksOnThisMachine says so).

@@ -81,7 +81,7 @@ absl::StatusOr<std::string> ResolveNetworkProvider(absl::string_view configured)
   preference.push_back("ofi:verbs");
   // Over TCP UCX costs less per message than libfabric's tcp provider (one-way 8 B:
   // ucx_perftest 5.6 us, fi_pingpong 7.4-9.2 here; zcoll's 2-rank collectives over
-  // ucx:tcp were at or below Open MPI's TCP BTL in 56 of 90 rows, over ofi:tcp in 12).
+  // ucx:tcp were at or below Open MPI's TCP BTL in 53 of 90 rows, over ofi:tcp in 10).
   if (configured == "auto") preference.push_back("ucx:tcp");
   preference.push_back("ofi:tcp");
   for (const std::string& name : preference) {

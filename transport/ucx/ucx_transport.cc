@@ -248,13 +248,16 @@ absl::Status UcxTransport::Initialize(absl::string_view transports) {
   constexpr Setting kTcpSettings[] = {{"UCX_RNDV_THRESH", "RNDV_THRESH", "inf"},
                                       {"UCX_MAX_RNDV_LANES", "MAX_RNDV_LANES", "1"},
                                       {"UCX_TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "256K"}};
-  const bool tune_tcp = IsTcpOnly(transports) && std::getenv("UCX_RNDV_THRESH") == nullptr;
-  for (const Setting& setting : kTcpSettings) {
-    if (!tune_tcp || std::getenv(setting.variable) != nullptr) continue;
-    const ucs_status_t modified = ucp_config_modify(config, setting.name, setting.value);
-    if (modified != UCS_OK) {
-      ucp_config_release(config);
-      return UcxError(absl::StrCat("ucp_config_modify(", setting.name, ")"), modified);
+  if (IsTcpOnly(transports) && std::getenv("UCX_RNDV_THRESH") == nullptr) {
+    for (const Setting& setting : kTcpSettings) {
+      if (std::getenv(setting.variable) != nullptr) continue;
+      const ucs_status_t modified = ucp_config_modify(config, setting.name, setting.value);
+      if (modified != UCS_OK) {
+        ucp_config_release(config);
+        return UcxError(absl::StrCat("rank ", rank(), ": setting UCX's ", setting.variable, "=",
+                                     setting.value, " for TCP (ucp_config_modify)"),
+                        modified);
+      }
     }
   }
   ucp_params_t params{};
