@@ -317,6 +317,55 @@ absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view
   return absl::OkStatus();
 }
 
+absl::Status Communicator::RefuseSpan(const char* call, const char* span, size_t holds,
+                                      size_t needs) {
+  // A count so large that no span could hold it says so, rather than a number.
+  return Failed(absl::InvalidArgumentError(
+      needs == std::numeric_limits<size_t>::max()
+          ? absl::StrCat("rank ", rank(), ": ", call, ": the counts need more elements in `", span,
+                         "` than any span holds")
+          : absl::StrCat("rank ", rank(), ": ", call, ": `", span, "` holds ", holds,
+                         " elements; this call needs ", needs)));
+}
+
+absl::Status Communicator::EqualBlocks(const char* call, const char* span, size_t elements) {
+  if (elements % static_cast<size_t>(size()) == 0) return absl::OkStatus();
+  return Failed(absl::InvalidArgumentError(
+      absl::StrCat("rank ", rank(), ": ", call, ": `", span, "` holds ", elements,
+                   " elements, which do not split into ", size(), " equal blocks (one per rank)")));
+}
+
+size_t Communicator::PerRank(size_t count) const {
+  const size_t ranks = static_cast<size_t>(size());
+  return count > std::numeric_limits<size_t>::max() / ranks ? std::numeric_limits<size_t>::max()
+                                                            : count * ranks;
+}
+
+size_t Communicator::SumOf(absl::Span<const size_t> counts) {
+  size_t sum = 0;
+  for (size_t count : counts) {
+    if (count > std::numeric_limits<size_t>::max() - sum) return std::numeric_limits<size_t>::max();
+    sum += count;
+  }
+  return sum;
+}
+
+size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
+  return static_cast<size_t>(rank()) < counts.size() ? counts[rank()] : 0;
+}
+
+size_t Communicator::Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs) {
+  size_t extent = 0;
+  for (size_t r = 0; r < std::min(counts.size(), displs.size()); ++r) {
+    if (counts[r] == 0) continue;
+    if (counts[r] > std::numeric_limits<size_t>::max() - displs[r]) {
+      return std::numeric_limits<size_t>::max();
+    }
+    extent = std::max(extent, displs[r] + counts[r]);
+  }
+  return extent;
+}
+
 absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {
   State& state = *state_;
   CommunicatorTransport& transport = *state.transport;

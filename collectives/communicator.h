@@ -32,6 +32,8 @@
 #include <memory>
 #include <optional>
 
+#include "absl/base/optimization.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -230,44 +232,243 @@ class Communicator {
   absl::Status Exscan(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
                       std::optional<absl::Time> deadline = {});
 
-  // Typed forms: the datatype from T, counts from the spans.
+  // Typed forms: the datatype from T, counts from the spans, and each span checked
+  // against what the call reads or writes at this rank (a span shorter than that
+  // fails the call with InvalidArgument naming it and the rank, and fails the job as
+  // any refused argument does, so the peers return at once). A span may be longer
+  // than needed; arguments a rank does not use (a non-root's recv in Reduce, send in
+  // Scatter) may be empty. Counts that the raw form takes on their own are the
+  // length of one span, named below. In place: the raw forms with kInPlace, or
+  // Allreduce's one-span form.
+  //
+  //   std::vector<float> grads(n), sums(n);
+  //   absl::Status done = comm.Allreduce<float>(grads, absl::MakeSpan(sums), PredefinedOp::kSum);
+
+  // count = send.size(); the root's recv holds count.
   template <typename T>
-  absl::Status Reduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op, int root) {
-    return Reduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op, root);
+  absl::StatusOr<Request> IReduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                                  int root) {
+    absl::Status refused = SpanHolds("Reduce", "recv", rank() == root, recv.size(), send.size());
+    if (!refused.ok()) return refused;
+    return IReduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op, root);
+  }
+  // recv holds send.size().
+  template <typename T>
+  absl::StatusOr<Request> IAllreduce(absl::Span<const T> send, absl::Span<T> recv,
+                                     const ReduceOp& op) {
+    absl::Status refused = SpanHolds("Allreduce", "recv", true, recv.size(), send.size());
+    if (!refused.ok()) return refused;
+    return IAllreduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  }
+  // In place: every rank's `buffer` becomes the reduction of all of them.
+  template <typename T>
+  absl::StatusOr<Request> IAllreduce(absl::Span<T> buffer, const ReduceOp& op) {
+    return IAllreduce(kInPlace, buffer.data(), buffer.size(), kDataTypeOf<T>, op);
+  }
+  // recv_count = recv.size(); send holds size() blocks of it.
+  template <typename T>
+  absl::StatusOr<Request> IReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv,
+                                              const ReduceOp& op) {
+    absl::Status refused =
+        SpanHolds("ReduceScatterBlock", "send", true, send.size(), PerRank(recv.size()));
+    if (!refused.ok()) return refused;
+    return IReduceScatterBlock(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, op);
+  }
+  // send holds the sum of recv_counts; recv holds recv_counts[rank()].
+  template <typename T>
+  absl::StatusOr<Request> IReduceScatter(absl::Span<const T> send, absl::Span<T> recv,
+                                         absl::Span<const size_t> recv_counts, const ReduceOp& op) {
+    absl::Status refused =
+        SpanHolds("ReduceScatter", "send", true, send.size(), SumOf(recv_counts));
+    if (!refused.ok()) return refused;
+    refused = SpanHolds("ReduceScatter", "recv", true, recv.size(), OwnCount(recv_counts));
+    if (!refused.ok()) return refused;
+    return IReduceScatter(send.data(), recv.data(), recv_counts, kDataTypeOf<T>, op);
+  }
+  // count = recv.size(); the root's send holds size() blocks of it.
+  template <typename T>
+  absl::StatusOr<Request> IScatter(absl::Span<const T> send, absl::Span<T> recv, int root) {
+    absl::Status refused =
+        SpanHolds("Scatter", "send", rank() == root, send.size(), PerRank(recv.size()));
+    if (!refused.ok()) return refused;
+    return IScatter(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, root);
+  }
+  // recv_count = recv.size(); the root's send reaches every displs[r] + send_counts[r].
+  template <typename T>
+  absl::StatusOr<Request> IScatterv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                                    absl::Span<const size_t> displs, absl::Span<T> recv, int root) {
+    absl::Status refused =
+        SpanHolds("Scatterv", "send", rank() == root, send.size(), Extent(send_counts, displs));
+    if (!refused.ok()) return refused;
+    return IScatterv(send.data(), send_counts, displs, recv.data(), recv.size(), kDataTypeOf<T>,
+                     root);
   }
   template <typename T>
-  absl::Status Allreduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op) {
-    return Allreduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  absl::StatusOr<Request> IBcast(absl::Span<T> buffer, int root) {
+    return IBcast(buffer.data(), buffer.size(), kDataTypeOf<T>, root);
   }
+  // count = send.size(); the root's recv holds size() blocks of it.
   template <typename T>
-  absl::Status ReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv,
+  absl::StatusOr<Request> IGather(absl::Span<const T> send, absl::Span<T> recv, int root) {
+    absl::Status refused =
+        SpanHolds("Gather", "recv", rank() == root, recv.size(), PerRank(send.size()));
+    if (!refused.ok()) return refused;
+    return IGather(send.data(), recv.data(), send.size(), kDataTypeOf<T>, root);
+  }
+  // send_count = send.size(); the root's recv reaches every displs[r] + recv_counts[r].
+  template <typename T>
+  absl::StatusOr<Request> IGatherv(absl::Span<const T> send, absl::Span<T> recv,
+                                   absl::Span<const size_t> recv_counts,
+                                   absl::Span<const size_t> displs, int root) {
+    absl::Status refused =
+        SpanHolds("Gatherv", "recv", rank() == root, recv.size(), Extent(recv_counts, displs));
+    if (!refused.ok()) return refused;
+    return IGatherv(send.data(), send.size(), recv.data(), recv_counts, displs, kDataTypeOf<T>,
+                    root);
+  }
+  // count = send.size(); recv holds size() blocks of it.
+  template <typename T>
+  absl::StatusOr<Request> IAllgather(absl::Span<const T> send, absl::Span<T> recv) {
+    absl::Status refused = SpanHolds("Allgather", "recv", true, recv.size(), PerRank(send.size()));
+    if (!refused.ok()) return refused;
+    return IAllgather(send.data(), recv.data(), send.size(), kDataTypeOf<T>);
+  }
+  // send_count = send.size(); recv reaches every displs[r] + recv_counts[r].
+  template <typename T>
+  absl::StatusOr<Request> IAllgatherv(absl::Span<const T> send, absl::Span<T> recv,
+                                      absl::Span<const size_t> recv_counts,
+                                      absl::Span<const size_t> displs) {
+    absl::Status refused =
+        SpanHolds("Allgatherv", "recv", true, recv.size(), Extent(recv_counts, displs));
+    if (!refused.ok()) return refused;
+    return IAllgatherv(send.data(), send.size(), recv.data(), recv_counts, displs, kDataTypeOf<T>);
+  }
+  // send holds size() equal blocks (count = send.size() / size()); recv as many.
+  template <typename T>
+  absl::StatusOr<Request> IAlltoall(absl::Span<const T> send, absl::Span<T> recv) {
+    absl::Status refused = EqualBlocks("Alltoall", "send", send.size());
+    if (!refused.ok()) return refused;
+    refused = SpanHolds("Alltoall", "recv", true, recv.size(), send.size());
+    if (!refused.ok()) return refused;
+    return IAlltoall(send.data(), recv.data(), send.size() / static_cast<size_t>(size()),
+                     kDataTypeOf<T>);
+  }
+  // send and recv each reach every displacement plus its count.
+  template <typename T>
+  absl::StatusOr<Request> IAlltoallv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                                     absl::Span<const size_t> send_displs, absl::Span<T> recv,
+                                     absl::Span<const size_t> recv_counts,
+                                     absl::Span<const size_t> recv_displs) {
+    absl::Status refused =
+        SpanHolds("Alltoallv", "send", true, send.size(), Extent(send_counts, send_displs));
+    if (!refused.ok()) return refused;
+    refused = SpanHolds("Alltoallv", "recv", true, recv.size(), Extent(recv_counts, recv_displs));
+    if (!refused.ok()) return refused;
+    return IAlltoallv(send.data(), send_counts, send_displs, recv.data(), recv_counts, recv_displs,
+                      kDataTypeOf<T>);
+  }
+  // recv holds send.size().
+  template <typename T>
+  absl::StatusOr<Request> IScan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op) {
+    absl::Status refused = SpanHolds("Scan", "recv", true, recv.size(), send.size());
+    if (!refused.ok()) return refused;
+    return IScan(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  }
+  // recv holds send.size() (at rank 0 too, as the raw form asks, though not written).
+  template <typename T>
+  absl::StatusOr<Request> IExscan(absl::Span<const T> send, absl::Span<T> recv,
                                   const ReduceOp& op) {
-    return ReduceScatterBlock(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, op);
+    absl::Status refused = SpanHolds("Exscan", "recv", true, recv.size(), send.size());
+    if (!refused.ok()) return refused;
+    return IExscan(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  }
+
+  // The blocking typed forms: the I-form, then Wait(deadline).
+  template <typename T>
+  absl::Status Reduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op, int root,
+                      std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IReduce<T>(send, recv, op, root), deadline);
   }
   template <typename T>
-  absl::Status Scatter(absl::Span<const T> send, absl::Span<T> recv, int root) {
-    return Scatter(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, root);
+  absl::Status Allreduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                         std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IAllreduce<T>(send, recv, op), deadline);
   }
   template <typename T>
-  absl::Status Bcast(absl::Span<T> buffer, int root) {
-    return Bcast(buffer.data(), buffer.size(), kDataTypeOf<T>, root);
+  absl::Status Allreduce(absl::Span<T> buffer, const ReduceOp& op,
+                         std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IAllreduce<T>(buffer, op), deadline);
   }
   template <typename T>
-  absl::Status Gather(absl::Span<const T> send, absl::Span<T> recv, int root) {
-    return Gather(send.data(), recv.data(), send.size(), kDataTypeOf<T>, root);
+  absl::Status ReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                                  std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IReduceScatterBlock<T>(send, recv, op), deadline);
   }
   template <typename T>
-  absl::Status Allgather(absl::Span<const T> send, absl::Span<T> recv) {
-    return Allgather(send.data(), recv.data(), send.size(), kDataTypeOf<T>);
+  absl::Status ReduceScatter(absl::Span<const T> send, absl::Span<T> recv,
+                             absl::Span<const size_t> recv_counts, const ReduceOp& op,
+                             std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IReduceScatter<T>(send, recv, recv_counts, op), deadline);
   }
   template <typename T>
-  absl::Status Alltoall(absl::Span<const T> send, absl::Span<T> recv) {
-    return Alltoall(send.data(), recv.data(), send.size() / static_cast<size_t>(size()),
-                    kDataTypeOf<T>);
+  absl::Status Scatter(absl::Span<const T> send, absl::Span<T> recv, int root,
+                       std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IScatter<T>(send, recv, root), deadline);
   }
   template <typename T>
-  absl::Status Scan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op) {
-    return Scan(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  absl::Status Scatterv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                        absl::Span<const size_t> displs, absl::Span<T> recv, int root,
+                        std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IScatterv<T>(send, send_counts, displs, recv, root), deadline);
+  }
+  template <typename T>
+  absl::Status Bcast(absl::Span<T> buffer, int root, std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IBcast<T>(buffer, root), deadline);
+  }
+  template <typename T>
+  absl::Status Gather(absl::Span<const T> send, absl::Span<T> recv, int root,
+                      std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IGather<T>(send, recv, root), deadline);
+  }
+  template <typename T>
+  absl::Status Gatherv(absl::Span<const T> send, absl::Span<T> recv,
+                       absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                       int root, std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IGatherv<T>(send, recv, recv_counts, displs, root), deadline);
+  }
+  template <typename T>
+  absl::Status Allgather(absl::Span<const T> send, absl::Span<T> recv,
+                         std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IAllgather<T>(send, recv), deadline);
+  }
+  template <typename T>
+  absl::Status Allgatherv(absl::Span<const T> send, absl::Span<T> recv,
+                          absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                          std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IAllgatherv<T>(send, recv, recv_counts, displs), deadline);
+  }
+  template <typename T>
+  absl::Status Alltoall(absl::Span<const T> send, absl::Span<T> recv,
+                        std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IAlltoall<T>(send, recv), deadline);
+  }
+  template <typename T>
+  absl::Status Alltoallv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                         absl::Span<const size_t> send_displs, absl::Span<T> recv,
+                         absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
+                         std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IAlltoallv<T>(send, send_counts, send_displs, recv, recv_counts, recv_displs),
+                   deadline);
+  }
+  template <typename T>
+  absl::Status Scan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                    std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IScan<T>(send, recv, op), deadline);
+  }
+  template <typename T>
+  absl::Status Exscan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                      std::optional<absl::Time> deadline = {}) {
+    return WaitFor(IExscan<T>(send, recv, op), deadline);
   }
 
   // Forces `algorithm` (a name AllAlgorithms() lists for `collective`) for this
@@ -300,6 +501,29 @@ class Communicator {
     return deadline.has_value() ? *deadline : DefaultDeadline();
   }
   struct CollectiveCall;
+  // The typed forms' span checks. A span that `used` by this rank must hold at
+  // least `needs` elements; one that does not: InvalidArgument, and the job fails.
+  absl::Status SpanHolds(const char* call, const char* span, bool used, size_t holds,
+                         size_t needs) {
+    if (ABSL_PREDICT_TRUE(!used || holds >= needs)) return absl::OkStatus();
+    return RefuseSpan(call, span, holds, needs);
+  }
+  absl::Status RefuseSpan(const char* call, const char* span, size_t holds, size_t needs);
+  // `elements` must split into size() equal blocks.
+  absl::Status EqualBlocks(const char* call, const char* span, size_t elements);
+  // size() blocks of `count` (saturating: a count too large for any span needs more
+  // than any span holds).
+  size_t PerRank(size_t count) const;
+  // The sum of `counts`, saturating.
+  static size_t SumOf(absl::Span<const size_t> counts);
+  // counts[rank()], or 0 where `counts` has no such entry (the raw form refuses it).
+  size_t OwnCount(absl::Span<const size_t> counts) const;
+  // The largest displs[r] + counts[r] over the entries both have, saturating.
+  static size_t Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs);
+  static absl::Status WaitFor(absl::StatusOr<Request> request, std::optional<absl::Time> deadline) {
+    if (!request.ok()) return request.status();
+    return request->Wait(deadline);
+  }
   absl::StatusOr<Request> IScanOrExscan(const void* send, void* recv, size_t count, DataType type,
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).

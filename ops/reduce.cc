@@ -254,6 +254,14 @@ absl::Status ReduceTwoSlow(const ReduceOp& op, DataType type, const void* left, 
 
 }  // namespace
 
+namespace internal_reduce {
+absl::Status LengthsDiffer(size_t in, size_t inout) {
+  return absl::InvalidArgumentError(absl::StrCat("ReduceLocal: `in` holds ", in,
+                                                 " elements and `inout` ", inout,
+                                                 "; they must be of one length"));
+}
+}  // namespace internal_reduce
+
 absl::Status ReduceLocal(const ReduceOp& op, DataType type, const void* in, void* inout,
                          size_t count) {
   if (ABSL_PREDICT_TRUE(op.is_predefined())) {

@@ -48,11 +48,21 @@
 #include "core/reduce_op.h"
 
 namespace zcoll {
+namespace internal_reduce {
+absl::Status LengthsDiffer(size_t in, size_t inout);
+}  // namespace internal_reduce
 
 // MPI_Reduce_local. `in` and `inout` must not overlap: the standard does not allow
 // MPI_IN_PLACE here.
 absl::Status ReduceLocal(const ReduceOp& op, DataType type, const void* in, void* inout,
                          size_t count);
+// Typed: the datatype from T; `in` and `inout` must be of one length (InvalidArgument
+// naming both lengths otherwise).
+template <typename T>
+absl::Status ReduceLocal(const ReduceOp& op, absl::Span<const T> in, absl::Span<T> inout) {
+  if (in.size() != inout.size()) return internal_reduce::LengthsDiffer(in.size(), inout.size());
+  return ReduceLocal(op, kDataTypeOf<T>, in.data(), inout.data(), in.size());
+}
 
 // `out` may be exactly `left` or exactly `right` (in place), but must not partly
 // overlap either.

@@ -704,6 +704,21 @@ TEST(ReduceErrorsTest, BadArgumentsAreRefusedWithASentence) {
   EXPECT_THAT(message(FinishAverage(DataType::kFloat, x, 4, 0)), HasSubstr("`contributions` is 0"));
 }
 
+TEST(ReduceLocalTest, TypedFormTakesTheTypeAndCountFromTheSpans) {
+  const std::vector<int64_t> in = {1, 2, 3};
+  std::vector<int64_t> inout = {10, 20, 30};
+  ASSERT_TRUE(ReduceLocal<int64_t>(Op::kMax, in, absl::MakeSpan(inout)).ok());
+  EXPECT_THAT(inout, ::testing::ElementsAre(10, 20, 30));
+  ASSERT_TRUE(ReduceLocal<int64_t>(Op::kSum, in, absl::MakeSpan(inout)).ok());
+  EXPECT_THAT(inout, ::testing::ElementsAre(11, 22, 33));
+  const absl::Status refused =
+      ReduceLocal<int64_t>(Op::kSum, in, absl::MakeSpan(inout).subspan(0, 2));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("`in` holds 3 elements and `inout` 2; they must be of one length"));
+  EXPECT_THAT(inout, ::testing::ElementsAre(11, 22, 33));
+}
+
 TEST(ReduceErrorsTest, ZeroCountsAcceptNullPointers) {
   EXPECT_TRUE(ReduceLocal(Op::kSum, DataType::kFloat, nullptr, nullptr, 0).ok());
   EXPECT_TRUE(ReduceTwo(Op::kMaxloc, DataType::k2Int, nullptr, nullptr, nullptr, 0).ok());
