@@ -19,8 +19,7 @@ Request& Request::operator=(Request&& other) noexcept {
   return *this;
 }
 
-Request::~Request() {
-  if (pending_ == nullptr) return;
+void Request::WaitOnDestruction() {
   absl::Status status = Wait();
   if (!status.ok()) ZCOLL_LOG(WARNING) << "a Request destroyed while pending ended with " << status;
 }
@@ -44,7 +43,7 @@ absl::Status Request::Finish(absl::Status status) {
     --*pending.in_flight;
     constexpr size_t kIdleRequests = 8;
     if (pending.idle_requests->size() < kIdleRequests) {
-      pending.finish = nullptr;
+      if (pending.finish) pending.finish = nullptr;
       pending.idle_requests->push_back(std::move(pending_));
     } else {
       pending_.reset();
@@ -57,9 +56,13 @@ absl::Status Request::Finish(absl::Status status) {
 absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   if (pending_ == nullptr) return status_;
   Execution& execution = *pending_->execution;
-  absl::Status status =
-      pending_->transport->WaitFor([&execution] { return execution.Advance(); },
-                                   deadline.has_value() ? *deadline : pending_->deadline);
+  absl::Status status;
+  // A collective whose steps all completed when it was posted (a root's eager sends)
+  // has nothing to wait for.
+  if (!execution.finished()) {
+    status = pending_->transport->WaitFor([&execution] { return execution.Advance(); },
+                                          deadline.has_value() ? *deadline : pending_->deadline);
+  }
   return Finish(std::move(status));
 }
 

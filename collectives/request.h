@@ -35,7 +35,9 @@ class Request {
   Request() = default;
   Request(Request&& other) noexcept = default;
   Request& operator=(Request&& other) noexcept;
-  ~Request();
+  ~Request() {
+    if (pending_ != nullptr) WaitOnDestruction();
+  }
 
   // Waits until the collective has completed on this rank, at most until `deadline`
   // (default: its start plus the communicator's timeout). Returns its status; later
@@ -60,6 +62,8 @@ class Request {
     std::function<absl::Status()> finish;
   };
   explicit Request(std::unique_ptr<Pending> pending) : pending_(std::move(pending)) {}
+  // A pending request's destructor: waits, and logs a failure nobody will see.
+  void WaitOnDestruction();
   // Ends the request with the execution's outcome (or `status` if it is an error).
   absl::Status Finish(absl::Status status);
 
