@@ -36,10 +36,10 @@ namespace {
 
 // The names of BENCHMARKS.md and mpi_coll_bench.c.
 constexpr absl::string_view kBenchmarkedColls[] = {
-    "reduce",         "allreduce",   "reduce_scatter_block",
-    "reduce_scatter", "scatter",     "scatterv",
-    "bcast",          "gather",      "allgather",
-    "alltoall",       "reduce_local"};
+    "reduce",         "allreduce",    "reduce_scatter_block",
+    "reduce_scatter", "scatter",      "scatterv",
+    "bcast",          "gather",       "allgather",
+    "alltoall",       "reduce_local", "barrier"};
 
 struct Options {
   int ranks = 4;
@@ -59,7 +59,8 @@ constexpr const char* kUsage =
     "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
     "                   [--format=table|csv|json]\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
-    "gather allgather alltoall reduce_local\n";
+    "gather allgather alltoall reduce_local barrier\n"
+    "(barrier: one row, bytes 0, OSU's osu_barrier method; the peers' benchmark has none)\n";
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
@@ -170,6 +171,7 @@ struct Case {
       return comm.Allgather(send.data(), recv.data(), count, DataType::kFloat);
     }
     if (coll == "alltoall") return comm.Alltoall(send.data(), recv.data(), count, DataType::kFloat);
+    if (coll == "barrier") return comm.Barrier();
     return ReduceLocal(PredefinedOp::kSum, DataType::kFloat, send.data(), recv.data(), count);
   }
 };
@@ -266,7 +268,10 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
     if (options.format == "json") std::printf("[");
   }
   for (const std::string& coll : options.colls) {
-    for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= 4) {
+    // A barrier moves nothing: one row, bytes 0, each iteration just t0; barrier; t1.
+    const bool barrier = coll == "barrier";
+    for (size_t bytes = barrier ? 0 : options.min_bytes; bytes <= options.max_bytes;
+         bytes = barrier ? options.max_bytes + 1 : bytes * 4) {
       Case c = MakeCase(coll, bytes, rank, size);
       PrepareResult(c, rank);
       const int iterations = IterationsFor(bytes), warmup = iterations / 10;
@@ -278,7 +283,7 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
         const absl::Time start = absl::Now();
         if (status.ok()) status = c.Run(comm);
         if (it >= warmup) total_seconds += absl::ToDoubleSeconds(absl::Now() - start);
-        if (status.ok() && !barrier_first) status = comm.Barrier();
+        if (status.ok() && !barrier_first && !barrier) status = comm.Barrier();
       }
       // Verification: a fresh run over a cleared result.
       PrepareResult(c, rank);
