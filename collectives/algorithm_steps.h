@@ -121,6 +121,7 @@ Schedule BruckAllgather(const CollectiveArgs& args, const Topology& topology, in
 Schedule LinearAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule PairwiseAlltoall(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule DisseminationBarrier(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule LinearBarrier(const CollectiveArgs& args, const Topology& topology, int rank);
 
 }  // namespace zcoll::algorithm_steps
 

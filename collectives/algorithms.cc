@@ -230,6 +230,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"pairwise", Collective::kAlltoall, true, nullptr, PairwiseAlltoall},
     {"pairwise", Collective::kAlltoallv, true, nullptr, PairwiseAlltoall},
     {"dissemination", Collective::kBarrier, true, nullptr, DisseminationBarrier},
+    {"linear", Collective::kBarrier, true, nullptr, LinearBarrier},
     {"recursive_doubling", Collective::kScan, true, nullptr, RecursiveDoublingScan},
     {"chain", Collective::kScan, true, nullptr, ChainScan},
     {"recursive_doubling", Collective::kExscan, true, nullptr, RecursiveDoublingScan},

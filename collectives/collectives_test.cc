@@ -4,6 +4,7 @@
 // compared with the naive reference (testing/reference). Every rank can compute
 // every rank's input, so each checks its own result against the reference locally.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -486,6 +487,27 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
   }
 }
 
+// No rank leaves a barrier before every rank has entered it: each round one rank
+// (a different one each round, rank 0 included) enters 20 ms late, and every rank's
+// exit must come after that entry (the ranks share the machine's clock).
+void CheckBarriers(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  for (const Algorithm& algorithm : AllAlgorithms()) {
+    if (algorithm.collective != Collective::kBarrier) continue;
+    ASSERT_TRUE(comm.SetAlgorithm(Collective::kBarrier, algorithm.name).ok());
+    for (int late = 0; late < std::min(size, 3); ++late) {
+      if (rank == late) absl::SleepFor(absl::Milliseconds(20));
+      const int64_t entered = absl::ToUnixNanos(absl::Now());
+      ASSERT_TRUE(comm.Barrier().ok()) << algorithm.name;
+      const int64_t left = absl::ToUnixNanos(absl::Now());
+      std::vector<int64_t> entries(size);
+      ASSERT_TRUE(comm.Allgather(&entered, entries.data(), 1, DataType::kInt64).ok());
+      EXPECT_GE(left, entries[late])
+          << algorithm.name << ": rank " << rank << " left before late rank " << late << " entered";
+    }
+  }
+}
+
 class CollectivesTest : public ::testing::TestWithParam<CommunicatorJob> {
  protected:
   static void SetUpTestSuite() { setenv("ZCOLL_CHUNK_BYTES", "4096", 1); }
@@ -518,6 +540,12 @@ TEST_P(CollectivesTest, BcastAndGathersMatchTheReference) {
 TEST_P(CollectivesTest, AllgathersAndAlltoallsMatchTheReference) {
   const absl::Status status = RunCommunicatorJob(
       GetParam(), [](Communicator& comm, RankControl&) { CheckAllgathersAndAlltoalls(comm); });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_P(CollectivesTest, BarriersHoldEveryRankUntilAllEntered) {
+  const absl::Status status =
+      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckBarriers(comm); });
   EXPECT_TRUE(status.ok()) << status;
 }
 

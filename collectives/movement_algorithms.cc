@@ -452,4 +452,39 @@ Schedule DisseminationBarrier(const CollectiveArgs& args, const Topology&, int r
   }
   return std::move(builder).Finish();
 }
+
+// Linear: every rank tells rank 0 it has entered, and rank 0, having heard from all,
+// releases them: two message latencies and 2 (size - 1) messages, every one through
+// rank 0 (Open MPI's choice from 4 to 7 ranks). A waiting rank needs its core twice,
+// once to arrive and once to leave, which suits oversubscribed nodes; rank 0 leaves
+// first. The release depends on every arrival through the data: rank 0 reduces the
+// arrivals' tokens into the one it sends.
+Schedule LinearBarrier(const CollectiveArgs& args, const Topology&, int rank) {
+  const int size = args.size;
+  ScheduleBuilder builder(rank, size, 0, 0);
+  if (size == 1) return std::move(builder).Finish();
+  constexpr uint32_t kArrival = 0, kRelease = 1;
+  if (rank != 0) {
+    // Separate slots, so that the release's receive is posted with the arrival.
+    const BufferId tokens = builder.AddScratch(2);
+    builder.Send(0, kArrival, Slice{tokens, 0, 1});
+    builder.Recv(0, kRelease, Slice{tokens, 1, 1});
+    return std::move(builder).Finish();
+  }
+  const BufferId arrivals = builder.AddScratch(static_cast<size_t>(size - 1));
+  std::vector<Slice> operands;
+  for (int peer = 1; peer < size; ++peer) {
+    const Slice slot{arrivals, static_cast<size_t>(peer - 1), 1};
+    builder.Recv(peer, kArrival, slot);
+    operands.push_back(slot);
+  }
+  // One arrival (2 ranks) is itself the release.
+  Slice release = operands.front();
+  if (operands.size() > 1) {
+    release = Slice{builder.AddScratch(1), 0, 1};
+    builder.Reduce(operands, release);
+  }
+  for (int peer = 1; peer < size; ++peer) builder.Send(peer, kRelease, release);
+  return std::move(builder).Finish();
+}
 }  // namespace zcoll::algorithm_steps

@@ -28,7 +28,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Forces the alltoallv algorithm (pairwise); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_BARRIER", "",
-     "Forces the barrier algorithm (dissemination); unset: the selection table (zcoll_info "
+     "Forces the barrier algorithm (dissemination, linear); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_BCAST", "",
      "Forces the bcast algorithm (binomial, chain, linear, scatter_allgather, two_level); unset: "
