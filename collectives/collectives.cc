@@ -243,6 +243,20 @@ size_t ChunkBytes(int size) {
   return size == 2 && !set ? std::numeric_limits<size_t>::max() : bytes;
 }
 
+// A call's counts and displacements against a cached plan's (out of line: only the
+// v-collectives compare them).
+ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_t>, 4>& mine,
+                                         const std::array<std::vector<size_t>, 4>& theirs) {
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (mine[i].size() != theirs[i].size() ||
+        (!mine[i].empty() &&
+         std::memcmp(mine[i].data(), theirs[i].data(), mine[i].size() * sizeof(size_t)) != 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 // One collective call, made once its arguments are checked.
@@ -261,29 +275,34 @@ struct Communicator::CollectiveCall {
     args.element_bytes = IsValidDataType(type) ? DataTypeSize(type) : 1;
     args.commutative = op == nullptr || op->commutative();
     args.chunk_bytes = ChunkBytes(args.size);
+    has_vectors = collective == Collective::kReduceScatter || collective == Collective::kScatterv ||
+                  collective == Collective::kGatherv || collective == Collective::kAllgatherv ||
+                  collective == Collective::kAlltoallv;
   }
 
   CollectiveCall(const CollectiveCall&) = delete;
   CollectiveCall& operator=(const CollectiveCall&) = delete;
-  ~CollectiveCall() {
-    if (lender_ == nullptr) return;
-    for (auto [mine, spare] : VectorPairs(*lender_)) {
-      mine->clear();
-      mine->swap(*spare);
-    }
-  }
 
-  // The v-collectives' counts and displacements go into vectors lent by the
-  // communicator and given back with their capacity, so that a call allocates
-  // nothing (two allocations and frees cost a scatterv's root about 500
-  // instructions). A communicator's calls do not overlap (the standard's rule).
-  void BorrowVectors(CollectiveArgs& spare) {
-    lender_ = &spare;
-    for (auto [mine, theirs] : VectorPairs(spare)) mine->swap(*theirs);
+  // `args` with its vectors filled from `vectors`, to make a plan from.
+  CollectiveArgs FullArgs() const {
+    CollectiveArgs full = args;
+    std::vector<size_t>* fields[] = {&full.counts, &full.displs, &full.recv_counts,
+                                     &full.recv_displs};
+    for (size_t i = 0; i < vectors.size(); ++i)
+      fields[i]->assign(vectors[i].begin(), vectors[i].end());
+    return full;
   }
 
   const char* name;  // "Reduce", for messages
+  // The arguments, but for the v-collectives' counts and displacements: those stay
+  // in `vectors`, views of the caller's (counts, displs, recv_counts, recv_displs,
+  // as CollectiveArgs names them), which a call compares with a cached plan's and
+  // copies only to make a plan (copying them into `args` on every call cost a
+  // scatterv's root about 250 instructions).
   CollectiveArgs args;
+  std::array<absl::Span<const size_t>, 4> vectors;
+  // A v-collective (ReduceScatter's counts included): the only calls with vectors.
+  bool has_vectors = false;
   DataType type;
   ReduceOp op;
   const void* send;
@@ -295,16 +314,6 @@ struct Communicator::CollectiveCall {
   void* result = nullptr;
   size_t result_count = 0;
   size_t contributions = 0;
-
- private:
-  std::array<std::pair<std::vector<size_t>*, std::vector<size_t>*>, 4> VectorPairs(
-      CollectiveArgs& spare) {
-    return {{{&args.counts, &spare.counts},
-             {&args.displs, &spare.displs},
-             {&args.recv_counts, &spare.recv_counts},
-             {&args.recv_displs, &spare.recv_displs}}};
-  }
-  CollectiveArgs* lender_ = nullptr;
 };
 
 absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view algorithm) {
@@ -376,7 +385,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   if (!call.invalid.ok()) return Failed(call.invalid);
   const bool reduces = IsReduction(call.args.collective);
   if (CheckEnabled()) {
-    const Signature mine = MakeSignature(call.args, call.type, call.op, reduces);
+    const Signature mine = MakeSignature(call.FullArgs(), call.type, call.op, reduces);
     absl::StatusOr<std::vector<char>> all = ExchangeRecords(
         transport, absl::string_view(reinterpret_cast<const char*>(&mine), sizeof(mine)),
         DefaultDeadline());
@@ -407,7 +416,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   // The plan: from the cache (the last call's first), or made now. Equal keys had
   // their algorithm chosen, and checked, when the plan was made.
   auto matches = [&](const State::CachedPlan& cached) {
-    return cached.key.requested == requested && cached.key.args == call.args;
+    return cached.key.requested == requested && cached.key.args == call.args &&
+           (!call.has_vectors || SameVectors(call.vectors, cached.key.vectors));
   };
   bool found = state.last_plan < state.plans.size() && matches(state.plans[state.last_plan]);
   for (size_t i = 0; !found && i < state.plans.size(); ++i) {
@@ -417,17 +427,18 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     }
   }
   if (!found) {
+    const CollectiveArgs full = call.FullArgs();
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
-      if (absl::Status status = CheckAlgorithmCanRun(*algorithm, call.args); !status.ok()) {
+      if (absl::Status status = CheckAlgorithmCanRun(*algorithm, full); !status.ok()) {
         return Failed(absl::InvalidArgumentError(
             absl::StrCat("rank ", rank(), ": ", call.name, ": ", status.message())));
       }
     } else {
-      algorithm = &SelectAlgorithm(call.args, state.topology);
+      algorithm = &SelectAlgorithm(full, state.topology);
     }
     auto plan = std::make_shared<const ExecutionPlan>(
-        algorithm->generate(call.args, state.topology, rank()), call.args.element_bytes);
+        algorithm->generate(full, state.topology, rank()), call.args.element_bytes);
     constexpr size_t kCachedPlans = 16;
     if (state.plans.size() >= kCachedPlans) {
       auto oldest = std::min_element(state.plans.begin(), state.plans.end(),
@@ -436,7 +447,9 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                                      });
       state.plans.erase(oldest);
     }
-    state.plans.push_back({PlanKey{requested, call.args}, std::move(plan), 0});
+    PlanKey key{
+        requested, call.args, {full.counts, full.displs, full.recv_counts, full.recv_displs}};
+    state.plans.push_back({std::move(key), std::move(plan), 0});
     state.last_plan = state.plans.size() - 1;
   }
   State::CachedPlan& cached = state.plans[state.last_plan];
@@ -570,8 +583,7 @@ absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* rec
   check.Buffer("recv", recv, in_place ? total : mine, false);
   check.Disjoint(send, Bytes(total, type), recv, Bytes(mine, type));
   CollectiveCall call(check, Collective::kReduceScatter, type, send, recv, &op);
-  call.BorrowVectors(state_->spare_args);
-  if (check.status().ok()) call.args.counts.assign(recv_counts.begin(), recv_counts.end());
+  if (check.status().ok()) call.vectors[0] = recv_counts;
   call.args.in_place = in_place;
   call.result = recv;
   call.result_count = mine;
@@ -621,11 +633,7 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
   call.args.root = root;
   call.args.count = recv_count;
   call.args.in_place = in_place;
-  call.BorrowVectors(state_->spare_args);
-  if (at_root && check.status().ok()) {
-    call.args.counts.assign(send_counts.begin(), send_counts.end());
-    call.args.displs.assign(displs.begin(), displs.end());
-  }
+  if (at_root && check.status().ok()) call.vectors = {send_counts, displs};
   return StartCollective(call);
 }
 
@@ -685,10 +693,8 @@ absl::StatusOr<Request> Communicator::IGatherv(const void* send, size_t send_cou
   CollectiveCall call(check, Collective::kGatherv, type, send, recv);
   call.args.root = root;
   call.args.in_place = in_place;
-  call.BorrowVectors(state_->spare_args);
   if (at_root && check.status().ok()) {
-    call.args.counts.assign(recv_counts.begin(), recv_counts.end());
-    call.args.displs.assign(displs.begin(), displs.end());
+    call.vectors = {recv_counts, displs};
     if (in_place) send_count = recv_counts[rank()];
   }
   call.args.count = send_count;
@@ -725,11 +731,9 @@ absl::StatusOr<Request> Communicator::IAllgatherv(const void* send, size_t send_
   check.Buffer("recv", recv, extent, false);
   check.Disjoint(send, Bytes(send_count, type), recv, Bytes(extent, type));
   CollectiveCall call(check, Collective::kAllgatherv, type, send, recv);
-  call.BorrowVectors(state_->spare_args);
   call.args.in_place = in_place;
   if (check.status().ok()) {
-    call.args.counts.assign(recv_counts.begin(), recv_counts.end());
-    call.args.displs.assign(displs.begin(), displs.end());
+    call.vectors = {recv_counts, displs};
     call.args.count = recv_counts[rank()];
   }
   return StartCollective(call);
@@ -767,16 +771,11 @@ absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
   check.Buffer("recv", recv, recv_extent, false);
   check.Disjoint(send, Bytes(send_extent, type), recv, Bytes(recv_extent, type));
   CollectiveCall call(check, Collective::kAlltoallv, type, send, recv);
-  call.BorrowVectors(state_->spare_args);
   call.args.in_place = in_place;
   if (check.status().ok()) {
     // In place the input has the output's layout.
-    call.args.counts.assign(in_place ? recv_counts.begin() : send_counts.begin(),
-                            in_place ? recv_counts.end() : send_counts.end());
-    call.args.displs.assign(in_place ? recv_displs.begin() : send_displs.begin(),
-                            in_place ? recv_displs.end() : send_displs.end());
-    call.args.recv_counts.assign(recv_counts.begin(), recv_counts.end());
-    call.args.recv_displs.assign(recv_displs.begin(), recv_displs.end());
+    call.vectors = {in_place ? recv_counts : send_counts, in_place ? recv_displs : send_displs,
+                    recv_counts, recv_displs};
   }
   return StartCollective(call);
 }

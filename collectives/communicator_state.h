@@ -25,7 +25,9 @@ namespace zcoll {
 // depends on nothing else: the topology is the communicator's).
 struct PlanKey {
   const Algorithm* requested = nullptr;
+  // The arguments without their vectors, which are below (CollectiveCall's split).
   CollectiveArgs args;
+  std::array<std::vector<size_t>, 4> vectors;
 
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };
@@ -45,9 +47,6 @@ struct Communicator::State {
   uint64_t collectives_started = 0;
   // Nonblocking collectives not yet completed.
   int in_flight = 0;
-  // Vectors a v-collective's call borrows for its counts and displacements
-  // (CollectiveCall::BorrowVectors), kept with their capacity between calls.
-  CollectiveArgs spare_args;
   // Algorithms forced by SetAlgorithm (null: the selection table or
   // ZCOLL_ALGO_<COLL>).
   std::array<const Algorithm*, kNumCollectives> forced{};
