@@ -614,6 +614,8 @@ std::vector<CommunicatorJob> Jobs() {
   jobs.push_back({.local_provider = "shm", .size = 3});
   jobs.push_back({.local_provider = "shm", .network_provider = "ofi:tcp", .size = 5, .nodes = 2});
   jobs.push_back({.local_provider = "ofi:shm", .size = 2});
+  // UCX's own shared memory transports (posix, cma) within a node.
+  jobs.push_back({.local_provider = "ucx:posix,cma", .size = 2});
   jobs.push_back({.local_provider = "shm", .network_provider = "ucx:tcp", .size = 4, .nodes = 3});
   return jobs;
 }

@@ -126,8 +126,8 @@ absl::Status RunProcesses(const CommunicatorJob& job,
 std::string CommunicatorJob::Name() const {
   std::string providers = local_provider;
   if (nodes > 1 && !in_process()) absl::StrAppend(&providers, "_", network_provider);
-  return absl::StrCat(absl::StrReplaceAll(providers, {{":", "_"}, {";", "_"}}), "_", size, "x",
-                      nodes);
+  return absl::StrCat(absl::StrReplaceAll(providers, {{":", "_"}, {";", "_"}, {",", "_"}}), "_",
+                      size, "x", nodes);
 }
 
 absl::Status RunCommunicatorJob(const CommunicatorJob& job,
