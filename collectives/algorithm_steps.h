@@ -120,6 +120,7 @@ Schedule RingAllgather(const CollectiveArgs& args, const Topology& topology, int
 Schedule BruckAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule LinearAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule PairwiseAlltoall(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule BruckAlltoall(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule DisseminationBarrier(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule LinearBarrier(const CollectiveArgs& args, const Topology& topology, int rank);
 

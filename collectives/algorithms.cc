@@ -228,6 +228,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kAllgatherv, true, nullptr, LinearAllgather},
     {"ring", Collective::kAllgatherv, true, nullptr, RingAllgather},
     {"pairwise", Collective::kAlltoall, true, nullptr, PairwiseAlltoall},
+    {"bruck", Collective::kAlltoall, true, nullptr, BruckAlltoall},
     {"pairwise", Collective::kAlltoallv, true, nullptr, PairwiseAlltoall},
     {"dissemination", Collective::kBarrier, true, nullptr, DisseminationBarrier},
     {"linear", Collective::kBarrier, true, nullptr, LinearBarrier},

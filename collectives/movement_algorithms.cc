@@ -424,6 +424,57 @@ Schedule PairwiseAlltoall(const CollectiveArgs& args, const Topology&, int rank)
   return std::move(builder).Finish();
 }
 
+// Bruck's: ceil(log2(size)) messages per rank instead of size - 1. The blocks are
+// first rotated (block i is the one for rank + i); in round k every rank sends the
+// blocks whose index has bit k set, packed, to rank + 2^k, and receives as many from
+// rank - 2^k into the same indices; block i then holds what rank - i sent this rank.
+// A block moves once per set bit of its distance, log2(size)/2 times on average: for
+// small blocks on many ranks, where a message costs more than moving a block again.
+Schedule BruckAlltoall(const CollectiveArgs& args, const Topology&, int rank) {
+  ScheduleBuilder builder = MakeBuilder(args, rank);
+  const int size = args.size;
+  const size_t count = args.count;
+  const BufferId input = args.in_place ? BufferId::Recv() : BufferId::Send();
+  auto block = [count](BufferId buffer, int index) {
+    return Slice{buffer, count * static_cast<size_t>(index), count};
+  };
+  // Copies of no elements are left out; the messages are sent whatever their size, so
+  // that ranks disagreeing on the count end with an error.
+  auto copy = [&](Slice from, Slice to) {
+    if (count > 0) builder.Copy(from, to);
+  };
+  const BufferId rotated = builder.AddScratch(count * static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) copy(block(input, (rank + i) % size), block(rotated, i));
+  for (int round = 0, distance = 1; distance < size; ++round, distance *= 2) {
+    std::vector<int> moving;
+    for (int i = distance; i < size; ++i) {
+      if ((i & distance) != 0) moving.push_back(i);
+    }
+    const size_t n = moving.size();
+    const int to = (rank + distance) % size, from = (rank - distance + size) % size;
+    const uint32_t tag = static_cast<uint32_t>(round);
+    // Received into a buffer of its own: a receive into the blocks being sent would
+    // wait for that send, and a send that waits for its receiver (rendezvous) would
+    // then close a cycle around the ranks.
+    const BufferId in = builder.AddScratch(count * n);
+    if (n == 1) {  // one block: sent as it lies
+      builder.Send(to, tag, block(rotated, moving[0]));
+    } else {
+      const BufferId out = builder.AddScratch(count * n);
+      for (size_t j = 0; j < n; ++j) {
+        copy(block(rotated, moving[j]), block(out, static_cast<int>(j)));
+      }
+      builder.Send(to, tag, Slice{out, 0, count * n});
+    }
+    builder.Recv(from, tag, Slice{in, 0, count * n});
+    for (size_t j = 0; j < n; ++j) copy(block(in, static_cast<int>(j)), block(rotated, moving[j]));
+  }
+  for (int i = 0; i < size; ++i) {
+    copy(block(rotated, i), block(BufferId::Recv(), (rank - i + size) % size));
+  }
+  return std::move(builder).Finish();
+}
+
 // ---------------------------------------------------------------------------------
 // Barrier: dissemination. In round k every rank signals rank + 2^k and waits for
 // rank - 2^k; after ceil(log2(size)) rounds each rank has heard, directly or not,

@@ -74,6 +74,12 @@ constexpr SelectionRule kTable[] = {
     {Collective::kAllgatherv, "linear", kAnySize, 1, 4},
     {Collective::kAllgatherv, "linear", 8 * KiB, 1, 8},
     {Collective::kAllgatherv, "ring"},
+    // Pairwise puts every message in flight at once. Bruck's log2(size) dependent
+    // rounds send fewer, larger messages, which should pay where a message costs far
+    // more than moving a block (many nodes, small blocks), but on this 2-core machine
+    // it took 1.3-1.9x pairwise's time on 8 ranks and 1.2-2.2x on 16 (8 B-2 KiB,
+    // medians of 3 interleaved runs): each round waits for its partner to get a core.
+    // Not chosen until it is measured where it should win (ZCOLL_ALGO_ALLTOALL=bruck).
     {Collective::kAlltoall, "pairwise"},
     {Collective::kAlltoallv, "pairwise"},
     // 3 to 8 ranks: every rank reports to rank 0, which releases them. On this 2-core

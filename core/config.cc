@@ -22,7 +22,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Forces the allreduce algorithm (recursive_doubling, rabenseifner, two_level); unset: the "
      "selection table (zcoll_info --algorithms prints it)."},
     {"ZCOLL_ALGO_ALLTOALL", "",
-     "Forces the alltoall algorithm (pairwise); unset: the selection table (zcoll_info "
+     "Forces the alltoall algorithm (pairwise, bruck); unset: the selection table (zcoll_info "
      "--algorithms prints it)."},
     {"ZCOLL_ALGO_ALLTOALLV", "",
      "Forces the alltoallv algorithm (pairwise); unset: the selection table (zcoll_info "
