@@ -7,9 +7,11 @@
 
 #include "zcoll/zcoll.h"
 
-// Two ranks as threads of this process: Create, Split, Barrier.
+// Two ranks as threads of this process: Create, Split, Barrier, a typed Allreduce
+// (the public header's templates, built with this project's flags).
 bool InProcessJobWorks() {
   constexpr int kRanks = 2;
+  float sums_seen[kRanks][2] = {};
   absl::StatusOr<std::vector<std::unique_ptr<zcoll::Bootstrap>>> bootstraps =
       zcoll::CreateInProcessBootstraps(kRanks);
   if (!bootstraps.ok()) return false;
@@ -28,10 +30,16 @@ bool InProcessJobWorks() {
       absl::StatusOr<std::optional<zcoll::Communicator>> alone = comm->Split(rank, 0);
       if (!alone.ok() || !alone->has_value() || !comm->Barrier().ok()) return;
       sizes_seen[rank] = comm->size() * 10 + (*alone)->size();
+      const std::vector<float> mine = {static_cast<float>(rank), 1.0f};
+      if (!comm->Allreduce<float>(mine, absl::MakeSpan(sums_seen[rank]), zcoll::PredefinedOp::kSum)
+               .ok()) {
+        return;
+      }
     });
   }
   for (std::thread& rank : ranks) rank.join();
-  return sizes_seen[0] == 21 && sizes_seen[1] == 21;
+  return sizes_seen[0] == 21 && sizes_seen[1] == 21 && sums_seen[0][0] == 1 &&
+         sums_seen[0][1] == 2 && sums_seen[1][0] == 1 && sums_seen[1][1] == 2;
 }
 
 int main() {
