@@ -29,6 +29,10 @@ namespace {
 // keep their tags apart, wrap at this.
 constexpr uint64_t kSequenceNumbers = (kMaxCommunicatorTag >> kScheduleTagBits);
 
+}  // namespace
+
+namespace {
+
 class ArgumentChecker {
  public:
   ArgumentChecker(int rank, int size, const char* call) : rank_(rank), size_(size), call_(call) {}
@@ -81,15 +85,14 @@ class ArgumentChecker {
                         counts.size(), " and ", displs.size()));
       return 0;
     }
-    size_t extent = 0;
     for (int r = 0; r < size_; ++r) {
       if (counts[r] > std::numeric_limits<size_t>::max() / 4 ||
           displs[r] > std::numeric_limits<size_t>::max() / 4) {
         Fail(absl::StrCat(what, ": count or displacement ", r, " is too large"));
         return 0;
       }
-      if (counts[r] > 0) extent = std::max(extent, displs[r] + counts[r]);
     }
+    const size_t extent = internal_collectives::SaturatingExtent(counts, displs);
     if (ABSL_PREDICT_FALSE(TooLarge(extent, type))) BadExtent(what, extent, type);
     return status_.ok() ? extent : 0;
   }
@@ -350,29 +353,8 @@ size_t Communicator::PerRank(size_t count) const {
                                                             : count * ranks;
 }
 
-size_t Communicator::SumOf(absl::Span<const size_t> counts) {
-  size_t sum = 0;
-  for (size_t count : counts) {
-    if (count > std::numeric_limits<size_t>::max() - sum) return std::numeric_limits<size_t>::max();
-    sum += count;
-  }
-  return sum;
-}
-
 size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
   return static_cast<size_t>(rank()) < counts.size() ? counts[rank()] : 0;
-}
-
-size_t Communicator::Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs) {
-  size_t extent = 0;
-  for (size_t r = 0; r < std::min(counts.size(), displs.size()); ++r) {
-    if (counts[r] == 0) continue;
-    if (counts[r] > std::numeric_limits<size_t>::max() - displs[r]) {
-      return std::numeric_limits<size_t>::max();
-    }
-    extent = std::max(extent, displs[r] + counts[r]);
-  }
-  return extent;
 }
 
 absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {
@@ -568,12 +550,10 @@ absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* rec
     check.Fail(
         absl::StrCat("recv_counts has ", recv_counts.size(), " entries for ", size(), " ranks"));
   } else {
-    for (size_t count : recv_counts) {
-      if (count > std::numeric_limits<size_t>::max() / 2 - total) {
-        check.Fail("the sum of recv_counts overflows");
-        break;
-      }
-      total += count;
+    total = internal_collectives::SaturatingSum(recv_counts);
+    if (total > std::numeric_limits<size_t>::max() / 2) {
+      check.Fail("the sum of recv_counts overflows");
+      total = 0;
     }
   }
   check.Count("the sum of recv_counts", total, type);

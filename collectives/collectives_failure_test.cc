@@ -118,6 +118,15 @@ std::vector<Refusal> Refusals() {
          return comm.ReduceScatter(in, out1, two, DataType::kFloat, PredefinedOp::kSum);
        },
        "recv_counts has 3 entries for 2 ranks"},
+      {"reduce_scatter_counts_whose_sum_overflows",
+       [](Communicator& comm) {
+         const std::vector<size_t> halves = {SIZE_MAX / 2, SIZE_MAX / 2};
+         return comm.ReduceScatter(in, out, halves, DataType::kFloat, PredefinedOp::kSum);
+       },
+       [two](Communicator& comm) {
+         return comm.ReduceScatter(in, out1, two, DataType::kFloat, PredefinedOp::kSum);
+       },
+       "the sum of recv_counts overflows"},
       {"reduce_scatter_block_overflow",
        [](Communicator& comm) {
          return comm.ReduceScatterBlock(in, out, SIZE_MAX / 2, DataType::kFloat,

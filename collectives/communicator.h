@@ -70,6 +70,31 @@ struct CommunicatorOptions {
   int emulated_nodes = 0;
 };
 
+namespace internal_collectives {
+// (Inline: the raw v-collectives' argument checks run them on every call too.)
+// The sum of `counts`, or SIZE_MAX where it would overflow (more than any span holds).
+inline size_t SaturatingSum(absl::Span<const size_t> counts) {
+  size_t sum = 0;
+  for (size_t count : counts) {
+    if (count > SIZE_MAX - sum) return SIZE_MAX;
+    sum += count;
+  }
+  return sum;
+}
+// The elements a v-collective's blocks span: the largest displs[r] + counts[r] of a
+// non-empty block, over the entries both have, or SIZE_MAX where it would overflow.
+inline size_t SaturatingExtent(absl::Span<const size_t> counts, absl::Span<const size_t> displs) {
+  const size_t entries = counts.size() < displs.size() ? counts.size() : displs.size();
+  size_t extent = 0;
+  for (size_t r = 0; r < entries; ++r) {
+    if (counts[r] == 0) continue;
+    if (counts[r] > SIZE_MAX - displs[r]) return SIZE_MAX;
+    if (displs[r] + counts[r] > extent) extent = displs[r] + counts[r];
+  }
+  return extent;
+}
+}  // namespace internal_collectives
+
 class Communicator {
  public:
   static absl::StatusOr<Communicator> Create(CommunicatorOptions options);
@@ -278,8 +303,8 @@ class Communicator {
   template <typename T>
   absl::StatusOr<Request> IReduceScatter(absl::Span<const T> send, absl::Span<T> recv,
                                          absl::Span<const size_t> recv_counts, const ReduceOp& op) {
-    absl::Status refused =
-        SpanHolds("ReduceScatter", "send", true, send.size(), SumOf(recv_counts));
+    absl::Status refused = SpanHolds("ReduceScatter", "send", true, send.size(),
+                                     internal_collectives::SaturatingSum(recv_counts));
     if (!refused.ok()) return refused;
     refused = SpanHolds("ReduceScatter", "recv", true, recv.size(), OwnCount(recv_counts));
     if (!refused.ok()) return refused;
@@ -297,8 +322,8 @@ class Communicator {
   template <typename T>
   absl::StatusOr<Request> IScatterv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
                                     absl::Span<const size_t> displs, absl::Span<T> recv, int root) {
-    absl::Status refused =
-        SpanHolds("Scatterv", "send", rank() == root, send.size(), Extent(send_counts, displs));
+    absl::Status refused = SpanHolds("Scatterv", "send", rank() == root, send.size(),
+                                     internal_collectives::SaturatingExtent(send_counts, displs));
     if (!refused.ok()) return refused;
     return IScatterv(send.data(), send_counts, displs, recv.data(), recv.size(), kDataTypeOf<T>,
                      root);
@@ -320,8 +345,8 @@ class Communicator {
   absl::StatusOr<Request> IGatherv(absl::Span<const T> send, absl::Span<T> recv,
                                    absl::Span<const size_t> recv_counts,
                                    absl::Span<const size_t> displs, int root) {
-    absl::Status refused =
-        SpanHolds("Gatherv", "recv", rank() == root, recv.size(), Extent(recv_counts, displs));
+    absl::Status refused = SpanHolds("Gatherv", "recv", rank() == root, recv.size(),
+                                     internal_collectives::SaturatingExtent(recv_counts, displs));
     if (!refused.ok()) return refused;
     return IGatherv(send.data(), send.size(), recv.data(), recv_counts, displs, kDataTypeOf<T>,
                     root);
@@ -338,8 +363,8 @@ class Communicator {
   absl::StatusOr<Request> IAllgatherv(absl::Span<const T> send, absl::Span<T> recv,
                                       absl::Span<const size_t> recv_counts,
                                       absl::Span<const size_t> displs) {
-    absl::Status refused =
-        SpanHolds("Allgatherv", "recv", true, recv.size(), Extent(recv_counts, displs));
+    absl::Status refused = SpanHolds("Allgatherv", "recv", true, recv.size(),
+                                     internal_collectives::SaturatingExtent(recv_counts, displs));
     if (!refused.ok()) return refused;
     return IAllgatherv(send.data(), send.size(), recv.data(), recv_counts, displs, kDataTypeOf<T>);
   }
@@ -360,9 +385,11 @@ class Communicator {
                                      absl::Span<const size_t> recv_counts,
                                      absl::Span<const size_t> recv_displs) {
     absl::Status refused =
-        SpanHolds("Alltoallv", "send", true, send.size(), Extent(send_counts, send_displs));
+        SpanHolds("Alltoallv", "send", true, send.size(),
+                  internal_collectives::SaturatingExtent(send_counts, send_displs));
     if (!refused.ok()) return refused;
-    refused = SpanHolds("Alltoallv", "recv", true, recv.size(), Extent(recv_counts, recv_displs));
+    refused = SpanHolds("Alltoallv", "recv", true, recv.size(),
+                        internal_collectives::SaturatingExtent(recv_counts, recv_displs));
     if (!refused.ok()) return refused;
     return IAlltoallv(send.data(), send_counts, send_displs, recv.data(), recv_counts, recv_displs,
                       kDataTypeOf<T>);
@@ -514,12 +541,8 @@ class Communicator {
   // size() blocks of `count` (saturating: a count too large for any span needs more
   // than any span holds).
   size_t PerRank(size_t count) const;
-  // The sum of `counts`, saturating.
-  static size_t SumOf(absl::Span<const size_t> counts);
   // counts[rank()], or 0 where `counts` has no such entry (the raw form refuses it).
   size_t OwnCount(absl::Span<const size_t> counts) const;
-  // The largest displs[r] + counts[r] over the entries both have, saturating.
-  static size_t Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs);
   static absl::Status WaitFor(absl::StatusOr<Request> request, std::optional<absl::Time> deadline) {
     if (!request.ok()) return request.status();
     return request->Wait(deadline);

@@ -506,7 +506,7 @@ Schedule DisseminationBarrier(const CollectiveArgs& args, const Topology&, int r
 
 // Linear: every rank tells rank 0 it has entered, and rank 0, having heard from all,
 // releases them: two message latencies and 2 (size - 1) messages, every one through
-// rank 0 (Open MPI's choice from 4 to 7 ranks). A waiting rank needs its core twice,
+// rank 0. A waiting rank needs its core twice,
 // once to arrive and once to leave, which suits oversubscribed nodes; rank 0 leaves
 // first. The release depends on every arrival through the data: rank 0 reduces the
 // arrivals' tokens into the one it sends.
