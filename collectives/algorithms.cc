@@ -277,25 +277,29 @@ bool IsRooted(Collective collective) {
   }
 }
 
-size_t CollectiveArgs::MessageBytes() const {
+std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
   switch (collective) {
-    case Collective::kReduceScatter: {
-      size_t total = 0;
-      for (size_t c : counts) total += c;
-      return total * element_bytes;
-    }
+    case Collective::kReduceScatter:
+      return algorithm_steps::Sum(counts) * element_bytes;
     case Collective::kReduceScatterBlock:
       return count * static_cast<size_t>(size) * element_bytes;
-    case Collective::kAlltoallv: {
-      size_t total = 0;
-      for (size_t c : counts) total += c;
-      return total / static_cast<size_t>(size) * element_bytes;
-    }
+    case Collective::kAllgatherv:
+      // Every rank passes the same counts; its own block is its own.
+      return algorithm_steps::Sum(counts) / static_cast<size_t>(size) * element_bytes;
+    case Collective::kScatterv:
+    case Collective::kGatherv:
+    case Collective::kAlltoallv:
+      return std::nullopt;
     case Collective::kBarrier:
       return 0;
     default:
       return count * element_bytes;
   }
+}
+
+SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology) {
+  return {args.collective, args.AgreedMessageBytes(), args.size, args.commutative,
+          topology.num_nodes()};
 }
 
 absl::string_view CollectiveName(Collective collective) {
@@ -327,13 +331,13 @@ absl::StatusOr<const Algorithm*> FindAlgorithm(Collective collective, absl::stri
                                           "'; it has ", absl::StrJoin(names, ", ")));
 }
 
-absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const CollectiveArgs& args) {
-  if (!algorithm.any_op && !args.commutative) {
+absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const SelectionInputs& inputs) {
+  if (!algorithm.any_op && !inputs.commutative) {
     return absl::InvalidArgumentError(absl::StrCat(CollectiveName(algorithm.collective),
                                                    " algorithm '", algorithm.name,
                                                    "' needs a commutative op, and this op is not"));
   }
-  if (algorithm.can_run != nullptr && !algorithm.can_run(args)) {
+  if (algorithm.can_run != nullptr && !algorithm.can_run(inputs)) {
     return absl::InvalidArgumentError(absl::StrCat(CollectiveName(algorithm.collective),
                                                    " algorithm '", algorithm.name,
                                                    "' cannot run these arguments"));

@@ -41,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,14 +116,33 @@ struct CollectiveArgs {
   // Pipelined algorithms move data in chunks of about this many bytes.
   size_t chunk_bytes = 256 * 1024;
 
-  // Bytes of the collective's message as the benchmarks count it (BENCHMARKS.md):
-  // the vector for reduce, allreduce, bcast and scan; the whole vector for
-  // reduce_scatter(_block); the block per rank for scatter, gather, allgather and
-  // alltoall (this rank's block for the v-forms, its average for alltoallv).
-  size_t MessageBytes() const;
+  // Bytes of the collective's message as the benchmarks count it (the vector for
+  // reduce, allreduce, bcast and scan; the whole vector for reduce_scatter(_block);
+  // the block per rank for scatter, gather, allgather and alltoall; allgatherv's
+  // average block), computed only from arguments that are equal on every rank, so
+  // that every rank of a call gets the same figure. Scatterv, gatherv and alltoallv
+  // have none (their counts are known to one rank, or differ from rank to rank):
+  // nullopt.
+  std::optional<size_t> AgreedMessageBytes() const;
 
   friend bool operator==(const CollectiveArgs&, const CollectiveArgs&) = default;
 };
+
+// Everything the choice of an algorithm may depend on, each equal on every rank of a
+// call (the message size from AgreedMessageBytes, the communicator's size, whether the
+// op commutes, the number of nodes). Ranks that chose differently would post
+// transfers their peers never match; building the choice on this alone keeps a rank's
+// own view (a v-collective's own count) out of it.
+struct SelectionInputs {
+  Collective collective = Collective::kReduce;
+  std::optional<size_t> bytes;
+  int size = 1;
+  bool commutative = true;
+  int num_nodes = 1;
+
+  friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
+};
+SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology);
 
 using ScheduleGenerator = Schedule (*)(const CollectiveArgs& args, const Topology& topology,
                                        int rank);
@@ -132,8 +152,9 @@ struct Algorithm {
   Collective collective;
   // Reduces in canonical rank order, so any op may use it.
   bool any_op;
-  // Whether it can run these arguments (null: always). Arguments are valid.
-  bool (*can_run)(const CollectiveArgs& args);
+  // Whether it can run a call (null: always); only agreed inputs, so that every rank
+  // of the call answers alike.
+  bool (*can_run)(const SelectionInputs& inputs);
   ScheduleGenerator generate;
 };
 
@@ -141,8 +162,8 @@ struct Algorithm {
 absl::Span<const Algorithm> AllAlgorithms();
 // The algorithm `name` of `collective`; NotFound listing the names there are.
 absl::StatusOr<const Algorithm*> FindAlgorithm(Collective collective, absl::string_view name);
-// Why `algorithm` cannot run `args` (InvalidArgument with a sentence), or OK.
-absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const CollectiveArgs& args);
+// Why `algorithm` cannot run a call (InvalidArgument with a sentence), or OK.
+absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const SelectionInputs& inputs);
 
 }  // namespace zcoll
 

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/block_layouts.h"
+#include "testing/rank_views.h"
 #include "testing/symbolic_run.h"
 
 namespace zcoll {
@@ -25,6 +26,7 @@ namespace {
 
 using ::zcoll::testing::Contribution;
 using ::zcoll::testing::PairCount;
+using ::zcoll::testing::RankView;
 using ::zcoll::testing::ReversedWithGaps;
 using ::zcoll::testing::RunSymbolically;
 using ::zcoll::testing::SymbolicBuffers;
@@ -59,47 +61,13 @@ std::string Describe(const SymbolicValue& value) {
 
 // Runs `algorithm` for `args` on every rank and checks every rank's result. Returns
 // a description of the first difference, or "".
-// Rank r's view of `args`, which holds every rank's counts.
-CollectiveArgs ViewOf(const CollectiveArgs& args, int r) {
-  CollectiveArgs view = args;
-  switch (args.collective) {
-    case Collective::kScatterv:
-    case Collective::kGatherv:
-      // Their counts and displs are the root's only.
-      view.count = args.counts[r];
-      if (r != args.root) {
-        view.counts.clear();
-        view.displs.clear();
-      }
-      break;
-    case Collective::kAllgatherv:
-      view.count = args.counts[r];
-      break;
-    case Collective::kAlltoallv:
-      view.counts.clear();
-      view.recv_counts.clear();
-      for (int peer = 0; peer < args.size; ++peer) {
-        view.counts.push_back(PairCount(r, peer, args.count));
-        view.recv_counts.push_back(PairCount(peer, r, args.count));
-      }
-      view.displs = ReversedWithGaps(view.counts);
-      view.recv_displs = ReversedWithGaps(view.recv_counts);
-      break;
-    default:
-      break;
-  }
-  if ((r != args.root && IsRooted(args.collective)) || args.collective == Collective::kBcast) {
-    view.in_place = false;
-  }
-  return view;
-}
-
 std::string Check(const Algorithm& algorithm, CollectiveArgs args, const Topology& topology) {
   const int size = args.size;
   std::vector<Schedule> schedules;
   std::vector<CollectiveArgs> per_rank;
   for (int r = 0; r < size; ++r) {
-    per_rank.push_back(ViewOf(args, r));
+    per_rank.push_back(
+        RankView(args, r, [&](int from, int to) { return PairCount(from, to, args.count); }));
     schedules.push_back(algorithm.generate(per_rank[r], topology, r));
   }
   if (absl::Status status = ValidateSchedules(schedules); !status.ok()) {
@@ -503,9 +471,10 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
     for (int size : {1, 2, 7, 64}) {
       for (size_t count : {size_t{0}, size_t{1}, size_t{1} << 20}) {
         CollectiveArgs args = MakeArgs(static_cast<Collective>(c), size, count, 0, false);
-        const Algorithm& chosen = SelectAlgorithm(args, *Topology::Uniform(1, size));
+        const SelectionInputs inputs = AgreedSelectionInputs(args, *Topology::Uniform(1, size));
+        const Algorithm& chosen = SelectAlgorithm(inputs);
         EXPECT_EQ(chosen.collective, args.collective);
-        EXPECT_TRUE(CheckAlgorithmCanRun(chosen, args).ok());
+        EXPECT_TRUE(CheckAlgorithmCanRun(chosen, inputs).ok());
       }
     }
   }

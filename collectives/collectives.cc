@@ -410,14 +410,16 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   }
   if (!found) {
     const CollectiveArgs full = call.FullArgs();
+    // The choice sees only what every rank of the call passes alike.
+    const SelectionInputs inputs = AgreedSelectionInputs(full, state.topology);
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
-      if (absl::Status status = CheckAlgorithmCanRun(*algorithm, full); !status.ok()) {
+      if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {
         return Failed(absl::InvalidArgumentError(
             absl::StrCat("rank ", rank(), ": ", call.name, ": ", status.message())));
       }
     } else {
-      algorithm = &SelectAlgorithm(full, state.topology);
+      algorithm = &SelectAlgorithm(inputs);
     }
     auto plan = std::make_shared<const ExecutionPlan>(
         algorithm->generate(full, state.topology, rank()), call.args.element_bytes);

@@ -606,6 +606,32 @@ TEST(ProgressTest, ANonblockingBcastSendsBeforeItsRootWaits) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Issue 16's hang: the selection table saw each rank's own block, so with int32
+// blocks of 2048, 2049, 2048, 2048, 2048 elements on 5 ranks (own blocks on both sides
+// of the linear algorithm's 8 KiB limit) one rank chose the ring and the others the
+// linear algorithm, and all waited until the deadline. Now every rank chooses from the
+// average block; the call must complete at once with every block in place.
+TEST(SelectionAgreementRegressionTest, AllgathervWithOwnBlocksAcrossASizeLimitCompletes) {
+  const CommunicatorJob job{
+      .local_provider = "shm", .size = 5, .communicator_timeout = absl::Seconds(20)};
+  const absl::Status status = RunCommunicatorJob(job, [](Communicator& comm, RankControl&) {
+    std::vector<size_t> counts(comm.size(), 2048);
+    counts[1] = 2049;
+    const std::vector<size_t> displs = PackedInRankOrder(counts);
+    const size_t total = displs.back() + counts.back();
+    std::vector<int32_t> mine(counts[comm.rank()], comm.rank() + 1), all(total, -1);
+    const absl::Time start = absl::Now();
+    const absl::Status done =
+        comm.Allgatherv(mine.data(), mine.size(), all.data(), counts, displs, DataType::kInt32);
+    ASSERT_TRUE(done.ok()) << done;
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+    for (int r = 0; r < comm.size(); ++r) {
+      for (size_t i = 0; i < counts[r]; ++i) ASSERT_EQ(all[displs[r] + i], r + 1) << r << " " << i;
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 std::vector<CommunicatorJob> Jobs() {
   std::vector<CommunicatorJob> jobs;
   for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});

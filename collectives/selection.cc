@@ -104,7 +104,7 @@ constexpr SelectionRule kTable[] = {
 
 absl::Span<const SelectionRule> SelectionTable() { return kTable; }
 
-const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& topology) {
+const Algorithm& SelectAlgorithm(const SelectionInputs& inputs) {
   // The rules' algorithms, looked up once (a call should not compare names).
   static const std::vector<const Algorithm*> resolved = [] {
     std::vector<const Algorithm*> algorithms;
@@ -115,17 +115,19 @@ const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& top
     }
     return algorithms;
   }();
-  const size_t bytes = args.MessageBytes();
   for (size_t i = 0; i < std::size(kTable); ++i) {
     const SelectionRule& rule = kTable[i];
-    if (rule.collective != args.collective || bytes > rule.max_bytes ||
-        args.size < rule.min_ranks || args.size > rule.max_ranks ||
-        topology.num_nodes() < rule.min_nodes) {
+    // A collective without an agreed size matches only rules without a size limit
+    // (the agreement test holds the table to that).
+    const bool size_fits =
+        inputs.bytes.has_value() ? *inputs.bytes <= rule.max_bytes : rule.max_bytes == kAnySize;
+    if (rule.collective != inputs.collective || !size_fits || inputs.size < rule.min_ranks ||
+        inputs.size > rule.max_ranks || inputs.num_nodes < rule.min_nodes) {
       continue;
     }
-    if (CheckAlgorithmCanRun(*resolved[i], args).ok()) return *resolved[i];
+    if (CheckAlgorithmCanRun(*resolved[i], inputs).ok()) return *resolved[i];
   }
-  ZCOLL_CHECK(false) << "the selection table has no rule for " << CollectiveName(args.collective);
+  ZCOLL_CHECK(false) << "the selection table has no rule for " << CollectiveName(inputs.collective);
   return AllAlgorithms().front();
 }
 

@@ -1,10 +1,12 @@
 // Which algorithm runs a collective: one declarative table (DESIGN.md step 2).
 //
 // The first rule of the collective whose limits contain the call and whose
-// algorithm can run it wins. Every input of the choice is the same on every rank
-// (message size, communicator size, commutativity, the number of nodes), so all ranks
-// choose alike. ZCOLL_ALGO_<COLL>=name (e.g. ZCOLL_ALGO_REDUCE=binomial)
-// or Communicator::SetAlgorithm forces one; `zcoll_info --algorithms` prints the table.
+// algorithm can run it wins. The choice sees only SelectionInputs, each the same on
+// every rank of a call (the agreed message size, communicator size, commutativity,
+// the number of nodes), so all ranks choose alike; a collective without an agreed
+// message size (scatterv, gatherv, alltoallv) may have no rule limited by size.
+// ZCOLL_ALGO_<COLL>=name (e.g. ZCOLL_ALGO_REDUCE=binomial) or Communicator::SetAlgorithm forces
+// one; `zcoll_info --algorithms` prints the table.
 
 #ifndef ZCOLL_COLLECTIVES_SELECTION_H_
 #define ZCOLL_COLLECTIVES_SELECTION_H_
@@ -23,7 +25,7 @@ namespace zcoll {
 struct SelectionRule {
   Collective collective;
   absl::string_view algorithm;
-  // The rule applies to messages (CollectiveArgs::MessageBytes) up to this size and
+  // The rule applies to messages (SelectionInputs::bytes) up to this size and
   // to communicators of at least min_ranks and at most max_ranks ranks.
   size_t max_bytes = std::numeric_limits<size_t>::max();
   int min_ranks = 1;
@@ -34,8 +36,8 @@ struct SelectionRule {
 
 absl::Span<const SelectionRule> SelectionTable();
 
-// The table's choice for `args`.
-const Algorithm& SelectAlgorithm(const CollectiveArgs& args, const Topology& topology);
+// The table's choice for a call.
+const Algorithm& SelectAlgorithm(const SelectionInputs& inputs);
 
 // ZCOLL_ALGO_<COLL> for `collective`, read once per process: null when unset;
 // NotFound (naming the variable) for a name the collective does not have.
