@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -39,49 +40,86 @@ struct Placement {
   int ranks_on_this_host = 1;
 };
 
+// The first setting of `mine` that `theirs` gives another value (lines of
+// "NAME=value"): "NAME=mine" and "NAME=theirs".
+std::pair<std::string, std::string> FirstDifference(absl::string_view mine,
+                                                    absl::string_view theirs) {
+  const std::vector<absl::string_view> a = absl::StrSplit(mine, '\n');
+  const std::vector<absl::string_view> b = absl::StrSplit(theirs, '\n');
+  for (size_t i = 0; i < a.size() || i < b.size(); ++i) {
+    const absl::string_view x = i < a.size() ? a[i] : "", y = i < b.size() ? b[i] : "";
+    if (x != y) return {std::string(x), std::string(y)};
+  }
+  return {"", ""};
+}
+
 absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_nodes,
                                             absl::Time deadline) {
   const int size = bootstrap.size();
   const std::string emulated =
       emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
   std::optional<Topology> emulated_topology;
+  // A problem of this rank's own is still told to every rank in the exchange below, so
+  // that they all fail at once rather than at the deadline.
+  std::string problem;
   if (!emulated.empty()) {
     absl::StatusOr<Topology> described = Topology::Emulated(emulated, size);
-    if (!described.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
+    if (described.ok()) {
+      emulated_topology = std::move(*described);
+    } else {
+      problem = absl::StrCat(
           emulated_nodes != 0 ? "CommunicatorOptions::emulated_nodes: " : "ZCOLL_EMULATE_NODES: ",
-          described.status().message()));
+          described.status().message());
     }
-    emulated_topology = std::move(*described);
   }
+  // What every rank must see alike (algorithms, chunks, transports, placement).
+  const std::string settings = absl::StrCat(JobWideSettings(), "emulated nodes=", emulated);
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
   const RankLocation binding = DiscoverProcessPlacement().value_or(RankLocation{});
   char system_host[256] = {};
   gethostname(system_host, sizeof(system_host) - 1);
   const std::string host = bootstrap.host_name().value_or(system_host);
-  absl::StatusOr<std::vector<std::string>> entries =
-      bootstrap.AllGather(absl::StrCat(binding.package, " ", binding.numa, " ", host), deadline);
+  absl::StatusOr<std::vector<std::string>> entries = bootstrap.AllGather(
+      problem.empty() ? absl::StrCat(binding.package, " ", binding.numa, " ",
+                                     absl::BytesToHexString(settings), " ", host)
+                      : absl::StrCat("! ", problem),
+      deadline);
   if (!entries.ok()) return entries.status();
+  if (!problem.empty()) return absl::InvalidArgumentError(problem);
+  for (int rank = 0; rank < size; ++rank) {
+    if (absl::StartsWith((*entries)[rank], "! ")) {
+      return absl::InvalidArgumentError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank,
+                                                     " cannot join: ", (*entries)[rank].substr(2)));
+    }
+  }
   std::vector<RankLocation> locations(size);
   std::vector<std::string> names;
   std::map<std::string, int> node_of_host;
   int ranks_on_this_host = 0;
   for (int rank = 0; rank < size; ++rank) {
     const std::vector<std::string> fields =
-        absl::StrSplit((*entries)[rank], absl::MaxSplits(' ', 2));
+        absl::StrSplit((*entries)[rank], absl::MaxSplits(' ', 3));
     RankLocation& location = locations[rank];
-    if (fields.size() != 3 || !absl::SimpleAtoi(fields[0], &location.package) ||
+    if (fields.size() != 4 || !absl::SimpleAtoi(fields[0], &location.package) ||
         !absl::SimpleAtoi(fields[1], &location.numa)) {
       return absl::InternalError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank,
                                               " sent a malformed location '", (*entries)[rank],
                                               "'"));
     }
-    if (fields[2] == host) ++ranks_on_this_host;
+    if (const std::string theirs = absl::HexStringToBytes(fields[2]); theirs != settings) {
+      const auto [in_mine, in_theirs] = FirstDifference(settings, theirs);
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", bootstrap.rank(), ": this rank has ", in_mine, " but rank ", rank,
+                       " has ", in_theirs,
+                       "; every rank of a job must set it alike (it decides what the ranks must "
+                       "agree on)"));
+    }
+    if (fields[3] == host) ++ranks_on_this_host;
     if (emulated_topology.has_value()) {
       location.node = emulated_topology->node_of(rank);
     } else {
-      auto [entry, added] = node_of_host.emplace(fields[2], static_cast<int>(names.size()));
-      if (added) names.push_back(fields[2]);
+      auto [entry, added] = node_of_host.emplace(fields[3], static_cast<int>(names.size()));
+      if (added) names.push_back(fields[3]);
       location.node = entry->second;
     }
   }

@@ -4,21 +4,26 @@
 
 #include "collectives/communicator.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/topology_discovery.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "transport/bootstrap/fork_meeting_bootstrap.h"
+#include "transport/bootstrap/forked_job.h"
 #include "transport/bootstrap/in_process_bootstrap.h"
 #include "transport/loopback/loopback_transport.h"
 
@@ -369,6 +374,40 @@ TEST(CommunicatorCreateTest, ATransportOfAnotherShapeIsRefused) {
   EXPECT_THAT(comm.status().message(),
               HasSubstr("CommunicatorOptions::transport is rank 0 of 2 but the bootstrap says "
                         "rank 0 of 1"));
+}
+
+// Settings that decide what the ranks must agree on (ZCOLL_CHUNK_BYTES here) differ
+// on one rank: Create fails on every rank at once, naming the variable and both
+// values, instead of a job whose ranks cut their messages differently.
+TEST(CommunicatorCreateTest, RanksWhoseJobWideSettingsDifferAreRefusedOnEveryRank) {
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      3,
+      [](int rank, ForkMeeting& meeting) {
+        setenv("ZCOLL_LOCAL_PROVIDER", "shm", 1);
+        if (rank == 2) setenv("ZCOLL_CHUNK_BYTES", "65536", 1);
+        CommunicatorOptions options;
+        options.timeout = absl::Seconds(30);
+        options.bootstrap = std::make_unique<ForkMeetingBootstrap>(meeting, rank, 3);
+        const absl::Time start = absl::Now();
+        absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+        const std::string mine =
+            rank == 2 ? "ZCOLL_CHUNK_BYTES=65536" : "ZCOLL_CHUNK_BYTES=(unset)";
+        const std::string theirs =
+            rank == 2 ? "ZCOLL_CHUNK_BYTES=(unset)" : "ZCOLL_CHUNK_BYTES=65536";
+        const bool refused = comm.status().code() == absl::StatusCode::kInvalidArgument &&
+                             absl::StrContains(comm.status().message(), mine) &&
+                             absl::StrContains(comm.status().message(), theirs);
+        if (!refused || absl::Now() - start > absl::Seconds(10)) {
+          std::fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
+          return 1;
+        }
+        return 0;
+      },
+      absl::Seconds(60));
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE((*outcomes)[rank].finished && (*outcomes)[rank].exit_code == 0) << "rank " << rank;
+  }
 }
 
 // Ranks that outnumber this machine's cores make blocking waits yield at once (a

@@ -14,65 +14,84 @@ namespace {
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_ALGO_ALLGATHER", "",
      "Forces the allgather algorithm (linear, ring, bruck); unset: the selection table "
-     "(zcoll_info --algorithms prints it)."},
+     "(zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_ALLGATHERV", "",
      "Forces the allgatherv algorithm (linear, ring); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_ALLREDUCE", "",
      "Forces the allreduce algorithm (recursive_doubling, rabenseifner, two_level); unset: the "
-     "selection table (zcoll_info --algorithms prints it)."},
+     "selection table (zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_ALLTOALL", "",
      "Forces the alltoall algorithm (pairwise, bruck); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_ALLTOALLV", "",
      "Forces the alltoallv algorithm (pairwise); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_BARRIER", "",
      "Forces the barrier algorithm (dissemination, linear); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_BCAST", "",
      "Forces the bcast algorithm (binomial, chain, linear, scatter_allgather, two_level); unset: "
      "the "
-     "selection table (zcoll_info --algorithms prints it)."},
+     "selection table (zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_EXSCAN", "",
      "Forces the exscan algorithm (recursive_doubling, chain); unset: the selection table "
-     "(zcoll_info --algorithms prints it)."},
+     "(zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_GATHER", "",
      "Forces the gather algorithm (linear, binomial); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_GATHERV", "",
      "Forces the gatherv algorithm (linear); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_REDUCE", "",
      "Forces the reduce algorithm (binomial, knomial, rabenseifner, two_level); unset: the "
-     "selection table (zcoll_info --algorithms prints it)."},
+     "selection table (zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
      "Forces the reduce_scatter algorithm (pairwise, recursive_halving); unset: the selection "
-     "table (zcoll_info --algorithms prints it)."},
+     "table (zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_REDUCE_SCATTER_BLOCK", "",
      "Forces the reduce_scatter_block algorithm (pairwise, recursive_halving); unset: the "
-     "selection table (zcoll_info --algorithms prints it)."},
+     "selection table (zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_SCAN", "",
      "Forces the scan algorithm (recursive_doubling, chain); unset: the selection table "
-     "(zcoll_info --algorithms prints it)."},
+     "(zcoll_info --algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_SCATTER", "",
      "Forces the scatter algorithm (linear, binomial); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_ALGO_SCATTERV", "",
      "Forces the scatterv algorithm (linear); unset: the selection table (zcoll_info "
-     "--algorithms prints it)."},
+     "--algorithms prints it).",
+     true},
     {"ZCOLL_BOOTSTRAP", "auto",
      "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
      "process, else ZCOLL_STORE), pmix, or store."},
     {"ZCOLL_CHECK", "0",
      "1: every collective first exchanges a signature of its arguments (collective, count, type, "
-     "op, root) and fails on every rank, naming the rank that differs, when they disagree."},
+     "op, root) and fails on every rank, naming the rank that differs, when they disagree.",
+     true},
     {"ZCOLL_CHUNK_BYTES", "262144",
      "Bytes per chunk of the pipelined collective algorithms (unset, a 2-rank "
-     "communicator sends each vector whole: it has nothing to pipeline)."},
+     "communicator sends each vector whole: it has nothing to pipeline).",
+     true},
     {"ZCOLL_EMULATE_NODES", "",
      "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
-     "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host."},
+     "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host.",
+     true},
     {"ZCOLL_JOB_KEY", "",
      "Secret a process presents to the job's TCP store; zcoll_run generates one. A "
      "process without it cannot join, read or write the job's rendezvous."},
@@ -84,7 +103,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "with ZCOLL_LINK_GBITS 0: no model."},
     {"ZCOLL_LOCAL_PROVIDER", "shm",
      "Transport between ranks of one node: shm (zcoll's own), or any ZCOLL_PROVIDER "
-     "name, e.g. ofi:shm or ucx:posix,cma."},
+     "name, e.g. ofi:shm or ucx:posix,cma.",
+     true},
     {"ZCOLL_LOG_LEVEL", "warning",
      "Least severe message printed to stderr: error, warning, info, debug or trace "
      "(or 0-4)."},
@@ -94,7 +114,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_PROVIDER", "auto",
      "Transport between nodes: auto (fastest that opens: ofi:cxi, ofi:efa, ucx on "
      "RDMA, ofi:verbs, ucx:tcp, ofi:tcp), ofi, ofi:NAME, ucx or ucx:TLS; zcoll_info "
-     "lists what opens here."},
+     "lists what opens here.",
+     true},
     {"ZCOLL_RANK", "", "This process's rank in [0, ZCOLL_SIZE), set by the launcher."},
     {"ZCOLL_SIZE", "", "The number of ranks of the job, set by the launcher."},
     {"ZCOLL_STORE", "",
@@ -130,6 +151,18 @@ std::string EnvironmentValue(absl::string_view name) {
                "declared in core/config.cc\n",
                static_cast<int>(name.size()), name.data());
   std::abort();
+}
+
+std::string JobWideSettings() {
+  std::string settings;
+  for (const EnvironmentVariable& variable : kEnvironmentVariables) {
+    if (!variable.job_wide) continue;
+    // Unset differs from set to the default where being set matters (ZCOLL_CHUNK_BYTES).
+    settings += std::string(variable.name) + "=" +
+                (EnvironmentIsSet(variable.name) ? EnvironmentValue(variable.name) : "(unset)") +
+                "\n";
+  }
+  return settings;
 }
 
 bool EnvironmentIsSet(absl::string_view name) {

@@ -20,6 +20,10 @@ struct EnvironmentVariable {
   absl::string_view name;           // e.g. "ZCOLL_LOG_LEVEL"
   absl::string_view default_value;  // what an unset or empty variable means
   absl::string_view description;    // one sentence for the README and zcoll_info
+  // Every rank of a job must see the same value (it decides what the ranks must agree
+  // on: algorithms, chunks, transports, placement); Communicator::Create refuses a job
+  // whose ranks differ.
+  bool job_wide = false;
 };
 
 // All variables, sorted by name.
@@ -32,6 +36,10 @@ std::string EnvironmentValue(absl::string_view name);
 
 // Whether `name` is set to a non-empty value in the process environment.
 bool EnvironmentIsSet(absl::string_view name);
+
+// The job-wide variables with the values in effect, one "NAME=value" per line, in the
+// table's order: what Communicator::Create compares across ranks.
+std::string JobWideSettings();
 
 // EnvironmentValue parsed as a non-negative integer. A value that does not parse is
 // reported once on stderr and the declared default is used instead.
