@@ -35,7 +35,10 @@ namespace {
 
 class ArgumentChecker {
  public:
-  ArgumentChecker(int rank, int size, const char* call) : rank_(rank), size_(size), call_(call) {}
+  ArgumentChecker(int rank, int size, const char* call) : rank_(rank), size_(size), call_(call) {
+    // A moved-from Communicator has no ranks: nothing else is checked.
+    if (ABSL_PREDICT_FALSE(size <= 0)) status_ = MovedFromError(call);
+  }
 
   const absl::Status& status() const { return status_; }
   const char* call() const { return call_; }
@@ -98,6 +101,7 @@ class ArgumentChecker {
   }
   // `count` blocks of one per rank must not overflow; returns count * size.
   size_t PerRank(absl::string_view what, size_t count, DataType type) {
+    if (ABSL_PREDICT_FALSE(size_ <= 0)) return 0;
     if (ABSL_PREDICT_FALSE(count >
                            std::numeric_limits<size_t>::max() / 2 / static_cast<size_t>(size_))) {
       BadPerRank(what, count);
@@ -320,6 +324,7 @@ struct Communicator::CollectiveCall {
 };
 
 absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view algorithm) {
+  if (state_ == nullptr) return MovedFromError("SetAlgorithm");
   if (algorithm.empty()) {
     state_->forced[static_cast<size_t>(collective)] = nullptr;
     return absl::OkStatus();
@@ -331,6 +336,7 @@ absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view
 
 absl::Status Communicator::RefuseSpan(const char* call, const char* span, size_t holds,
                                       size_t needs) {
+  if (state_ == nullptr) return MovedFromError(call);
   // A count so large that no span could hold it says so, rather than a number.
   return Failed(absl::InvalidArgumentError(
       needs == std::numeric_limits<size_t>::max()
@@ -341,14 +347,15 @@ absl::Status Communicator::RefuseSpan(const char* call, const char* span, size_t
 }
 
 absl::Status Communicator::EqualBlocks(const char* call, const char* span, size_t elements) {
-  if (elements % static_cast<size_t>(size()) == 0) return absl::OkStatus();
+  // (A moved-from communicator has no ranks; the raw call below refuses it.)
+  if (size() <= 0 || elements % static_cast<size_t>(size()) == 0) return absl::OkStatus();
   return Failed(absl::InvalidArgumentError(
       absl::StrCat("rank ", rank(), ": ", call, ": `", span, "` holds ", elements,
                    " elements, which do not split into ", size(), " equal blocks (one per rank)")));
 }
 
 size_t Communicator::PerRank(size_t count) const {
-  const size_t ranks = static_cast<size_t>(size());
+  const size_t ranks = static_cast<size_t>(std::max(size(), 1));
   return count > std::numeric_limits<size_t>::max() / ranks ? std::numeric_limits<size_t>::max()
                                                             : count * ranks;
 }
@@ -358,6 +365,8 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
 }
 
 absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {
+  // A moved-from communicator: the checker said so.
+  if (ABSL_PREDICT_FALSE(state_ == nullptr)) return call.invalid;
   State& state = *state_;
   CommunicatorTransport& transport = *state.transport;
   JobConnection& job = transport.job();

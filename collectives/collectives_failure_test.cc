@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "collectives/communicator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/reduce.h"
 #include "testing/communicator_harness.h"
 
 namespace zcoll {
@@ -401,6 +403,89 @@ TEST(AlgorithmChoiceTest, AnAlgorithmForCommutativeOpsRefusesOthersOnEveryRank) 
         EXPECT_THAT(refused.message(), HasSubstr(absl::StrCat("rank ", comm.rank())));
       });
   EXPECT_TRUE(forced.ok()) << forced;
+}
+
+// A user op that throws (its contract says it should not): the rank whose op threw
+// gets Unknown naming the op and the exception's text, and the job fails with it, so
+// the other ranks return Aborted at once instead of at the deadline. Nothing escapes
+// Allreduce as an exception. (Ranks are threads here: `throws_here` is per rank.)
+thread_local bool throws_here = false;
+
+TEST(UserOpTest, AThrowingUserOpFailsTheCallAndReleasesThePeers) {
+  const ReduceOp thrower = *ReduceOp::CreateUser(
+      [](const void* in, void* inout, size_t count, DataType) {
+        if (throws_here) throw std::runtime_error("boom in the user op");
+        for (size_t i = 0; i < count; ++i) {
+          static_cast<int32_t*>(inout)[i] += static_cast<const int32_t*>(in)[i];
+        }
+      },
+      /*commutative=*/true, "thrower");
+  const absl::Status status = RunCommunicatorJob(
+      {.size = 3, .communicator_timeout = absl::Seconds(30)},
+      [&](Communicator& comm, RankControl&) {
+        // Every rank reduces something in a 3-rank recursive doubling; one throws.
+        throws_here = comm.rank() == 1;
+        std::vector<int32_t> in(16, comm.rank()), out(16);
+        const absl::Time start = absl::Now();
+        absl::Status result;
+        try {
+          result = comm.Allreduce(in.data(), out.data(), in.size(), DataType::kInt32, thrower);
+        } catch (...) {
+          ADD_FAILURE() << "rank " << comm.rank() << ": an exception escaped Allreduce";
+          return;
+        }
+        EXPECT_FALSE(result.ok());
+        EXPECT_THAT(result.message(), HasSubstr("the user op 'thrower' threw an exception: boom"));
+        if (comm.rank() == 1) EXPECT_EQ(result.code(), absl::StatusCode::kUnknown) << result;
+        EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+      });
+  EXPECT_TRUE(status.ok()) << status;
+  // MPI_Reduce_local too.
+  throws_here = true;
+  int32_t left[2] = {1, 2}, right[2] = {3, 4};
+  const absl::Status local = ReduceLocal(thrower, DataType::kInt32, left, right, 2);
+  throws_here = false;
+  EXPECT_EQ(local.code(), absl::StatusCode::kUnknown) << local;
+  EXPECT_THAT(local.message(), HasSubstr("'thrower' threw an exception: boom"));
+}
+
+// Every operation of a moved-from Communicator is refused with FailedPrecondition,
+// none crashes, and the communicator it moved to works.
+TEST(MovedFromTest, EveryOperationOfAMovedFromCommunicatorIsRefused) {
+  const absl::Status status = RunCommunicatorJob({.size = 2}, [](Communicator& comm, RankControl&) {
+    Communicator moved = std::move(comm);
+    Communicator& old = comm;  // NOLINT(bugprone-use-after-move): the point of the test
+    const auto refused = [](const absl::Status& got, absl::string_view what) {
+      EXPECT_EQ(got.code(), absl::StatusCode::kFailedPrecondition) << what << ": " << got;
+      EXPECT_THAT(got.message(), HasSubstr("moved from")) << what;
+    };
+    refused(old.status(), "status");
+    EXPECT_EQ(old.rank(), -1);
+    EXPECT_EQ(old.size(), 0);
+    EXPECT_EQ(old.topology().size(), 0);
+    float in[4] = {1, 2, 3, 4}, out[4] = {};
+    std::vector<size_t> counts = {1, 1}, displs = {0, 1};
+    refused(old.Barrier(), "Barrier");
+    refused(old.Allreduce(in, out, 4, DataType::kFloat, PredefinedOp::kSum), "Allreduce");
+    refused(old.Allreduce<float>(absl::MakeSpan(out), PredefinedOp::kSum), "typed Allreduce");
+    refused(old.Alltoall<float>(in, absl::MakeSpan(out)), "typed Alltoall");
+    refused(old.Gather<float>(in, absl::MakeSpan(out, 1), 0), "typed Gather");
+    refused(old.Allgatherv(in, 1, out, counts, displs, DataType::kFloat), "Allgatherv");
+    refused(old.Scatterv(in, counts, displs, out, 1, DataType::kFloat, 0), "Scatterv");
+    refused(old.IBcast(out, 4, DataType::kFloat, 0).status(), "IBcast");
+    refused(old.Split(0, 0).status(), "Split");
+    refused(old.Dup().status(), "Dup");
+    refused(old.Abort("x"), "Abort");
+    refused(old.SetAlgorithm(Collective::kBcast, "binomial"), "SetAlgorithm");
+    Completion completion;
+    refused(old.transport().PostSend(0, 1, in, 4, &completion), "PostSend");
+    refused(old.transport().Progress(), "Progress");
+    // The communicator it moved to has the rank and works.
+    EXPECT_TRUE(moved.status().ok());
+    ASSERT_TRUE(moved.Allreduce(in, out, 4, DataType::kFloat, PredefinedOp::kSum).ok());
+    EXPECT_EQ(out[3], 8.0f);
+  });
+  EXPECT_TRUE(status.ok()) << status;
 }
 
 }  // namespace

@@ -158,7 +158,49 @@ struct SplitRecord {
 };
 enum SplitProblem : uint32_t { kNoProblem = 0, kBadColor = 1, kNoContext = 2 };
 
+// What a moved-from Communicator's transport() is: every operation refused.
+class MovedFromTransport final : public Transport {
+ public:
+  MovedFromTransport() : Transport(-1, 0) {}
+  absl::string_view provider_name() const override { return "none (moved from)"; }
+  const std::string& address() const override { return address_; }
+  absl::Status Connect(absl::Span<const std::string>) override { return MovedFromError("Connect"); }
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void*, size_t,
+                                                               MemoryAccess) override {
+    return MovedFromError("RegisterMemory");
+  }
+  absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(int, absl::string_view) override {
+    return MovedFromError("ImportRegion");
+  }
+  absl::Status PostSend(int, uint64_t, const void*, size_t, Completion*,
+                        const MemoryRegion*) override {
+    return MovedFromError("PostSend");
+  }
+  absl::Status PostRecv(int, uint64_t, void*, size_t, Completion*, const MemoryRegion*) override {
+    return MovedFromError("PostRecv");
+  }
+  absl::Status PostNotifyRecv(int, uint64_t, Completion*) override {
+    return MovedFromError("PostNotifyRecv");
+  }
+  absl::Status Progress() override { return MovedFromError("Progress"); }
+
+ protected:
+  absl::Status PostOneSided(MemoryAccess access, void*, size_t, const RemoteRegion&, size_t,
+                            uint64_t, Completion*, const MemoryRegion*) override {
+    return MovedFromError(OneSidedName(access));
+  }
+  void Sleep(absl::Duration) override {}
+
+ private:
+  std::string address_;
+};
+
 }  // namespace
+
+absl::Status MovedFromError(absl::string_view operation) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(operation, ": this Communicator was moved from; use the one it was moved to"));
+}
 
 Communicator::Communicator(std::unique_ptr<State> state) : state_(std::move(state)) {
   // Plain nanoseconds while they fit (absl's Time arithmetic is out of line).
@@ -169,18 +211,27 @@ Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 Communicator::~Communicator() = default;
 
-int Communicator::rank() const { return state_->transport->rank(); }
-int Communicator::size() const { return state_->transport->size(); }
-const Topology& Communicator::topology() const { return state_->topology; }
-absl::Duration Communicator::timeout() const { return state_->timeout; }
+int Communicator::rank() const { return state_ != nullptr ? state_->transport->rank() : -1; }
+int Communicator::size() const { return state_ != nullptr ? state_->transport->size() : 0; }
+const Topology& Communicator::topology() const {
+  static const Topology* const none = new Topology();
+  return state_ != nullptr ? state_->topology : *none;
+}
+absl::Duration Communicator::timeout() const {
+  return state_ != nullptr ? state_->timeout : absl::ZeroDuration();
+}
 
 absl::Time Communicator::DefaultDeadline() const {
-  if (state_->timeout_ns < 0) return absl::InfiniteFuture();
+  if (state_ == nullptr || state_->timeout_ns < 0) return absl::InfiniteFuture();
   timespec now;
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
   return absl::FromUnixNanos(int64_t{now.tv_sec} * 1000000000 + now.tv_nsec + state_->timeout_ns);
 }
-Transport& Communicator::transport() { return *state_->transport; }
+Transport& Communicator::transport() {
+  static Transport* const none = new MovedFromTransport();
+  if (state_ == nullptr) return *none;
+  return *state_->transport;
+}
 
 absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   absl::Duration timeout = options.timeout;
@@ -246,13 +297,17 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
 }
 
 absl::Status Communicator::Failed(const absl::Status& status) {
-  if (status.ok()) return status;
+  if (status.ok() || state_ == nullptr) return status;
   return state_->transport->job().Fail(status);
 }
 
-absl::Status Communicator::status() const { return state_->transport->job().FailureStatus(); }
+absl::Status Communicator::status() const {
+  if (state_ == nullptr) return MovedFromError("status");
+  return state_->transport->job().FailureStatus();
+}
 
 absl::Status Communicator::Abort(absl::string_view reason) {
+  if (state_ == nullptr) return MovedFromError("Abort");
   JobConnection& job = state_->transport->job();
   job.Fail(absl::AbortedError(absl::StrCat("rank ", job.rank(), " called Abort: ", reason)))
       .IgnoreError();
@@ -262,6 +317,7 @@ absl::Status Communicator::Abort(absl::string_view reason) {
 
 absl::StatusOr<std::optional<Communicator>> Communicator::Split(
     int color, int key, std::optional<absl::Time> deadline) {
+  if (state_ == nullptr) return MovedFromError("Split");
   CommunicatorTransport& transport = *state_->transport;
   JobConnection& job = transport.job();
   RETURN_IF_ERROR(job.FailureStatus());
@@ -331,6 +387,7 @@ absl::StatusOr<std::optional<Communicator>> Communicator::Split(
 }
 
 absl::StatusOr<Communicator> Communicator::Dup(std::optional<absl::Time> deadline) {
+  if (state_ == nullptr) return MovedFromError("Dup");
   absl::StatusOr<std::optional<Communicator>> copy = Split(0, rank(), deadline);
   if (!copy.ok()) return copy.status();
   return std::move(**copy);

@@ -23,7 +23,10 @@
 // operations keep their buffers until the last communicator of the job is gone.
 //
 // A Communicator is movable, not copyable; the job's transport and shared memory are
-// torn down when the last communicator made from it is destroyed.
+// torn down when the last communicator made from it is destroyed. A moved-from
+// Communicator refuses every operation with FailedPrecondition (status() included); its
+// rank() is -1, its size() 0, its topology() empty and its transport() refuses
+// everything.
 
 #ifndef ZCOLL_COLLECTIVES_COMMUNICATOR_H_
 #define ZCOLL_COLLECTIVES_COMMUNICATOR_H_
@@ -375,8 +378,9 @@ class Communicator {
     if (!refused.ok()) return refused;
     refused = SpanHolds("Alltoall", "recv", true, recv.size(), send.size());
     if (!refused.ok()) return refused;
-    return IAlltoall(send.data(), recv.data(), send.size() / static_cast<size_t>(size()),
-                     kDataTypeOf<T>);
+    // (A moved-from communicator has no ranks; the raw form refuses it.)
+    const size_t ranks = size() > 0 ? static_cast<size_t>(size()) : 1;
+    return IAlltoall(send.data(), recv.data(), send.size() / ranks, kDataTypeOf<T>);
   }
   // send and recv each reach every displacement plus its count.
   template <typename T>

@@ -32,6 +32,9 @@ struct PlanKey {
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };
 
+// FailedPrecondition for `operation` on a moved-from Communicator.
+absl::Status MovedFromError(absl::string_view operation);
+
 struct Communicator::State {
   // Only the job's first communicator uses it, but it lives as long as the job's
   // communicators: a PMIx client stays initialised while the process is in the job.

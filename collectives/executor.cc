@@ -163,7 +163,12 @@ void Execution::Start(StepId id) {
       absl::InlinedVector<const void*, 8> inputs;
       for (const Slice& input : step.inputs) inputs.push_back(Address(input));
       status = ReduceMany(op_, type_, inputs, Address(step.output), step.output.count);
-      if (status.ok()) Completed(id);
+      if (status.ok()) {
+        Completed(id);
+      } else {
+        status = absl::Status(status.code(),
+                              absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
+      }
       break;
     }
     case StepKind::kCopy:

@@ -89,7 +89,9 @@ bool IsOpDefinedFor(PredefinedOp op, DataType type);
 // i < count, inout[i] = in[i] op inout[i]. `in` is always the left operand, i.e. the
 // contribution of the lower ranks in the canonical order, so a non-commutative op sees
 // its operands in rank order. The function may be called on any chunk of the
-// elements, from any thread zcoll uses, possibly concurrently; it must not throw.
+// elements, from any thread zcoll uses, possibly concurrently. It should not throw: an
+// exception it throws is caught and ends the call with Unknown naming the op (in a
+// collective that fails the job, so that every rank returns at once).
 using UserReduceFunction =
     std::function<void(const void* in, void* inout, size_t count, DataType type)>;
 

@@ -38,6 +38,9 @@ struct RankLocation {
 
 class Topology {
  public:
+  // No ranks and no nodes (what a moved-from Communicator reports).
+  Topology() = default;
+
   // Validates and indexes `ranks` (one entry per rank, indexed by rank). Node ids
   // must be dense: every id in [0, max] used by at least one rank. `node_names`
   // (host names, for error messages) is empty or has one entry per node.
@@ -87,8 +90,6 @@ class Topology {
   friend bool operator==(const Topology& a, const Topology& b);
 
  private:
-  Topology() = default;
-
   std::vector<RankLocation> ranks_;
   std::vector<std::string> node_names_;
   std::vector<std::vector<int>> node_ranks_;

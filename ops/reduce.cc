@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -161,12 +162,30 @@ absl::Status NoKernelError(PredefinedOp op, DataType type) {
                                           " on datatype ", DataTypeName(type)));
 }
 
+// Calls the user's function. It must not throw (reduce_op.h); one that does anyway
+// gets its exception turned into an error here, so that the call fails (and a
+// collective fails the job, releasing its peers) instead of the exception unwinding
+// through zcoll with transfers still posted.
+absl::Status CallUserOp(const ReduceOp& op, const void* in, void* inout, size_t count,
+                        DataType type) {
+  try {
+    op.user_function()(in, inout, count, type);
+    return absl::OkStatus();
+  } catch (const std::exception& exception) {
+    return absl::UnknownError(
+        absl::StrCat("the user op '", op.name(), "' threw an exception: ", exception.what()));
+  } catch (...) {
+    return absl::UnknownError(
+        absl::StrCat("the user op '", op.name(), "' threw an exception (not a std::exception)"));
+  }
+}
+
 // Applies a user op as out = inputs[0] op ... op inputs[k-1], chunk by chunk, right
 // to left: the last input is copied into a temporary and every earlier input is
 // folded in as the left operand. By associativity this is the canonical
 // left-to-right result, and the temporary makes any aliasing of `out` harmless.
-void ApplyUserOp(const ReduceOp& op, DataType type, absl::Span<const void* const> inputs, void* out,
-                 size_t count) {
+absl::Status ApplyUserOp(const ReduceOp& op, DataType type, absl::Span<const void* const> inputs,
+                         void* out, size_t count) {
   const size_t element = DataTypeSize(type);
   const size_t chunk = std::max<size_t>(1, kUserChunkBytes / element);
   const auto temporary = std::make_unique<char[]>(std::min(count, chunk) * element);
@@ -175,10 +194,12 @@ void ApplyUserOp(const ReduceOp& op, DataType type, absl::Span<const void* const
     const size_t offset = start * element;
     std::memcpy(temporary.get(), static_cast<const char*>(inputs.back()) + offset, n * element);
     for (size_t j = inputs.size() - 1; j-- > 0;) {
-      op.user_function()(static_cast<const char*>(inputs[j]) + offset, temporary.get(), n, type);
+      RETURN_IF_ERROR(
+          CallUserOp(op, static_cast<const char*>(inputs[j]) + offset, temporary.get(), n, type));
     }
     std::memcpy(static_cast<char*>(out) + offset, temporary.get(), n * element);
   }
+  return absl::OkStatus();
 }
 
 // The kernels for a predefined op (null for a user op), or the error for a pair the
@@ -221,10 +242,7 @@ absl::Status ReduceLocalSlow(const ReduceOp& op, DataType type, const void* in, 
   if (Overlap(in_bytes, inout_bytes)) {
     return absl::InvalidArgumentError("ReduceLocal: `in` and `inout` overlap");
   }
-  if (kernels == nullptr) {  // a user op
-    op.user_function()(in, inout, count, type);
-    return absl::OkStatus();
-  }
+  if (kernels == nullptr) return CallUserOp(op, in, inout, count, type);  // a user op
   kernels->binary(in, inout, inout, count * kernels->count_multiplier);
   return absl::OkStatus();
 }
@@ -240,13 +258,9 @@ absl::Status ReduceTwoSlow(const ReduceOp& op, DataType type, const void* left, 
   RETURN_IF_ERROR(CheckOutput("ReduceTwo", "left", BytesOf(left, count, type), out_bytes));
   RETURN_IF_ERROR(CheckOutput("ReduceTwo", "right", BytesOf(right, count, type), out_bytes));
   if (kernels == nullptr) {  // a user op
-    if (out == right && left != right) {
-      op.user_function()(left, out, count, type);
-    } else {
-      const void* inputs[] = {left, right};
-      ApplyUserOp(op, type, inputs, out, count);
-    }
-    return absl::OkStatus();
+    if (out == right && left != right) return CallUserOp(op, left, out, count, type);
+    const void* inputs[] = {left, right};
+    return ApplyUserOp(op, type, inputs, out, count);
   }
   kernels->binary(left, right, out, count * kernels->count_multiplier);
   return absl::OkStatus();
@@ -316,10 +330,7 @@ absl::Status ReduceMany(const ReduceOp& op, DataType type, absl::Span<const void
     if (inputs[0] != out) std::memcpy(out, inputs[0], count * DataTypeSize(type));
     return absl::OkStatus();
   }
-  if (kernels == nullptr) {  // a user op
-    ApplyUserOp(op, type, inputs, out, count);
-    return absl::OkStatus();
-  }
+  if (kernels == nullptr) return ApplyUserOp(op, type, inputs, out, count);  // a user op
   if (inputs.size() == 2) {
     kernels->binary(inputs[0], inputs[1], out, count * kernels->count_multiplier);
   } else {
