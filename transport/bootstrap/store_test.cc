@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "transport/bootstrap/file_store.h"
+#include "transport/bootstrap/store_wire.h"
 #include "transport/bootstrap/tcp_store.h"
 #include "transport/wire.h"
 
@@ -194,15 +196,17 @@ TEST(TcpStoreTest, AFullStoreRefusesSetsThatDoNotFit) {
   ASSERT_TRUE(server.ok()) << server.status();
   auto client = ConnectStore((*server)->url(), "key", Soon());
   ASSERT_TRUE(client.ok());
+  // A key costs 128 bytes besides its key and value.
   ASSERT_TRUE((*client)->Set("a", std::string(600, 'a'), Soon()).ok());
   const absl::Status full = (*client)->Set("b", std::string(600, 'b'), Soon());
   EXPECT_FALSE(full.ok());
-  EXPECT_THAT(full.message(), HasSubstr("full (600 of 1000 bytes used)"));
+  EXPECT_THAT(full.message(),
+              HasSubstr("full (729 of 1000 bytes used, counting 128 bytes per key)"));
   // Replacing a value counts only the difference.
   auto fresh = ConnectStore((*server)->url(), "key", Soon());
   ASSERT_TRUE(fresh.ok());
-  EXPECT_TRUE((*fresh)->Set("a", std::string(1000, 'c'), Soon()).ok());
-  EXPECT_EQ((*fresh)->Get("a", Soon())->size(), 1000u);
+  EXPECT_TRUE((*fresh)->Set("a", std::string(800, 'c'), Soon()).ok());
+  EXPECT_EQ((*fresh)->Get("a", Soon())->size(), 800u);
   EXPECT_FALSE((*fresh)->Get("b", absl::Now() + absl::Milliseconds(50)).ok());
 }
 
@@ -217,7 +221,8 @@ int RawConnect(int port) {
   return fd;
 }
 
-// Reads until the server closes; true if it did within 5 seconds.
+// Reads until the server closes; true if it did within 5 seconds (a close with our
+// bytes unread arrives as a reset).
 bool ServerCloses(int fd) {
   timeval limit{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
@@ -225,7 +230,7 @@ bool ServerCloses(int fd) {
   while (true) {
     const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
     if (n == 0) return true;
-    if (n < 0) return false;
+    if (n < 0) return errno == ECONNRESET;
   }
 }
 
@@ -261,6 +266,110 @@ TEST(TcpStoreTest, StrangersCannotSetOrGrowTheServer) {
   ASSERT_TRUE(member.ok()) << member.status();
   EXPECT_TRUE(absl::IsDeadlineExceeded(
       (*member)->Get("address:0", absl::Now() + absl::Milliseconds(50)).status()));
+}
+
+// Issue 16: 300k Sets of empty values grew the store by 100 MB, as only value bytes
+// counted. Every key now costs 128 bytes besides its bytes, so they fill it too.
+TEST(TcpStoreTest, EmptyValuesUnderManyKeysFillTheStoreToo) {
+  TcpStoreLimits limits;
+  limits.max_stored_bytes = 100 * 1024;
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "key", limits);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(client.ok());
+  int stored = 0;
+  absl::Status refused;
+  for (int i = 0; i < 10000 && refused.ok(); ++i) {
+    refused = (*client)->Set(absl::StrCat("k", i), "", Soon());
+    if (refused.ok()) ++stored;
+  }
+  EXPECT_THAT(refused.message(), HasSubstr("the store is full"));
+  // 128 bytes and a key of 2-5 characters each.
+  EXPECT_GT(stored, 700);
+  EXPECT_LT(stored, 800);
+}
+
+// Speaks the protocol up to the Hello by hand; returns the authenticated socket.
+int RawMember(int port, const std::string& job_key) {
+  const int fd = RawConnect(port);
+  const std::string hello =
+      store_wire::Frame(store_wire::EncodeRequest({store_wire::Opcode::kHello, job_key, "", 0}));
+  EXPECT_EQ(send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  char reply[5];
+  EXPECT_EQ(recv(fd, reply, sizeof(reply), MSG_WAITALL), 5);  // header + kOk
+  return fd;
+}
+
+// Issue 16: 300 half-sent 1 MiB frames added 320 MB to the store. A frame is now taken
+// whole from the buffer budget when its header arrives; past the budget a member's
+// frame is refused and its connection closed, and the bytes of a frame that does not
+// complete in time come back.
+TEST(TcpStoreTest, HalfSentFramesCannotGrowTheServerPastItsBufferBudget) {
+  TcpStoreLimits limits;
+  limits.max_buffered_bytes = 3 * (kMaxStoreValueBytes + 1024);
+  limits.frame_within = absl::Milliseconds(500);
+  auto server = TcpStoreServer::Start("127.0.0.1", 0, "key", limits);
+  ASSERT_TRUE(server.ok()) << server.status();
+  // The header of a 1 MiB Set and a little of its payload.
+  const std::string set = store_wire::EncodeRequest(
+      {store_wire::Opcode::kSet, "big", std::string(kMaxStoreValueBytes, 'x'), 0});
+  const std::string start = store_wire::Frame(set).substr(0, 1000);
+  std::vector<int> members;
+  for (int i = 0; i < 3; ++i) {
+    members.push_back(RawMember((*server)->port(), "key"));
+    ASSERT_EQ(send(members.back(), start.data(), start.size(), 0),
+              static_cast<ssize_t>(start.size()));
+  }
+  // The fourth does not fit: refused, naming the budget, and closed.
+  const int over = RawMember((*server)->port(), "key");
+  ASSERT_EQ(send(over, start.data(), start.size(), 0), static_cast<ssize_t>(start.size()));
+  std::string refusal(512, '\0');
+  timeval limit{5, 0};
+  setsockopt(over, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  const ssize_t got = recv(over, refusal.data(), refusal.size(), 0);
+  ASSERT_GT(got, 4);
+  EXPECT_THAT(refusal.substr(4, static_cast<size_t>(got) - 4), HasSubstr("are in use"));
+  EXPECT_TRUE(ServerCloses(over));
+  close(over);
+  // The half-sent frames time out and are dropped; their space serves a member again.
+  for (int fd : members) {
+    EXPECT_TRUE(ServerCloses(fd));
+    close(fd);
+  }
+  auto member = ConnectStore((*server)->url(), "key", Soon());
+  ASSERT_TRUE(member.ok()) << member.status();
+  EXPECT_TRUE((*member)->Set("big", std::string(kMaxStoreValueBytes, 'y'), Soon()).ok());
+  EXPECT_EQ((*member)->Get("big", Soon())->size(), kMaxStoreValueBytes);
+}
+
+// Issue 16: Create waited past its deadline in connect() while the store's accept
+// queue was full (the kernel drops the handshake and retries for minutes). The
+// connection is now attempted without blocking and given up at the deadline.
+TEST(TcpStoreTest, AServerWhoseAcceptQueueIsFullIsADeadlineNotAHang) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 0), 0);  // never accepted
+  socklen_t length = sizeof(address);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const int port = ntohs(address.sin_port);
+  // Fill the queue: these handshakes complete, later ones are dropped.
+  std::vector<int> fillers;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    fillers.push_back(fd);
+  }
+  absl::SleepFor(absl::Milliseconds(100));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> client =
+      ConnectStore(absl::StrCat("tcp://127.0.0.1:", port), "key", absl::Now() + absl::Seconds(1));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(client.status())) << client.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  for (int fd : fillers) close(fd);
+  close(listener);
 }
 
 TEST(TcpStoreTest, ClientsWaitForAServerThatStartsLate) {

@@ -23,58 +23,28 @@
 #include "core/logging.h"
 #include "core/mutex.h"
 #include "core/status_macros.h"
-#include "transport/wire.h"
+#include "transport/bootstrap/store_wire.h"
 
 namespace zcoll {
 namespace {
 
-enum class Opcode : uint8_t {
-  // Requests.
-  kHello = 1,
-  kSet = 2,
-  kGet = 3,
-  kAdd = 4,
-  // Replies.
-  kOk = 64,
-  kValue = 65,
-  kNumber = 66,
-  kTimeout = 67,
-  kError = 68,
-};
+using store_wire::FramedReply;
+using store_wire::Opcode;
+using store_wire::ParseRequest;
+using store_wire::Reply;
+using store_wire::Request;
 
-constexpr size_t kMaxFrameBytes = kMaxStoreValueBytes + 1024;
-constexpr size_t kMaxFrameBytesBeforeHello = 4096;
 // Connections beyond TcpStoreLimits::max_connections are accepted, this many at a
 // time, only to be told at their Hello why they are refused (a refusal sent before
 // the Hello is read could be lost to the reset that closing an unread socket
 // sends).
 constexpr size_t kRefusedConnections = 16;
-// A reply a client does not read is dropped with the client past this.
-constexpr size_t kMaxUnsentBytes = size_t{64} << 20;
 constexpr absl::Duration kHelloWithin = absl::Seconds(10);
 // How long a client waits beyond its deadline for the server's answer to a Get.
 constexpr absl::Duration kReplySlack = absl::Seconds(5);
-
-std::string Frame(std::string payload) {
-  WireWriter writer;
-  writer.U32(static_cast<uint32_t>(payload.size()));
-  std::string frame = std::move(writer).Finish();
-  frame += payload;
-  return frame;
-}
-
-std::string Reply(Opcode opcode) {
-  WireWriter writer;
-  writer.U8(static_cast<uint8_t>(opcode));
-  return Frame(std::move(writer).Finish());
-}
-
-std::string ReplyWithBytes(Opcode opcode, absl::string_view bytes) {
-  WireWriter writer;
-  writer.U8(static_cast<uint8_t>(opcode));
-  writer.Bytes(bytes);
-  return Frame(std::move(writer).Finish());
-}
+// What a key costs the store beyond its key and value bytes (the map's node and the
+// two strings' headers, rounded up), so that many empty values fill it too.
+constexpr size_t kEntryOverheadBytes = 128;
 
 // Compares without an early exit, so that timing does not reveal how much of a
 // guessed key was right.
@@ -86,6 +56,11 @@ bool SameKey(absl::string_view a, absl::string_view b) {
   return difference == 0;
 }
 
+// Frees a buffer's memory. (Assigning an empty string keeps the old allocation:
+// libstdc++ copies a short string into the capacity it has; 64 connections that had
+// each sent a 1 MiB reply held 64 MiB that way.)
+void Release(std::string& buffer) { std::string().swap(buffer); }
+
 void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 // ---------------------------------------------------------------------------------
@@ -96,119 +71,123 @@ struct Connection {
   bool authenticated = false;
   bool closing = false;  // close once `out` is sent
   absl::Time hello_by;
+  // At most one frame being received (header, then payload), and the replies not yet
+  // sent; no new request is read while a reply waits.
   std::string in, out;
+  size_t reserved = 0;   // buffer bytes held for `in`'s frame
+  size_t out_taken = 0;  // and for `out`, given back only once it is all sent (its memory
+                         // stays allocated until then)
+  absl::Time frame_by = absl::InfiniteFuture();
+  absl::Time reply_by = absl::InfiniteFuture();
   std::optional<std::string> waiting_key;  // a Get not answered yet
   absl::Time waiting_until;
+};
+
+// The bytes every connection's frames and replies hold, against
+// TcpStoreLimits::max_buffered_bytes.
+class BufferBudget {
+ public:
+  explicit BufferBudget(size_t limit) : limit_(limit) {}
+  bool Fits(size_t bytes) const { return used_ <= limit_ && bytes <= limit_ - used_; }
+  bool TryTake(size_t bytes) {
+    if (!Fits(bytes)) return false;
+    used_ += bytes;
+    return true;
+  }
+  // Past the limit too (small replies; see Serve).
+  void Take(size_t bytes) { used_ += bytes; }
+  void Give(size_t bytes) { used_ -= bytes; }
+  size_t used() const { return used_; }
+  size_t limit() const { return limit_; }
+
+ private:
+  size_t limit_;
+  size_t used_ = 0;
 };
 
 class StoreState {
  public:
   explicit StoreState(size_t max_stored_bytes) : max_stored_bytes_(max_stored_bytes) {}
 
-  // Answers one request frame of an authenticated connection.
-  void Handle(Connection& connection, absl::string_view payload, absl::Time now) {
-    WireReader reader(payload);
-    uint8_t opcode = 0;
-    std::string key;
-    if (!reader.U8(opcode) || !reader.Bytes(key, kMaxStoreKeyBytes) || !CheckStoreKey(key).ok()) {
-      return Refuse(connection, "a malformed request");
-    }
-    switch (static_cast<Opcode>(opcode)) {
+  // Answers one request of an authenticated connection; the reply goes to `out`.
+  void Handle(Connection& connection, const Request& request, absl::Time now, std::string& out) {
+    switch (request.opcode) {
       case Opcode::kSet: {
-        std::string value;
-        if (!reader.Bytes(value, kMaxStoreValueBytes) || !reader.at_end()) {
-          return Refuse(connection, "a malformed Set");
+        auto existing = values_.find(request.key);
+        const size_t old_bytes =
+            existing == values_.end() ? 0 : EntryBytes(request.key, existing->second);
+        const size_t new_bytes = EntryBytes(request.key, request.value);
+        if (stored_bytes_ - old_bytes + new_bytes > max_stored_bytes_) {
+          return Refuse(
+              connection, out,
+              absl::StrCat("a Set of ", request.value.size(), " bytes: the store is full (",
+                           stored_bytes_, " of ", max_stored_bytes_, " bytes used, counting ",
+                           kEntryOverheadBytes, " bytes per key)"));
         }
-        auto existing = values_.find(key);
-        const size_t old_bytes = existing == values_.end() ? 0 : existing->second.size();
-        if (stored_bytes_ - old_bytes + value.size() > max_stored_bytes_) {
-          return Refuse(connection,
-                        absl::StrCat("a Set of ", value.size(), " bytes: the store is full (",
-                                     stored_bytes_, " of ", max_stored_bytes_, " bytes used)"));
-        }
-        stored_bytes_ = stored_bytes_ - old_bytes + value.size();
-        values_[key] = std::move(value);
-        connection.out += Reply(Opcode::kOk);
+        stored_bytes_ = stored_bytes_ - old_bytes + new_bytes;
+        values_[request.key] = request.value;
+        out += FramedReply(Opcode::kOk);
         return;
       }
-      case Opcode::kGet: {
-        uint64_t timeout_ms = 0;
-        if (!reader.U64(timeout_ms) || !reader.at_end()) {
-          return Refuse(connection, "a malformed Get");
-        }
-        connection.waiting_key = key;
+      case Opcode::kGet:
+        connection.waiting_key = request.key;
         connection.waiting_until =
-            now + absl::Milliseconds(std::min<uint64_t>(timeout_ms, uint64_t{1} << 40));
-        AnswerIfSet(connection, now);
+            now + absl::Milliseconds(std::min<uint64_t>(request.number, uint64_t{1} << 40));
         return;
-      }
       case Opcode::kAdd: {
-        uint64_t delta = 0;
-        if (!reader.U64(delta) || !reader.at_end()) return Refuse(connection, "a malformed Add");
-        std::string& value = values_[key];
+        auto existing = values_.find(request.key);
         int64_t current = 0;
-        if (!value.empty() && !absl::SimpleAtoi(value, &current)) {
-          connection.out += ReplyWithBytes(
-              Opcode::kError, absl::StrCat("the value of key '", key, "' is not an integer"));
+        if (existing != values_.end() && !existing->second.empty() &&
+            !absl::SimpleAtoi(existing->second, &current)) {
+          out += FramedReply(Opcode::kError, absl::StrCat("the value of key '", request.key,
+                                                          "' is not an integer"));
           return;
         }
-        const int64_t sum = static_cast<int64_t>(static_cast<uint64_t>(current) + delta);
-        stored_bytes_ -= value.size();
-        value = absl::StrCat(sum);
-        stored_bytes_ += value.size();
-        WireWriter writer;
-        writer.U8(static_cast<uint8_t>(Opcode::kNumber));
-        writer.U64(static_cast<uint64_t>(sum));
-        connection.out += Frame(std::move(writer).Finish());
+        const int64_t sum = static_cast<int64_t>(static_cast<uint64_t>(current) + request.number);
+        const std::string value = absl::StrCat(sum);
+        const size_t old_bytes =
+            existing == values_.end() ? 0 : EntryBytes(request.key, existing->second);
+        const size_t new_bytes = EntryBytes(request.key, value);
+        if (stored_bytes_ - old_bytes + new_bytes > max_stored_bytes_) {
+          return Refuse(connection, out,
+                        absl::StrCat("an Add: the store is full (", stored_bytes_, " of ",
+                                     max_stored_bytes_, " bytes used)"));
+        }
+        stored_bytes_ = stored_bytes_ - old_bytes + new_bytes;
+        values_[request.key] = value;
+        out += FramedReply(Opcode::kNumber, "", static_cast<uint64_t>(sum));
         return;
       }
       default:
-        return Refuse(connection, "an unknown request");
+        return Refuse(connection, out, "an unknown request");
     }
   }
 
-  // Answers a waiting Get if its key is set or its time is up.
-  void AnswerIfSet(Connection& connection, absl::Time now) {
-    if (!connection.waiting_key) return;
+  // The reply to a waiting Get if its key is set or its time is up ("" if neither).
+  std::string Answer(const Connection& connection, absl::Time now) const {
+    if (!connection.waiting_key) return "";
     auto found = values_.find(*connection.waiting_key);
-    if (found != values_.end()) {
-      connection.out += ReplyWithBytes(Opcode::kValue, found->second);
-    } else if (now >= connection.waiting_until) {
-      connection.out += Reply(Opcode::kTimeout);
-    } else {
-      return;
-    }
-    connection.waiting_key.reset();
+    if (found != values_.end()) return FramedReply(Opcode::kValue, found->second);
+    if (now >= connection.waiting_until) return FramedReply(Opcode::kTimeout);
+    return "";
   }
 
-  static void Refuse(Connection& connection, absl::string_view why) {
-    connection.out += ReplyWithBytes(Opcode::kError, absl::StrCat("the store refused ", why));
+  static void Refuse(Connection& connection, std::string& out, absl::string_view why) {
+    out += FramedReply(Opcode::kError, absl::StrCat("the store refused ", why));
     connection.closing = true;
   }
 
+  size_t stored_bytes() const { return stored_bytes_; }
+
  private:
+  static size_t EntryBytes(absl::string_view key, absl::string_view value) {
+    return kEntryOverheadBytes + key.size() + value.size();
+  }
+
   const size_t max_stored_bytes_;
   std::map<std::string, std::string> values_;
   size_t stored_bytes_ = 0;
 };
-
-// Moves complete frames out of `connection.in`; false when one is over the bound.
-bool NextFrame(Connection& connection, std::string& payload) {
-  if (connection.in.size() < 4) return false;
-  WireReader reader(absl::string_view(connection.in).substr(0, 4));
-  uint32_t length = 0;
-  reader.U32(length);
-  const size_t limit = connection.authenticated ? kMaxFrameBytes : kMaxFrameBytesBeforeHello;
-  if (length > limit) {
-    StoreState::Refuse(connection, absl::StrCat("a message of ", length, " bytes"));
-    connection.in.clear();
-    return false;
-  }
-  if (connection.in.size() < 4 + size_t{length}) return false;
-  payload.assign(connection.in, 4, length);
-  connection.in.erase(0, 4 + size_t{length});
-  return true;
-}
 
 }  // namespace
 
@@ -294,24 +273,53 @@ absl::StatusOr<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(
 
 void TcpStoreServer::Serve() {
   StoreState state(limits_.max_stored_bytes);
+  BufferBudget budget(limits_.max_buffered_bytes);
   std::vector<Connection> connections;
   const size_t most_open = limits_.max_connections + kRefusedConnections;
   size_t authenticated = 0;
   std::vector<pollfd> polls;
+  // Replies this small (OK, a number, an error) are queued even past the budget: a
+  // connection holds at most one, so together they stay under max_connections KiB.
+  constexpr size_t kSmallReply = 1024;
+  auto queue = [&](Connection& connection, std::string reply, absl::Time now) {
+    budget.Take(reply.size());
+    connection.out_taken += reply.size();
+    if (connection.out.empty()) connection.reply_by = now + limits_.frame_within;
+    connection.out += reply;
+  };
+  bool deferred = false;  // a Get's answer waits for buffer space
+  // Answers a waiting Get whose key is set or whose time is up, if its reply fits.
+  auto answer = [&](Connection& connection, absl::Time now) {
+    if (!connection.waiting_key || !connection.out.empty()) return;
+    std::string reply = state.Answer(connection, now);
+    if (reply.empty()) return;
+    if (reply.size() > kSmallReply && !budget.Fits(reply.size())) {
+      deferred = true;
+      return;
+    }
+    queue(connection, std::move(reply), now);
+    connection.waiting_key.reset();
+  };
   while (true) {
     absl::Time now = absl::Now();
-    // The next time something is due: a Get's deadline or a hello's.
-    absl::Time next = now + absl::Seconds(1);
+    // The next time something is due: a Get's deadline, a hello's, a frame's.
+    absl::Time next = now + (deferred ? absl::Milliseconds(10) : absl::Seconds(1));
     for (const Connection& connection : connections) {
       if (connection.waiting_key) next = std::min(next, connection.waiting_until);
       if (!connection.authenticated) next = std::min(next, connection.hello_by);
+      next = std::min({next, connection.frame_by, connection.reply_by});
     }
+    deferred = false;
     polls.clear();
     polls.push_back({wake_read_, POLLIN, 0});
     polls.push_back(
         {listener_, static_cast<short>(connections.size() < most_open ? POLLIN : 0), 0});
     for (const Connection& connection : connections) {
-      short events = connection.closing ? 0 : POLLIN;
+      // A connection is read only between requests: not while a reply waits to be
+      // sent or taken, nor while its Get waits (the kernel holds what it sends then).
+      const bool reads = !connection.closing && connection.out.empty() && !connection.waiting_key;
+      short events = POLLRDHUP;
+      if (reads) events |= POLLIN;
       if (!connection.out.empty()) events |= POLLOUT;
       polls.push_back({connection.fd, events, 0});
     }
@@ -339,64 +347,109 @@ void TcpStoreServer::Serve() {
       Connection& connection = connections[i];
       const short revents = i + 2 < polls.size() ? polls[i + 2].revents : 0;
       bool drop = (revents & (POLLERR | POLLNVAL)) != 0;
-      if (!drop && (revents & (POLLIN | POLLHUP)) && !connection.closing) {
+      const bool reads = !connection.closing && connection.out.empty() && !connection.waiting_key;
+      // A client that hung up while it is not being read is gone for good.
+      if (!reads && (revents & (POLLRDHUP | POLLHUP))) drop = true;
+      if (!drop && reads && (revents & (POLLIN | POLLRDHUP | POLLHUP))) {
+        // At most the rest of the frame under way: one frame in memory at a time.
+        const std::optional<uint32_t> length = store_wire::FrameLength(connection.in);
+        const size_t wanted = length
+                                  ? store_wire::kFrameHeaderBytes + *length - connection.in.size()
+                                  : store_wire::kFrameHeaderBytes - connection.in.size();
         char buffer[65536];
-        const ssize_t n = recv(connection.fd, buffer, sizeof(buffer), 0);
+        const ssize_t n = recv(connection.fd, buffer, std::min(sizeof(buffer), wanted), 0);
         if (n > 0) {
+          if (connection.in.empty()) connection.frame_by = now + limits_.frame_within;
           connection.in.append(buffer, static_cast<size_t>(n));
         } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
           drop = true;
         }
       }
-      std::string payload;
-      // One request at a time: a connection whose Get waits sends nothing new.
-      while (!drop && !connection.closing && !connection.waiting_key &&
-             NextFrame(connection, payload)) {
-        if (connection.authenticated) {
-          state.Handle(connection, payload, now);
-          continue;
-        }
-        WireReader reader(payload);
-        uint8_t opcode = 0;
-        std::string key;
-        if (reader.U8(opcode) && static_cast<Opcode>(opcode) == Opcode::kHello &&
-            reader.Bytes(key, kMaxFrameBytesBeforeHello) && reader.at_end() &&
-            SameKey(key, job_key_)) {
-          if (authenticated < limits_.max_connections) {
-            ++authenticated;
-            connection.authenticated = true;
-            connection.out += Reply(Opcode::kOk);
+      // A whole header: the frame's bytes are taken from the budget before they are
+      // read, or the connection is refused.
+      if (!drop && !connection.closing && connection.reserved == 0) {
+        if (const std::optional<uint32_t> length = store_wire::FrameLength(connection.in)) {
+          const size_t limit = connection.authenticated ? store_wire::kMaxFrameBytes
+                                                        : store_wire::kMaxFrameBytesBeforeHello;
+          const size_t frame = store_wire::kFrameHeaderBytes + *length;
+          std::string refusal;
+          if (*length > limit) {
+            StoreState::Refuse(connection, refusal,
+                               absl::StrCat("a message of ", *length, " bytes"));
+          } else if (!budget.TryTake(frame)) {
+            StoreState::Refuse(
+                connection, refusal,
+                absl::StrCat("a message of ", *length, " bytes: its buffers (", budget.used(),
+                             " of ", budget.limit(), " bytes) are in use"));
           } else {
-            StoreState::Refuse(connection, absl::StrCat("a connection over its limit of ",
-                                                        limits_.max_connections, " connections"));
+            connection.reserved = frame;
           }
-        } else {
-          StoreState::Refuse(connection, "a connection without this job's key");
+          if (!refusal.empty()) {
+            Release(connection.in);
+            connection.frame_by = absl::InfiniteFuture();
+            queue(connection, std::move(refusal), now);
+          }
         }
       }
-      state.AnswerIfSet(connection, now);
+      // A whole frame: answered, and its bytes given back.
+      if (!drop && !connection.closing && connection.reserved > 0 &&
+          connection.in.size() == connection.reserved) {
+        const std::string payload = connection.in.substr(store_wire::kFrameHeaderBytes);
+        budget.Give(connection.reserved);
+        connection.reserved = 0;
+        Release(connection.in);
+        connection.frame_by = absl::InfiniteFuture();
+        absl::StatusOr<Request> request = ParseRequest(payload, connection.authenticated);
+        std::string reply;
+        if (!request.ok()) {
+          StoreState::Refuse(connection, reply, request.status().message());
+        } else if (!connection.authenticated) {
+          if (!SameKey(request->key, job_key_)) {
+            StoreState::Refuse(connection, reply, "a connection without this job's key");
+          } else if (authenticated >= limits_.max_connections) {
+            StoreState::Refuse(connection, reply,
+                               absl::StrCat("a connection over its limit of ",
+                                            limits_.max_connections, " connections"));
+          } else {
+            ++authenticated;
+            connection.authenticated = true;
+            reply = FramedReply(Opcode::kOk);
+          }
+        } else {
+          state.Handle(connection, *request, now, reply);
+        }
+        if (!reply.empty()) queue(connection, std::move(reply), now);
+      }
+      if (!drop) answer(connection, now);
       if (!connection.authenticated && now >= connection.hello_by) drop = true;
+      if (now >= connection.frame_by || now >= connection.reply_by) drop = true;
       if (!drop && !connection.out.empty()) {
         const ssize_t n =
             send(connection.fd, connection.out.data(), connection.out.size(), MSG_NOSIGNAL);
         if (n > 0) {
           connection.out.erase(0, static_cast<size_t>(n));
+          if (connection.out.empty()) {
+            Release(connection.out);
+            budget.Give(connection.out_taken);
+            connection.out_taken = 0;
+            connection.reply_by = absl::InfiniteFuture();
+          }
         } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
           drop = true;
         }
-        if (connection.out.size() > kMaxUnsentBytes) drop = true;
       }
       if (connection.closing && connection.out.empty()) drop = true;
       if (drop) {
         close(connection.fd);
         connection.fd = -1;
+        budget.Give(connection.reserved + connection.out_taken);
         if (connection.authenticated) --authenticated;
       }
     }
-    // Sets may have satisfied other connections' Gets: answer them in the next round
-    // (the poll below returns at once when they have output).
+    // Sets may have satisfied other connections' Gets: their replies go out in the
+    // next round (whose poll returns at once for connections with output).
     for (Connection& connection : connections) {
-      if (connection.fd >= 0) state.AnswerIfSet(connection, now);
+      if (connection.fd >= 0) answer(connection, now);
     }
     connections.erase(std::remove_if(connections.begin(), connections.end(),
                                      [](const Connection& c) { return c.fd < 0; }),
@@ -410,6 +463,8 @@ void TcpStoreServer::Serve() {
 
 namespace {
 
+absl::Status AwaitSocket(int fd, short events, absl::Time deadline);
+
 class TcpStoreClient : public KeyValueStore {
  public:
   TcpStoreClient(int fd, std::string url) : fd_(fd), url_(std::move(url)) {}
@@ -417,68 +472,50 @@ class TcpStoreClient : public KeyValueStore {
 
   absl::Status Set(absl::string_view key, absl::string_view value, absl::Time deadline) override {
     RETURN_IF_ERROR(CheckStoreValue(key, value));
-    WireWriter writer;
-    writer.U8(static_cast<uint8_t>(Opcode::kSet));
-    writer.Bytes(key);
-    writer.Bytes(value);
-    // Not ASSIGN_OR_RETURN: GCC 12 then warns (wrongly) that the moved string may be
-    // uninitialised.
-    absl::StatusOr<std::string> reply = Call(std::move(writer).Finish(), deadline, "Set", key);
+    absl::StatusOr<Reply> reply =
+        Call({Opcode::kSet, std::string(key), std::string(value), 0}, deadline, "Set", key);
     if (!reply.ok()) return reply.status();
-    return ExpectOpcode(*reply, Opcode::kOk, "Set", key);
+    return Expect(*reply, Opcode::kOk, "Set", key);
   }
 
   absl::StatusOr<std::string> Get(absl::string_view key, absl::Time deadline) override {
     RETURN_IF_ERROR(CheckStoreKey(key));
     const absl::Duration remaining = std::max(deadline - absl::Now(), absl::ZeroDuration());
-    WireWriter writer;
-    writer.U8(static_cast<uint8_t>(Opcode::kGet));
-    writer.Bytes(key);
-    writer.U64(static_cast<uint64_t>(absl::ToInt64Milliseconds(remaining)));
-    absl::StatusOr<std::string> reply =
-        Call(std::move(writer).Finish(), deadline + kReplySlack, "Get", key);
+    absl::StatusOr<Reply> reply =
+        Call({Opcode::kGet, std::string(key), "",
+              static_cast<uint64_t>(absl::ToInt64Milliseconds(remaining))},
+             deadline + kReplySlack, "Get", key);
     if (!reply.ok()) return reply.status();
-    WireReader reader(*reply);
-    uint8_t opcode = 0;
-    reader.U8(opcode);
-    if (static_cast<Opcode>(opcode) == Opcode::kTimeout) {
+    if (reply->opcode == Opcode::kTimeout) {
       return absl::DeadlineExceededError(
           absl::StrCat("key '", key, "' was not set in ", url_, " before the deadline"));
     }
-    std::string value;
-    if (static_cast<Opcode>(opcode) == Opcode::kValue && reader.Bytes(value, kMaxStoreValueBytes) &&
-        reader.at_end()) {
-      return value;
+    RETURN_IF_ERROR(Expect(*reply, Opcode::kValue, "Get", key));
+    if (reply->bytes.size() > kMaxStoreValueBytes) {
+      return absl::DataLossError(absl::StrCat("Get of key '", key, "' in ", url_, ": a value of ",
+                                              reply->bytes.size(), " bytes"));
     }
-    return ExpectOpcode(*reply, Opcode::kValue, "Get", key);
+    return std::move(reply->bytes);
   }
 
   absl::StatusOr<int64_t> Add(absl::string_view key, int64_t delta, absl::Time deadline) override {
     RETURN_IF_ERROR(CheckStoreKey(key));
-    WireWriter writer;
-    writer.U8(static_cast<uint8_t>(Opcode::kAdd));
-    writer.Bytes(key);
-    writer.U64(static_cast<uint64_t>(delta));
-    absl::StatusOr<std::string> reply = Call(std::move(writer).Finish(), deadline, "Add", key);
+    absl::StatusOr<Reply> reply = Call(
+        {Opcode::kAdd, std::string(key), "", static_cast<uint64_t>(delta)}, deadline, "Add", key);
     if (!reply.ok()) return reply.status();
-    WireReader reader(*reply);
-    uint8_t opcode = 0;
-    uint64_t sum = 0;
-    if (reader.U8(opcode) && static_cast<Opcode>(opcode) == Opcode::kNumber && reader.U64(sum) &&
-        reader.at_end()) {
-      return static_cast<int64_t>(sum);
-    }
-    return ExpectOpcode(*reply, Opcode::kNumber, "Add", key);
+    RETURN_IF_ERROR(Expect(*reply, Opcode::kNumber, "Add", key));
+    return static_cast<int64_t>(reply->number);
   }
 
   std::string url() const override { return url_; }
 
-  // Sends one request and returns the reply's payload.
-  absl::StatusOr<std::string> Call(std::string request, absl::Time deadline, absl::string_view what,
-                                   absl::string_view key) {
+  // Sends one request and returns the reply.
+  absl::StatusOr<Reply> Call(const Request& request, absl::Time deadline, absl::string_view what,
+                             absl::string_view key) {
     MutexLock lock(&mutex_);
     if (!broken_.ok()) return broken_;
-    absl::StatusOr<std::string> reply = Exchange(Frame(std::move(request)), deadline);
+    absl::StatusOr<Reply> reply =
+        Exchange(store_wire::Frame(store_wire::EncodeRequest(request)), deadline);
     if (!reply.ok()) {
       // A request half sent or a reply half read leaves the stream unusable.
       broken_ = absl::Status(
@@ -490,65 +527,44 @@ class TcpStoreClient : public KeyValueStore {
   }
 
  private:
-  absl::Status ExpectOpcode(absl::string_view reply, Opcode expected, absl::string_view what,
-                            absl::string_view key) {
-    WireReader reader(reply);
-    uint8_t opcode = 0;
-    reader.U8(opcode);
-    if (static_cast<Opcode>(opcode) == expected && reader.at_end()) return absl::OkStatus();
-    std::string message;
-    if (static_cast<Opcode>(opcode) == Opcode::kError && reader.Bytes(message, kMaxFrameBytes)) {
+  absl::Status Expect(const Reply& reply, Opcode expected, absl::string_view what,
+                      absl::string_view key) {
+    if (reply.opcode == expected) return absl::OkStatus();
+    if (reply.opcode == Opcode::kError) {
       return absl::FailedPreconditionError(
-          absl::StrCat(what, " of key '", key, "' in ", url_, ": ", message));
+          absl::StrCat(what, " of key '", key, "' in ", url_, ": ", reply.bytes));
     }
     return absl::DataLossError(
-        absl::StrCat(what, " of key '", key, "' in ", url_, ": a malformed reply"));
+        absl::StrCat(what, " of key '", key, "' in ", url_, ": an unexpected reply"));
   }
 
-  absl::StatusOr<std::string> Exchange(const std::string& frame, absl::Time deadline) {
+  absl::StatusOr<Reply> Exchange(const std::string& frame, absl::Time deadline) {
     size_t sent = 0;
     while (sent < frame.size()) {
-      RETURN_IF_ERROR(AwaitSocket(POLLOUT, deadline));
+      RETURN_IF_ERROR(AwaitSocket(fd_, POLLOUT, deadline));
       const ssize_t n = send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) return Lost(errno);
       sent += static_cast<size_t>(n);
     }
     std::string in;
-    size_t needed = 4;
+    size_t needed = store_wire::kFrameHeaderBytes;
     while (in.size() < needed) {
-      RETURN_IF_ERROR(AwaitSocket(POLLIN, deadline));
+      RETURN_IF_ERROR(AwaitSocket(fd_, POLLIN, deadline));
       char buffer[65536];
       const ssize_t n = recv(fd_, buffer, std::min(sizeof(buffer), needed - in.size()), 0);
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) return Lost(n == 0 ? ECONNRESET : errno);
       in.append(buffer, static_cast<size_t>(n));
-      if (needed == 4 && in.size() == 4) {
-        WireReader reader(in);
-        uint32_t length = 0;
-        reader.U32(length);
-        if (length > kMaxFrameBytes) {
+      if (needed == store_wire::kFrameHeaderBytes && in.size() == needed) {
+        const uint32_t length = *store_wire::FrameLength(in);
+        if (length > store_wire::kMaxFrameBytes) {
           return absl::DataLossError(absl::StrCat("a reply of ", length, " bytes"));
         }
-        needed = 4 + size_t{length};
+        needed += length;
       }
     }
-    return in.substr(4);
-  }
-
-  absl::Status AwaitSocket(short events, absl::Time deadline) {
-    while (true) {
-      const absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) {
-        return absl::DeadlineExceededError("the store did not answer before the deadline");
-      }
-      pollfd entry{fd_, events, 0};
-      const int timeout_ms =
-          static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000));
-      const int ready = poll(&entry, 1, timeout_ms);
-      if (ready > 0) return absl::OkStatus();
-      if (ready < 0 && errno != EINTR) return Lost(errno);
-    }
+    return store_wire::ParseReply(absl::string_view(in).substr(store_wire::kFrameHeaderBytes));
   }
 
   static absl::Status Lost(int error) {
@@ -562,21 +578,53 @@ class TcpStoreClient : public KeyValueStore {
   absl::Status broken_ ABSL_GUARDED_BY(mutex_);
 };
 
-// One connection attempt; ECONNREFUSED and friends are retried by the caller.
-int ConnectOnce(const addrinfo* address, int& error) {
-  const int fd = socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC, 0);
+// Waits until `fd` is ready for `events`, at most until `deadline`.
+absl::Status AwaitSocket(int fd, short events, absl::Time deadline) {
+  while (true) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError("the store did not answer before the deadline");
+    }
+    pollfd entry{fd, events, 0};
+    const int timeout_ms =
+        static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000));
+    const int ready = poll(&entry, 1, timeout_ms);
+    if (ready > 0) return absl::OkStatus();
+    if (ready < 0 && errno != EINTR) {
+      return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
+    }
+  }
+}
+
+// One connection attempt, given up at `deadline`: a server whose accept queue is full
+// drops the handshake, and a blocking connect() would wait minutes for it.
+// ECONNREFUSED and friends are retried by the caller.
+int ConnectOnce(const addrinfo* address, absl::Time deadline, int& error) {
+  const int fd = socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     error = errno;
     return -1;
   }
   if (connect(fd, address->ai_addr, address->ai_addrlen) != 0) {
-    error = errno;
-    close(fd);
-    return -1;
+    if (errno != EINPROGRESS) {
+      error = errno;
+      close(fd);
+      return -1;
+    }
+    socklen_t length = sizeof(error);
+    if (!AwaitSocket(fd, POLLOUT, deadline).ok()) {
+      error = ETIMEDOUT;
+      close(fd);
+      return -1;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      if (error == 0) error = errno;
+      close(fd);
+      return -1;
+    }
   }
   const int on = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-  SetNonBlocking(fd);
   return fd;
 }
 
@@ -606,27 +654,19 @@ absl::StatusOr<std::unique_ptr<KeyValueStore>> ConnectTcpStore(absl::string_view
     if (resolved == 0) {
       for (addrinfo* address = addresses; address != nullptr && fd < 0;
            address = address->ai_next) {
-        fd = ConnectOnce(address, error);
+        fd = ConnectOnce(address, deadline, error);
       }
       freeaddrinfo(addresses);
     }
     if (fd >= 0) {
       auto client = std::make_unique<TcpStoreClient>(fd, url);
-      WireWriter hello;
-      hello.U8(static_cast<uint8_t>(Opcode::kHello));
-      hello.Bytes(job_key);
-      absl::StatusOr<std::string> reply =
-          client->Call(std::move(hello).Finish(), deadline, "Hello", "job-key");
+      absl::StatusOr<Reply> reply =
+          client->Call({Opcode::kHello, std::string(job_key), "", 0}, deadline, "Hello", "job-key");
       if (!reply.ok()) return reply.status();
-      WireReader reader(*reply);
-      uint8_t opcode = 0;
-      if (reader.U8(opcode) && static_cast<Opcode>(opcode) == Opcode::kOk && reader.at_end()) {
-        return client;
-      }
-      std::string why;
-      if (static_cast<Opcode>(opcode) == Opcode::kError && reader.Bytes(why, kMaxFrameBytes) &&
-          absl::StrContains(why, "limit")) {
-        return absl::ResourceExhaustedError(absl::StrCat("the TCP store ", url, ": ", why));
+      if (reply->opcode == Opcode::kOk) return client;
+      if (reply->opcode == Opcode::kError && absl::StrContains(reply->bytes, "limit")) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("the TCP store ", url, ": ", reply->bytes));
       }
       return absl::PermissionDeniedError(
           absl::StrCat("the TCP store ", url, " refused this process's job key (ZCOLL_JOB_KEY)"));

@@ -6,11 +6,17 @@
 // can read or write anything. The key crosses the network in the clear: it keeps
 // out strangers and stale jobs on a trusted cluster network, not an eavesdropper.
 //
-// Bounds, so that network input cannot exhaust the server: frames of at most
-// kMaxStoreValueBytes + 1 KiB (4 KiB before authentication), and TcpStoreLimits
-// (1024 connections, 256 MiB stored in all, by default); a request or a connection
-// over a bound is answered with an error naming the bound and closed. A Get waits on the server,
-// which answers when the key is set or at the client's deadline.
+// Bounds, so that whatever a client sends, even one with the job key, the server's
+// memory stays within TcpStoreLimits: frames of at most kMaxStoreValueBytes + 1 KiB
+// (4 KiB before authentication), each taken whole from max_buffered_bytes before it
+// is read; stored keys and values counted against max_stored_bytes with 128 bytes
+// per key on top; max_connections connections; at most one frame and one reply per
+// connection in memory (a connection is not read while a reply waits for it), a frame
+// completed and a reply taken within frame_within (30 s), small replies (under 1 KiB) outside the
+// budget. A request or connection over a bound is answered with an error naming it
+// and closed. So the server holds at most about max_stored_bytes +
+// max_buffered_bytes + 2 KiB per connection. A Get waits on the server, which answers
+// when the key is set or at the client's deadline.
 
 #ifndef ZCOLL_TRANSPORT_BOOTSTRAP_TCP_STORE_H_
 #define ZCOLL_TRANSPORT_BOOTSTRAP_TCP_STORE_H_
@@ -28,7 +34,13 @@ namespace zcoll {
 
 struct TcpStoreLimits {
   size_t max_connections = 1024;
+  // Keys and values, plus 128 bytes per key.
   size_t max_stored_bytes = size_t{256} << 20;
+  // Frames being received and replies being sent, all connections together.
+  size_t max_buffered_bytes = size_t{64} << 20;
+  // A frame must arrive whole, and a reply be taken, within this of its first byte
+  // (a client that stops half way holds buffer space nobody else can use).
+  absl::Duration frame_within = absl::Seconds(30);
 };
 
 class TcpStoreServer {
