@@ -7,12 +7,14 @@
 // set, prefixes every line they print with "[rank] ", and ends the job at the first
 // failure: it stops the other ranks and exits with the failing rank's status (its
 // exit code, or 128 + the signal that killed it). Shared memory that killed ranks
-// leave behind is removed.
+// leave behind is removed. The ranks run in a process group of their own and die
+// with zcoll_run (PR_SET_PDEATHSIG), even if it is killed with SIGKILL.
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +60,8 @@ constexpr char kUsage[] =
     "The first rank to fail ends the job: the others get SIGTERM, then SIGKILL 3 s\n"
     "later, and zcoll_run exits with the failed rank's exit code (128 + signal if a\n"
     "signal killed it). SIGINT or SIGTERM to zcoll_run is passed on to every rank.\n"
+    "The ranks form a process group of their own and are killed if zcoll_run dies,\n"
+    "however it dies.\n"
     "\n"
     "ZCOLL_LINK_LATENCY_US and ZCOLL_LINK_GBITS model the network between emulated\n"
     "nodes (added latency, bandwidth cap) so that its cost relative to shared memory\n"
@@ -196,6 +200,10 @@ int Run(const Options& options) {
 
   std::vector<pid_t> children(options.ranks, -1);
   std::vector<Stream> streams;
+  // The ranks' process group: the first rank's pid (0 until it exists). Signals to
+  // the job go to the group, so a rank's own children get them too.
+  pid_t group = 0;
+  const pid_t launcher = getpid();
   for (int rank = 0; rank < options.ranks; ++rank) {
     std::vector<std::string> environment = inherited;
     environment.push_back(absl::StrCat("ZCOLL_RANK=", rank));
@@ -214,6 +222,10 @@ int Run(const Options& options) {
     std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
+      setpgid(0, group);
+      // Killed with the launcher; if it is gone already, at once.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher) _exit(128 + SIGKILL);
       dup2(out[1], STDOUT_FILENO);
       dup2(err[1], STDERR_FILENO);
       execvpe(argv[0], argv.data(), envp.data());
@@ -225,11 +237,12 @@ int Run(const Options& options) {
     close(err[1]);
     if (pid < 0) {
       std::perror("zcoll_run: fork");
-      for (pid_t child : children) {
-        if (child > 0) kill(child, SIGKILL);
-      }
+      if (group > 0) kill(-group, SIGKILL);
       return 1;
     }
+    // (Also here: the parent must not signal the group before the child joined it.)
+    setpgid(pid, group);
+    if (group == 0) group = pid;
     children[rank] = pid;
     streams.push_back({rank, out[0], stdout, {}});
     streams.push_back({rank, err[0], stderr, {}});
@@ -244,9 +257,7 @@ int Run(const Options& options) {
     stopping = true;
     exit_code = code;
     std::fprintf(stderr, "zcoll_run: %s; stopping the other ranks\n", why.c_str());
-    for (pid_t child : children) {
-      if (child > 0) kill(child, SIGTERM);
-    }
+    kill(-group, SIGTERM);
     kill_at = absl::Now() + absl::Seconds(3);
   };
 
@@ -261,9 +272,7 @@ int Run(const Options& options) {
       stop(absl::StrCat("the job ran past --timeout ", absl::FormatDuration(options.timeout)), 124);
     }
     if (absl::Now() > kill_at) {
-      for (pid_t child : children) {
-        if (child > 0) kill(child, SIGKILL);
-      }
+      kill(-group, SIGKILL);
       kill_at = absl::InfiniteFuture();
     }
     std::vector<pollfd> polls;

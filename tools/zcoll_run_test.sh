@@ -33,6 +33,31 @@ out=$("$run" -n 2 --timeout 1 -- sleep 30 2>&1); code=$?
 echo "$out"
 check "--timeout ends the job with 124" test "$code" -eq 124
 
+# Issue 16: zcoll_run killed with SIGKILL left its ranks running. They die with it
+# now (PR_SET_PDEATHSIG), and run in a process group of their own.
+"$run" -n 4 -- sleep 300 >/dev/null 2>&1 &
+launcher=$!
+ranks=""
+for _ in $(seq 100); do
+  ranks=$(pgrep -P "$launcher" -x sleep | tr '\n' ' ')
+  [ "$(wc -w <<<"$ranks")" -eq 4 ] && break
+  sleep 0.05
+done
+check "zcoll_run started 4 ranks" test "$(wc -w <<<"$ranks")" -eq 4
+group=$(ps -o pgid= -p "${ranks%% *}" | tr -d ' ')
+check "the ranks have a process group of their own" test "$group" != "$(ps -o pgid= -p $$ | tr -d ' ')"
+kill -9 "$launcher"
+wait "$launcher" 2>/dev/null
+left=4
+for _ in $(seq 60); do
+  left=0
+  for pid in $ranks; do kill -0 "$pid" 2>/dev/null && left=$((left + 1)); done
+  [ "$left" -eq 0 ] && break
+  sleep 0.05
+done
+check "every rank died within 3 s of zcoll_run's SIGKILL" test "$left" -eq 0
+for pid in $ranks; do kill -9 "$pid" 2>/dev/null; done
+
 out=$("$run" --nodes 2 -- "$probe" 2>&1); code=$?
 check "a missing -n is a usage error" test "$code" -eq 2
 check "the usage error says what is missing" grep -q "zcoll_run: -n RANKS is required" <<<"$out"
