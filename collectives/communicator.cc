@@ -190,6 +190,7 @@ class MovedFromTransport final : public Transport {
     return MovedFromError(OneSidedName(access));
   }
   void Sleep(absl::Duration) override {}
+  void OnFreeze(absl::Time) override {}
 
  private:
   std::string address_;
@@ -309,9 +310,9 @@ absl::Status Communicator::status() const {
 absl::Status Communicator::Abort(absl::string_view reason) {
   if (state_ == nullptr) return MovedFromError("Abort");
   JobConnection& job = state_->transport->job();
+  // (Failing waits for the notices to leave, a quarter second at most.)
   job.Fail(absl::AbortedError(absl::StrCat("rank ", job.rank(), " called Abort: ", reason)))
       .IgnoreError();
-  job.FlushNotices(absl::Now() + absl::Seconds(1));
   return job.FailureStatus();
 }
 

@@ -19,8 +19,9 @@
 // Failure is sticky and the job's: the first error of a communicator operation, or
 // Abort(), is sent to every rank, and from then on every operation of every
 // communicator of the job returns Aborted with that first cause. A rank that dies
-// fails the job the same way. After a failure, destroy the communicators; pending
-// operations keep their buffers until the last communicator of the job is gone.
+// fails the job the same way. The job's transport then stops moving data, so a call
+// that returns, with any status, never has its buffers touched again: the caller may
+// free them at once, communicators alive or not.
 //
 // A Communicator is movable, not copyable; the job's transport and shared memory are
 // torn down when the last communicator made from it is destroyed. A moved-from
@@ -513,8 +514,8 @@ class Communicator {
   absl::Status status() const;
   // Fails the job with `reason` (MPI_Abort): every rank's pending and later
   // operations on any communicator of the job return Aborted naming this rank and
-  // the reason. Waits at most a second for the notices to leave, so the caller may
-  // exit right after. Returns the status the job now holds.
+  // the reason. Waits a quarter second at most for the notices to leave, so the caller
+  // may exit right after. Returns the status the job now holds.
   absl::Status Abort(absl::string_view reason);
 
   // The transport of this communicator: its ranks, its tag space (tags up to

@@ -94,10 +94,11 @@ absl::Status JobConnection::Listen() {
 
 JobConnection::~JobConnection() {
   MutexLock lock(&mu_);
+  // (A failed job's notices left before its transport froze.)
   if (!failed()) {
     SendToListeners(EncodeNotice(NoticeKind::kGoodbye, rank_, absl::OkStatus()));
+    WaitForOutgoing(absl::Now() + absl::Seconds(1));
   }
-  WaitForOutgoing(absl::Now() + absl::Seconds(1));
   // Ends every pending operation (the listeners' receives and what kept_ holds among
   // them) before their buffers go.
   transport_.reset();
@@ -155,6 +156,11 @@ bool JobConnection::RecordFailure(const absl::Status& cause, const std::string& 
   failure_ = absl::Status(cause.code(), cause.message());
   failed_.store(true, std::memory_order_release);
   SendToListeners(notice);
+  // The notices leave; then nothing moves any more, so that no call's buffers are
+  // touched after it returns with the failure (a receive into a vector the caller
+  // then freed was written by a late fragment).
+  WaitForOutgoing(absl::Now() + kNoticeFlush);
+  transport_->Freeze(absl::Now() + kCopyDrain);
   return true;
 }
 
@@ -174,13 +180,11 @@ void JobConnection::SendToListeners(const std::string& notice) {
 
 void JobConnection::WaitForOutgoing(absl::Time deadline) {
   for (const std::unique_ptr<Outgoing>& outgoing : outgoing_) {
-    if (!transport_->Wait(outgoing->completion, deadline).ok() && absl::Now() >= deadline) break;
+    if (!transport_->Wait(outgoing->completion, deadline).ok() &&
+        (absl::Now() >= deadline || transport_->frozen())) {
+      break;
+    }
   }
-}
-
-void JobConnection::FlushNotices(absl::Time deadline) {
-  MutexLock lock(&mu_);
-  WaitForOutgoing(deadline);
 }
 
 void JobConnection::KeepUntilDestroyed(std::shared_ptr<void> state) {
@@ -218,17 +222,16 @@ void JobConnection::ReadNotice(Listener& listener) {
 }
 
 absl::Status JobConnection::ProgressLocked() {
+  // (A failed job's transport is frozen: nothing to progress.)
   if (!failed()) {
     const absl::Status progress = transport_->Progress();
     if (!progress.ok()) {
       RecordFailure(progress, EncodeNotice(NoticeKind::kFailure, rank_, progress));
     }
     for (const std::unique_ptr<Listener>& listener : listeners_) {
+      if (failed()) break;
       if (!listener->done && listener->completion.done()) ReadNotice(*listener);
     }
-  } else {
-    // Keep the notices moving; the result is already decided.
-    transport_->Progress().IgnoreError();
   }
   // (The usual answer without a call: this runs on every poll of every wait.)
   return ABSL_PREDICT_TRUE(!failed()) ? absl::OkStatus() : FailureStatus();

@@ -22,8 +22,10 @@
 // of the job returns Aborted with the original cause. A peer that dies ends the
 // listener's receive with Unavailable, which fails the job the same way. A rank that
 // leaves cleanly says goodbye first, so its departure is not mistaken for a death.
-// Operations pending when the job fails stay pending (as after DeadlineExceeded) and
-// keep their buffers until the last communicator of the job is destroyed.
+// Once the failure is recorded and its notices have left (or a quarter second has
+// passed), the job's transport is frozen (Transport::Freeze): operations still
+// pending are abandoned and nothing touches their buffers again, so a call that
+// returns with the failure leaves its buffers to the caller at once.
 //
 // Thread safety: communicators of one job may be used from different threads at
 // once (one thread per communicator); calls into the shared transport are
@@ -89,12 +91,13 @@ class JobConnection {
   // Makes `cause` the job's failure unless it already has one, and tells the peers.
   // Returns `cause` if it was first, else FailureStatus().
   absl::Status Fail(const absl::Status& cause);
-  // Waits until the failure notices this rank sent have left (at most until
-  // `deadline`), so that a process about to exit after Abort still tells its peers.
-  void FlushNotices(absl::Time deadline);
+  // How long a failure waits for its notices to leave before the transport is
+  // frozen, and then for a peer that is copying into or out of this process.
+  static constexpr absl::Duration kNoticeFlush = absl::Milliseconds(250);
+  static constexpr absl::Duration kCopyDrain = absl::Milliseconds(250);
   // Keeps `state` (buffers and Completions of operations a failed exchange left
-  // pending) alive until the transport is gone, so that a late arrival never writes
-  // into freed memory.
+  // pending) alive until the transport is gone: the exchange returns before its
+  // caller fails the job, which freezes the transport.
   void KeepUntilDestroyed(std::shared_ptr<void> state);
 
   Mutex& mutex() ABSL_LOCK_RETURNED(mu_) { return mu_; }
@@ -123,7 +126,8 @@ class JobConnection {
   JobConnection(std::unique_ptr<Transport> transport);
   absl::Status Listen() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReadNotice(Listener& listener) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records the failure (if first) and sends `notice` to the ranks this one tells.
+  // Records the failure (if first), sends `notice` to the ranks this one tells, waits
+  // for it to leave (kNoticeFlush at most) and freezes the transport.
   bool RecordFailure(const absl::Status& cause, const std::string& notice)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendToListeners(const std::string& notice) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -189,6 +193,9 @@ class CommunicatorTransport final : public Transport {
                             const RemoteRegion& remote, size_t offset, uint64_t notify_tag,
                             Completion* completion, const MemoryRegion* region) override;
   void Sleep(absl::Duration timeout) override { job_->Sleep(timeout); }
+  // The job's transport is frozen by the job (JobConnection), never through one of its
+  // communicators.
+  void OnFreeze(absl::Time) override {}
 
  private:
   absl::Status CheckUsable(absl::string_view operation, uint64_t tag) const {

@@ -32,10 +32,10 @@ absl::Status Request::Finish(absl::Status status) {
   JobConnection& job = pending.transport->job();
   if (!status.ok()) {
     // The collective's peers may still be in it: the job fails so that they learn.
+    // That froze the job's transport (JobConnection::RecordFailure), so transfers
+    // still pending are abandoned and the execution, its Completions and scratch, and
+    // the caller's buffers may all go now.
     status = job.Fail(status);
-    // A transfer may still be pending: its Completion and scratch must outlive it.
-    if (!execution.finished() || !execution.status().ok())
-      job.KeepUntilDestroyed(pending.execution);
     --*pending.in_flight;
     pending_.reset();
   } else {

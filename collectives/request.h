@@ -8,7 +8,8 @@
 // posted there); later progress happens inside Wait and Test (there is no progress
 // thread), so a program that computes between the two should call Test now and then.
 // A Request must not outlive its Communicator, and its buffers must stay valid until
-// it is done. Destroying a pending Request waits for it (up to its deadline), as the
+// it is done (Wait or Test returned, with any status; after that zcoll never touches
+// them). Destroying a pending Request waits for it (up to its deadline), as the
 // collective cannot be cancelled. An error of the collective, including a missed
 // deadline, is the job's failure (communicator.h).
 

@@ -36,6 +36,7 @@ class LinkModelTransport final : public Transport {
   }
 
   ~LinkModelTransport() override {
+    if (frozen()) return;  // the held posts were abandoned
     const absl::Status aborted =
         absl::AbortedError(absl::StrCat("rank ", rank(),
                                         "'s transport was destroyed before the modelled link "
@@ -78,6 +79,7 @@ class LinkModelTransport final : public Transport {
   }
 
   absl::Status Progress() override {
+    if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
     if (!held_.empty()) Release(absl::Now());
     return network_->Progress();
   }
@@ -94,6 +96,10 @@ class LinkModelTransport final : public Transport {
     return absl::OkStatus();
   }
 
+  void OnFreeze(absl::Time deadline) override {
+    held_.clear();
+    network_->Freeze(deadline);
+  }
   void Sleep(absl::Duration timeout) override {
     if (!held_.empty()) {
       const absl::Duration until_release = held_.front().release - absl::Now();

@@ -173,6 +173,7 @@ class RoutedTransport final : public Transport {
   }
 
   absl::Status Progress() override {
+    if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
     if (local_) RETURN_IF_ERROR(local_->Progress());
     if (network_) RETURN_IF_ERROR(network_->Progress());
     return absl::OkStatus();
@@ -191,6 +192,10 @@ class RoutedTransport final : public Transport {
                                 Part(region, peer))
                : route->PostGet(data, bytes, inner, offset, notify_tag, completion,
                                 Part(region, peer));
+  }
+  void OnFreeze(absl::Time deadline) override {
+    if (local_) local_->Freeze(deadline);
+    if (network_) network_->Freeze(deadline);
   }
   void Sleep(absl::Duration timeout) override {
     if (local_ && network_) {

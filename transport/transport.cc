@@ -143,7 +143,14 @@ absl::Status Transport::BeginConnect(absl::Span<const std::string> addresses) {
   return absl::OkStatus();
 }
 
+absl::Status Transport::FrozenError(absl::string_view operation) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat(operation, " on rank ", rank_, " (", provider_name(),
+                   "): the transport was stopped when its job failed; it moves no more data"));
+}
+
 absl::Status Transport::CheckPeerSlow(absl::string_view operation, int peer) const {
+  if (frozen_) return FrozenError(operation);
   if (peer < 0 || peer >= size_) {
     return absl::InvalidArgumentError(absl::StrCat(operation, " on rank ", rank_, ": peer ", peer,
                                                    " is not a rank of the ", size_, "-rank job"));

@@ -26,10 +26,16 @@
 //
 // Operations are posted with a caller-owned Completion, which the transport fills
 // in when the operation ends. The Completion, and the buffer of the operation, must
-// stay valid until the Completion is done or the Transport is destroyed (which ends
-// every pending operation with Aborted). Post functions refuse bad arguments at once
-// (InvalidArgument: peer out of range, tag above kMaxTag, null buffer, a transfer
-// outside a RemoteRegion); failures found later end the operation with a status:
+// stay valid until the Completion is done, the Transport is frozen (Freeze), or it is
+// destroyed (which ends every pending operation with Aborted).
+//
+// Freeze stops a transport for good, as a job does once it has failed: from then on
+// the transport reads and writes no buffer of any operation, pending or done, and no
+// Completion; nor does a peer through zcoll's shared memory. What was pending is
+// abandoned, so its owner may free it at once. That is how zcoll keeps its promise
+// that a call that returned, with any status, never has its buffers touched again. Post functions
+// refuse bad arguments at once (InvalidArgument: peer out of range, tag above kMaxTag, null buffer,
+// a transfer outside a RemoteRegion); failures found later end the operation with a status:
 // Unavailable when a peer died (naming its rank and host), DeadlineExceeded is only
 // ever returned by Wait.
 //
@@ -255,6 +261,19 @@ class Transport {
   // Waits for all; returns the first error in order, or DeadlineExceeded.
   absl::Status WaitAll(absl::Span<const Completion* const> completions, absl::Time deadline);
 
+  // Stops the transport for good (see the file comment): every pending operation is
+  // abandoned, its Completion never written again; no buffer of any operation is read
+  // or written again, by this process or, through zcoll's shared memory, by a peer.
+  // Waits at most until `deadline` for a peer in the middle of a copy into or out of
+  // this process's memory. Later posts are refused and Progress fails with
+  // FailedPrecondition; the destructor releases what is left without progressing.
+  void Freeze(absl::Time deadline) {
+    if (frozen_) return;
+    frozen_ = true;
+    OnFreeze(deadline);
+  }
+  bool frozen() const { return frozen_; }
+
   // What a WaitFor poll found.
   enum class PollResult : uint8_t {
     kDone,      // stop waiting
@@ -281,6 +300,12 @@ class Transport {
     return access == MemoryAccess::kRemoteWrite ? "PostPut" : "PostGet";
   }
 
+  // What the provider does when frozen (once): stop touching what it was given, and
+  // keep peers from touching this process's memory.
+  virtual void OnFreeze(absl::Time deadline) = 0;
+  // The error of an operation on a frozen transport.
+  absl::Status FrozenError(absl::string_view operation) const;
+
   // Blocks for at most `timeout`, returning early when progress may be possible:
   // the provider's wait object (an fd, a futex, a condition variable) fired.
   virtual void Sleep(absl::Duration timeout) = 0;
@@ -296,13 +321,15 @@ class Transport {
 
   // Argument checks shared by every provider: an inline test of the good case, and
   // out of line the sentence that says what is wrong.
+  // (A frozen transport fails them all.)
   absl::Status CheckPeer(absl::string_view operation, int peer) const {
-    if (ABSL_PREDICT_TRUE(PeerIsValid(peer))) return absl::OkStatus();
+    if (ABSL_PREDICT_TRUE(!frozen_ && PeerIsValid(peer))) return absl::OkStatus();
     return CheckPeerSlow(operation, peer);
   }
   absl::Status CheckMessage(absl::string_view operation, int peer, uint64_t tag, const void* data,
                             size_t bytes, const MemoryRegion* region = nullptr) const {
-    if (ABSL_PREDICT_TRUE(PeerIsValid(peer) && tag <= kMaxTag && (data != nullptr || bytes == 0) &&
+    if (ABSL_PREDICT_TRUE(!frozen_ && PeerIsValid(peer) && tag <= kMaxTag &&
+                          (data != nullptr || bytes == 0) &&
                           (region == nullptr || region->Contains(data, bytes)))) {
       return absl::OkStatus();
     }
@@ -325,6 +352,7 @@ class Transport {
   int rank_;
   int size_;
   std::vector<uint8_t> reachable_;  // by peer; empty until Connect
+  bool frozen_ = false;
 };
 
 }  // namespace zcoll

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -260,9 +261,29 @@ class LoopbackTransport final : public Transport {
     return absl::OkStatus();
   }
 
-  absl::Status Progress() override { return absl::OkStatus(); }
+  absl::Status Progress() override {
+    if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
+    return absl::OkStatus();
+  }
 
  protected:
+  // Takes back everything of this rank's that another rank's thread could still copy
+  // into or out of: its posted receives and notification waits, and its messages
+  // waiting in the other ranks' mailboxes. Their Completions are left as they are.
+  void OnFreeze(absl::Time) override {
+    MutexLock lock(&fabric_->mu);
+    Mailbox& mine = fabric_->box(rank());
+    mine.recvs.clear();
+    mine.notify_waits.clear();
+    for (int peer = 0; peer < size(); ++peer) {
+      if (peer == rank()) continue;
+      std::deque<Message>& unexpected = fabric_->box(peer).unexpected;
+      unexpected.erase(std::remove_if(unexpected.begin(), unexpected.end(),
+                                      [&](const Message& m) { return m.source == rank(); }),
+                       unexpected.end());
+    }
+  }
+
   void Sleep(absl::Duration timeout) override {
     MutexLock lock(&fabric_->mu);
     Mailbox& mine = fabric_->box(rank());

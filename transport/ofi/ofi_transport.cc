@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -38,8 +40,6 @@ constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 constexpr uint64_t kNotifyBit = uint64_t{1} << 62;
 // Registrations kept for buffers passed without a MemoryRegion.
 constexpr size_t kCachedRegistrations = 256;
-// How long a post may keep finding the provider's queues full before giving up.
-constexpr absl::Duration kPostPatience = absl::Seconds(30);
 
 absl::Status FabricError(absl::string_view what, int rc) {
   return absl::UnavailableError(absl::StrCat(what, " failed: ", fi_strerror(-rc)));
@@ -101,9 +101,22 @@ struct Operation {
   size_t bytes = 0;
   uint64_t notify_tag = 0;                           // kPut / kGet: sent once the transfer is done
   std::shared_ptr<const MemoryRegion> registration;  // a cached one kept alive
-  Operation* pool_previous = nullptr;                // OperationPool's
+  // While the operation waits in a backlog (the provider's queue was full): how to
+  // post it, and what that post needs beyond the caller's call (an RMA write's
+  // descriptions).
+  std::function<ssize_t()> repost;
+  const char* what = "";
+  void* descriptor = nullptr;
+  iovec local_iov{};
+  fi_rma_iov remote_iov{};
+  fi_msg_rma message{};
+  Operation* pool_previous = nullptr;  // OperationPool's
   Operation* pool_next = nullptr;
 };
+
+// Posts that wait for room in the provider's queues, in order: transmit (sends,
+// notifications, RMA) and receive.
+enum class Backlog { kTransmit = 0, kReceive = 1 };
 
 class OfiTransport final : public Transport {
  public:
@@ -155,16 +168,18 @@ class OfiTransport final : public Transport {
   absl::StatusOr<void*> Descriptor(const void* data, size_t bytes, const MemoryRegion* region,
                                    Operation* operation);
 
-  // Calls `post` until the provider accepts the operation, progressing while its
-  // queues are full.
-  absl::Status Post(absl::string_view what, Operation* operation,
-                    const std::function<ssize_t()>& post);
-  // Post for a new operation: on failure the operation is discarded (the caller
-  // returns the error; the Completion is not touched).
-  absl::Status PostNew(absl::string_view what, Operation* operation,
-                       const std::function<ssize_t()>& post);
-  absl::Status Inject(int peer, uint64_t tag, const void* data, size_t bytes,
-                      Completion* completion);
+  // Posts `operation` with `post` now, or, when the provider's queue is full (or
+  // posts wait in the backlog already, which keeps them in order), queues it to be
+  // retried by Progress: a post never blocks, so no call waits past its deadline for
+  // a peer that stopped reading. `post` keeps what it needs by value. An error the
+  // provider gives at once discards the operation (the caller returns the error; the
+  // Completion is not touched).
+  absl::Status Submit(Backlog backlog, const char* what, Operation* operation,
+                      std::function<ssize_t()> post);
+  // Retries the backlogs' posts in order, until the provider refuses one again.
+  void RetryBacklogs();
+  // Injects a small message if the provider has room now: true when it did.
+  absl::StatusOr<bool> TryInject(int peer, uint64_t tag, const void* data, size_t bytes);
   void Discard(Operation* operation) {
     operation->completion = nullptr;
     Finish(operation, absl::OkStatus(), 0);
@@ -194,6 +209,7 @@ class OfiTransport final : public Transport {
   absl::Status ReadCompletions();
   // Fails the peers the monitor saw die, after reading what they sent before.
   void HandleDeaths();
+  void OnFreeze(absl::Time) override {}
 
   std::string name_;
   std::string address_;
@@ -215,8 +231,10 @@ class OfiTransport final : public Transport {
   std::vector<bool> dead_;
   PeerMonitor monitor_;
   std::unique_ptr<RegistrationCache> cache_;
-  // Every operation libfabric holds is live here until its completion is read.
+  // Every operation libfabric holds is live here until its completion is read, and
+  // so are those in the backlogs.
   OperationPool<Operation> operations_;
+  std::deque<Operation*> backlogs_[2];
   size_t inject_bytes_ = 0;
   uint64_t progress_calls_ = 0;
   uint64_t notify_payload_ = 0;
@@ -359,7 +377,10 @@ OfiTransport::~OfiTransport() {
   const absl::Status aborted =
       absl::AbortedError(absl::StrCat("rank ", rank(), "'s ", name_, " transport was destroyed"));
   operations_.ForEachLive([&](Operation* operation) {
-    if (operation->completion != nullptr) operation->completion->Complete(aborted, 0);
+    // A frozen transport's operations were abandoned: their Completions may be gone.
+    if (operation->completion != nullptr && !frozen()) {
+      operation->completion->Complete(aborted, 0);
+    }
     operations_.Release(operation);
   });
   cache_.reset();  // registrations before the domain
@@ -448,41 +469,44 @@ absl::StatusOr<void*> OfiTransport::Descriptor(const void* data, size_t bytes,
   return static_cast<const OfiRegion*>(operation->registration.get())->descriptor();
 }
 
-absl::Status OfiTransport::Post(absl::string_view what, Operation* operation,
-                                const std::function<ssize_t()>& post) {
-  // The clock is read only once the provider pushes back: most posts succeed at once.
-  absl::Time give_up = absl::InfiniteFuture();
-  while (true) {
-    const ssize_t rc = post();
+absl::Status OfiTransport::Submit(Backlog backlog, const char* what, Operation* operation,
+                                  std::function<ssize_t()> post) {
+  std::deque<Operation*>& waiting = backlogs_[static_cast<int>(backlog)];
+  if (waiting.empty()) {
+    ssize_t rc = post();
+    if (rc == -FI_EAGAIN) {
+      // Completions read now may free the room.
+      (void)ReadCompletions();
+      rc = post();
+    }
     if (rc == 0) return absl::OkStatus();
     if (rc != -FI_EAGAIN) {
+      Discard(operation);
       return FabricError(absl::StrCat(what, " on rank ", rank()), static_cast<int>(rc));
     }
-    // Full queues drain as completions are read; a queue full of operations for a
-    // peer that died never drains.
-    RETURN_IF_ERROR(Progress());
-    if (dead_[operation->peer]) return PeerGone(operation->peer, "is gone");
-    const absl::Time now = absl::Now();
-    if (give_up == absl::InfiniteFuture()) give_up = now + kPostPatience;
-    if (now > give_up) {
-      return absl::UnavailableError(absl::StrCat(what, " on rank ", rank(), ": ", name_,
-                                                 " accepted nothing for ",
-                                                 absl::FormatDuration(kPostPatience)));
-    }
   }
+  operation->repost = std::move(post);
+  operation->what = what;
+  waiting.push_back(operation);
+  return absl::OkStatus();
 }
 
-absl::Status OfiTransport::PostNew(absl::string_view what, Operation* operation,
-                                   const std::function<ssize_t()>& post) {
-  absl::Status posted = Post(what, operation, post);
-  if (posted.ok()) return posted;
-  if (dead_[operation->peer]) {
-    // Like every operation with a dead peer: it ends with Unavailable.
-    Finish(operation, std::move(posted), 0);
-    return absl::OkStatus();
+void OfiTransport::RetryBacklogs() {
+  for (std::deque<Operation*>& waiting : backlogs_) {
+    while (!waiting.empty()) {
+      Operation* operation = waiting.front();
+      const ssize_t rc = operation->repost();
+      if (rc == -FI_EAGAIN) break;
+      waiting.pop_front();
+      operation->repost = nullptr;
+      if (rc != 0) {
+        Finish(
+            operation,
+            FabricError(absl::StrCat(operation->what, " on rank ", rank()), static_cast<int>(rc)),
+            0);
+      }
+    }
   }
-  Discard(operation);
-  return posted;
 }
 
 absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
@@ -493,46 +517,41 @@ absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, si
     completion->Complete(PeerGone(peer, "is gone"), 0);
     return absl::OkStatus();
   }
-  if (bytes <= inject_bytes_) return Inject(peer, tag, data, bytes, completion);
+  if (bytes <= inject_bytes_) {
+    // The provider copies an injected message at once: done on return, no completion
+    // reported, nothing owed to the peer. Without room now it is sent as any other.
+    ASSIGN_OR_RETURN(const bool injected, TryInject(peer, tag, data, bytes));
+    if (injected) {
+      completion->Complete(absl::OkStatus(), bytes);
+      return absl::OkStatus();
+    }
+  }
   Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
   absl::StatusOr<void*> descriptor = Descriptor(data, bytes, region, operation);
   if (!descriptor.ok()) {
     Discard(operation);
     return descriptor.status();
   }
-  return PostNew("fi_tsend", operation, [&] {
-    return fi_tsend(endpoint_.get(), data, bytes, *descriptor, addresses_[peer], tag,
-                    &operation->context);
-  });
+  return Submit(
+      Backlog::kTransmit, "fi_tsend", operation,
+      [this, data, bytes, descriptor = *descriptor, address = addresses_[peer], tag, operation] {
+        return fi_tsend(endpoint_.get(), data, bytes, descriptor, address, tag,
+                        &operation->context);
+      });
 }
 
-absl::Status OfiTransport::Inject(int peer, uint64_t tag, const void* data, size_t bytes,
-                                  Completion* completion) {
-  // The provider copies an injected message at once: the buffer is free on return,
-  // no completion is reported, and nothing is owed to the peer.
-  absl::Time give_up = absl::InfiniteFuture();  // read lazily, as in Post
-  while (true) {
-    const ssize_t rc = fi_tinject(endpoint_.get(), data, bytes, addresses_[peer], tag);
-    if (rc == 0) {
-      completion->Complete(absl::OkStatus(), bytes);
-      return absl::OkStatus();
-    }
-    if (rc != -FI_EAGAIN) {
-      return FabricError(absl::StrCat("fi_tinject on rank ", rank()), static_cast<int>(rc));
-    }
-    RETURN_IF_ERROR(Progress());
-    if (dead_[peer]) {
-      completion->Complete(PeerGone(peer, "is gone"), 0);
-      return absl::OkStatus();
-    }
-    const absl::Time now = absl::Now();
-    if (give_up == absl::InfiniteFuture()) give_up = now + kPostPatience;
-    if (now > give_up) {
-      return absl::UnavailableError(absl::StrCat("fi_tinject on rank ", rank(), ": ", name_,
-                                                 " accepted nothing for ",
-                                                 absl::FormatDuration(kPostPatience)));
-    }
+absl::StatusOr<bool> OfiTransport::TryInject(int peer, uint64_t tag, const void* data,
+                                             size_t bytes) {
+  // Not past posts that wait: they go first.
+  if (!backlogs_[static_cast<int>(Backlog::kTransmit)].empty()) return false;
+  ssize_t rc = fi_tinject(endpoint_.get(), data, bytes, addresses_[peer], tag);
+  if (rc == -FI_EAGAIN) {
+    (void)ReadCompletions();
+    rc = fi_tinject(endpoint_.get(), data, bytes, addresses_[peer], tag);
   }
+  if (rc == 0) return true;
+  if (rc == -FI_EAGAIN) return false;
+  return FabricError(absl::StrCat("fi_tinject on rank ", rank()), static_cast<int>(rc));
 }
 
 absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
@@ -548,10 +567,12 @@ absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
     Discard(operation);
     return descriptor.status();
   }
-  RETURN_IF_ERROR(PostNew("fi_trecv", operation, [&] {
-    return fi_trecv(endpoint_.get(), data, bytes, *descriptor, addresses_[peer], tag, 0,
-                    &operation->context);
-  }));
+  RETURN_IF_ERROR(Submit(
+      Backlog::kReceive, "fi_trecv", operation,
+      [this, data, bytes, descriptor = *descriptor, address = addresses_[peer], tag, operation] {
+        return fi_trecv(endpoint_.get(), data, bytes, descriptor, address, tag, 0,
+                        &operation->context);
+      }));
   if (peer_dead) {
     RETURN_IF_ERROR(ReadCompletions());
     FailOperationsOf(peer, PeerGone(peer, "is gone"));
@@ -584,33 +605,38 @@ absl::Status OfiTransport::PostOneSided(MemoryAccess access, void* data, size_t 
     Discard(operation);
     return found.status();
   }
-  void* descriptor = *found;
   const auto& target = static_cast<const OfiRemote&>(remote);
   if (!put) {
-    return PostNew("fi_read", operation, [&] {
-      return fi_read(endpoint_.get(), data, bytes, descriptor, addresses_[peer],
-                     target.TargetAddress(offset), target.key(), &operation->context);
-    });
+    return Submit(Backlog::kTransmit, "fi_read", operation,
+                  [this, data, bytes, descriptor = *found, address = addresses_[peer],
+                   target_address = target.TargetAddress(offset), key = target.key(), operation] {
+                    return fi_read(endpoint_.get(), data, bytes, descriptor, address,
+                                   target_address, key, &operation->context);
+                  });
   }
-  iovec local{data, bytes};
-  fi_rma_iov remote_iov{target.TargetAddress(offset), bytes, target.key()};
-  fi_msg_rma message{};
-  message.msg_iov = &local;
-  message.desc = &descriptor;
+  // The message and what it points to live in the operation: a queued post reads
+  // them later.
+  operation->descriptor = *found;
+  operation->local_iov = {data, bytes};
+  operation->remote_iov = {target.TargetAddress(offset), bytes, target.key()};
+  fi_msg_rma& message = operation->message;
+  message = {};
+  message.msg_iov = &operation->local_iov;
+  message.desc = &operation->descriptor;
   message.iov_count = 1;
   message.addr = addresses_[peer];
-  message.rma_iov = &remote_iov;
+  message.rma_iov = &operation->remote_iov;
   message.rma_iov_count = 1;
   message.context = &operation->context;
-  return PostNew("fi_writemsg", operation, [&]() -> ssize_t {
+  return Submit(Backlog::kTransmit, "fi_writemsg", operation, [this, operation]() -> ssize_t {
     // The notification must not overtake the data: delivery complete where offered.
     if (delivery_complete_) {
       const ssize_t rc =
-          fi_writemsg(endpoint_.get(), &message, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+          fi_writemsg(endpoint_.get(), &operation->message, FI_COMPLETION | FI_DELIVERY_COMPLETE);
       if (rc != -FI_EBADFLAGS && rc != -FI_EINVAL) return rc;
       delivery_complete_ = false;
     }
-    return fi_writemsg(endpoint_.get(), &message, FI_COMPLETION);
+    return fi_writemsg(endpoint_.get(), &operation->message, FI_COMPLETION);
   });
 }
 
@@ -622,22 +648,27 @@ absl::Status OfiTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Complet
     return absl::OkStatus();
   }
   Operation* operation = NewOperation(Operation::Kind::kNotifyRecv, peer, completion, 0);
-  return PostNew("fi_trecv", operation, [&] {
-    return fi_trecv(endpoint_.get(), nullptr, 0, nullptr, addresses_[peer], notify_tag | kNotifyBit,
-                    0, &operation->context);
-  });
+  return Submit(Backlog::kReceive, "fi_trecv", operation,
+                [this, address = addresses_[peer], notify_tag, operation] {
+                  return fi_trecv(endpoint_.get(), nullptr, 0, nullptr, address,
+                                  notify_tag | kNotifyBit, 0, &operation->context);
+                });
 }
 
 void OfiTransport::SendNotify(Operation* transfer) {
   // The transfer's Operation becomes the notification's: its completion ends the
   // put or get, so the operation is done only once nothing is owed to the peer.
   transfer->kind = Operation::Kind::kNotifySend;
-  const absl::Status posted = Post("fi_tsend (notification)", transfer, [&] {
-    return fi_tsend(endpoint_.get(), nullptr, 0, nullptr, addresses_[transfer->peer],
-                    transfer->notify_tag | kNotifyBit, &transfer->context);
-  });
-  // A notification that cannot be sent ends the put or get with the reason.
-  if (!posted.ok()) Finish(transfer, posted, 0);
+  // Submit discards an operation the provider refuses outright; this one the caller
+  // was told it accepted, so it ends with the reason instead.
+  Completion* completion = transfer->completion;
+  const absl::Status posted = Submit(Backlog::kTransmit, "fi_tsend (notification)", transfer,
+                                     [this, address = addresses_[transfer->peer],
+                                      tag = transfer->notify_tag | kNotifyBit, transfer] {
+                                       return fi_tsend(endpoint_.get(), nullptr, 0, nullptr,
+                                                       address, tag, &transfer->context);
+                                     });
+  if (!posted.ok() && completion != nullptr) completion->Complete(posted, 0);
 }
 
 void OfiTransport::HandleCompletion(Operation* operation, size_t length) {
@@ -686,6 +717,19 @@ void OfiTransport::FailPeer(int peer, const absl::Status& why) {
 }
 
 void OfiTransport::FailOperationsOf(int peer, const absl::Status& why) {
+  // Posts still waiting in a backlog were never the provider's: ended here.
+  for (std::deque<Operation*>& waiting : backlogs_) {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      if ((*it)->peer != peer) {
+        ++it;
+        continue;
+      }
+      Operation* operation = *it;
+      it = waiting.erase(it);
+      operation->repost = nullptr;
+      Finish(operation, why, 0);
+    }
+  }
   operations_.ForEachLive([&](Operation* operation) {
     if (operation->peer != peer || operation->completion == nullptr) return;
     // The provider may still hold the operation: end it for the caller now, and let
@@ -708,8 +752,10 @@ void OfiTransport::HandleDeaths() {
 }
 
 absl::Status OfiTransport::Progress() {
+  if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
   if (!connected_) return absl::OkStatus();
   RETURN_IF_ERROR(ReadCompletions());
+  RetryBacklogs();
   if (++progress_calls_ % 128 == 0) HandleDeaths();
   return absl::OkStatus();
 }
@@ -739,7 +785,15 @@ absl::Status OfiTransport::ReadCompletions() {
 }
 
 void OfiTransport::Sleep(absl::Duration timeout) {
+  if (frozen()) {
+    absl::SleepFor(std::min(timeout, absl::Milliseconds(1)));
+    return;
+  }
   HandleDeaths();
+  // Posts waiting for room: retried soon, whatever wakes the completion queue.
+  if (!backlogs_[0].empty() || !backlogs_[1].empty()) {
+    timeout = std::min(timeout, absl::Microseconds(100));
+  }
   if (wait_fd_ < 0) {
     // No wait object: a short nap, so that progress (which some providers need from
     // us) keeps going.

@@ -32,7 +32,7 @@ namespace {
 
 constexpr absl::string_view kProvider = "shm";
 constexpr uint64_t kSegmentMagic = 0x6d6873636c6f637aULL;  // "zcolshm"
-constexpr uint32_t kSegmentVersion = 2;
+constexpr uint32_t kSegmentVersion = 3;
 constexpr size_t kHeaderBytes = 4096;
 
 // Messages each inbound ring yields per Progress call: enough to drain a burst,
@@ -108,6 +108,13 @@ struct SegmentHeader {
   alignas(64) std::atomic<uint32_t> attached;  // peers that mapped the segment
   alignas(64) std::atomic<uint32_t> doorbell;  // futex word senders bump
   std::atomic<uint32_t> sleeping;              // the owner waits on doorbell
+  // The owner's memory is open to cross-memory copies while `closed` is 0. A peer
+  // counts itself in `copiers` before it copies into or out of the owner's memory and
+  // out after; the owner, freezing, sets `closed` and waits for `copiers` to reach 0.
+  // Both sides use sequentially consistent operations, so either the peer sees
+  // `closed` and does not copy, or the owner sees the peer's count and waits for it.
+  alignas(64) std::atomic<uint32_t> closed;
+  std::atomic<uint32_t> copiers;
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
@@ -276,6 +283,7 @@ class ShmTransport final : public Transport {
 
  protected:
   void Sleep(absl::Duration timeout) override;
+  void OnFreeze(absl::Time deadline) override;
 
  private:
   absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
@@ -299,6 +307,11 @@ class ShmTransport final : public Transport {
 
   absl::Status PeerGone(int peer) const {
     return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " exited"));
+  }
+  absl::Status PeerStopped(int peer) const {
+    return absl::UnavailableError(
+        absl::StrCat(monitor_.Describe(peer),
+                     " stopped communicating: its transport stopped when the job failed"));
   }
 
   absl::Status Truncated(int source, uint64_t tag, uint64_t bytes, size_t capacity) const {
@@ -424,16 +437,23 @@ absl::Status ShmTransport::Initialize() {
 }
 
 ShmTransport::~ShmTransport() {
-  const absl::Status aborted =
-      absl::AbortedError(absl::StrCat("rank ", rank(), "'s shm transport was destroyed"));
-  for (const PostedRecv& recv : posted_) recv.completion->Complete(aborted, 0);
-  for (const NotifyWait& wait : notify_waits_) wait.completion->Complete(aborted, 0);
-  for (auto& [request, send] : rendezvous_) send.completion->Complete(aborted, 0);
-  for (auto& [key, split] : splits_) split.completion->Complete(aborted, 0);
-  for (Peer& peer : peers_) {
-    for (const Outgoing& message : peer.queued) {
-      if (message.completion != nullptr) message.completion->Complete(aborted, 0);
+  // A frozen transport's operations were abandoned: their Completions may be gone.
+  // Otherwise no peer may copy into or out of this process from now on.
+  if (!frozen()) {
+    OnFreeze(absl::Now() + absl::Seconds(1));
+    const absl::Status aborted =
+        absl::AbortedError(absl::StrCat("rank ", rank(), "'s shm transport was destroyed"));
+    for (const PostedRecv& recv : posted_) recv.completion->Complete(aborted, 0);
+    for (const NotifyWait& wait : notify_waits_) wait.completion->Complete(aborted, 0);
+    for (auto& [request, send] : rendezvous_) send.completion->Complete(aborted, 0);
+    for (auto& [key, split] : splits_) split.completion->Complete(aborted, 0);
+    for (Peer& peer : peers_) {
+      for (const Outgoing& message : peer.queued) {
+        if (message.completion != nullptr) message.completion->Complete(aborted, 0);
+      }
     }
+  }
+  for (Peer& peer : peers_) {
     if (peer.mapping.base != nullptr) munmap(peer.mapping.base, peer.mapping.bytes);
   }
   if (own_.base != nullptr) munmap(own_.base, own_.bytes);
@@ -576,6 +596,15 @@ void ShmTransport::FlushQueues() {
 
 absl::Status ShmTransport::CrossCopy(int peer, bool write, void* local, uint64_t remote,
                                      size_t bytes) const {
+  // Counted in as a copier of the peer's memory, which must still be open (see
+  // SegmentHeader); counted out on every way out.
+  SegmentHeader* owner = peers_[peer].mapping.header();
+  owner->copiers.fetch_add(1, std::memory_order_seq_cst);
+  struct CountOut {
+    SegmentHeader* owner;
+    ~CountOut() { owner->copiers.fetch_sub(1, std::memory_order_seq_cst); }
+  } count_out{owner};
+  if (owner->closed.load(std::memory_order_seq_cst) != 0) return PeerStopped(peer);
   size_t done = 0;
   while (done < bytes) {
     iovec local_piece{static_cast<uint8_t*>(local) + done, bytes - done};
@@ -600,6 +629,9 @@ absl::Status ShmTransport::CrossCopy(int peer, bool write, void* local, uint64_t
                      " with ", monitor_.Describe(peer), " failed at byte ", done, " of ", bytes,
                      ": ", copied < 0 ? std::strerror(errno) : "no progress"));
   }
+  // The peer stopped waiting for us (it froze past its deadline): what was read may
+  // be stale, and it must not be taken for the message.
+  if (owner->closed.load(std::memory_order_seq_cst) != 0) return PeerStopped(peer);
   return absl::OkStatus();
 }
 
@@ -879,6 +911,9 @@ void ShmTransport::DrainRing(int source) {
 void ShmTransport::FailPeer(int peer) {
   Peer& entry = peers_[peer];
   entry.dead = true;
+  // A peer killed before every rank had mapped its segment could not unlink the name;
+  // we know it, and it is dead (ENOENT when it had).
+  shm_unlink(entry.segment.c_str());
   const absl::Status gone = PeerGone(peer);
   ZCOLL_LOG(INFO) << "rank " << rank() << ": " << gone.message();
   // A posted receive never has a matching arrived message (those are matched on
@@ -928,7 +963,25 @@ void ShmTransport::FailPeer(int peer) {
   }
 }
 
+void ShmTransport::OnFreeze(absl::Time deadline) {
+  if (own_.base == nullptr) return;
+  SegmentHeader* header = own_.header();
+  header->closed.store(1, std::memory_order_seq_cst);
+  // A peer inside process_vm_readv/writev of our memory finishes in microseconds;
+  // one stopped (SIGSTOP) between counting itself in and copying would keep us here,
+  // so the wait is bounded.
+  while (header->copiers.load(std::memory_order_seq_cst) != 0) {
+    if (absl::Now() >= deadline) {
+      ZCOLL_LOG(WARNING) << "rank " << rank() << ": a peer was still copying into or out of this "
+                         << "process's memory when its transport stopped";
+      return;
+    }
+    absl::SleepFor(absl::Microseconds(20));
+  }
+}
+
 absl::Status ShmTransport::Progress() {
+  if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
   if (!connected_) return absl::OkStatus();
   // Looking for dead peers costs a clock read; a busy waiter looks every 128 calls
   // (tens of microseconds), and Sleep looks every time.
@@ -953,7 +1006,7 @@ void ShmTransport::CheckDeaths() {
 }
 
 void ShmTransport::Sleep(absl::Duration timeout) {
-  if (!connected_) {
+  if (!connected_ || frozen()) {
     absl::SleepFor(timeout);
     return;
   }

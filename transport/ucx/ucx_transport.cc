@@ -120,6 +120,9 @@ class UcxTransport final : public Transport {
 
  protected:
   void Sleep(absl::Duration timeout) override;
+  // Nothing to do now: data moves only inside ucp_worker_progress, which a frozen
+  // transport no longer calls (nor does its destructor).
+  void OnFreeze(absl::Time) override {}
 
  private:
   absl::Status PostOneSided(MemoryAccess access, void* data, size_t bytes,
@@ -296,6 +299,15 @@ absl::Status UcxTransport::Initialize(absl::string_view transports) {
 }
 
 UcxTransport::~UcxTransport() {
+  if (frozen()) {
+    // Abandoned operations: no Completion is written, and the worker is not progressed
+    // again (a progress could still deliver a fragment into an abandoned buffer: a
+    // survivor of a killed peer crashed that way, the program's vectors freed). The
+    // worker closes its endpoints as it is destroyed.
+    if (worker_ != nullptr) ucp_worker_destroy(worker_);
+    if (context_ != nullptr) ucp_cleanup(context_);
+    return;
+  }
   const absl::Status aborted =
       absl::AbortedError(absl::StrCat("rank ", rank(), "'s ucx transport was destroyed"));
   operations_.ForEachLive([&](Operation* operation) {
@@ -683,6 +695,7 @@ void UcxTransport::HandleDeaths() {
 }
 
 absl::Status UcxTransport::Progress() {
+  if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
   if (!connected_) return absl::OkStatus();
   if (++progress_calls_ % 128 == 0) HandleDeaths();
   // One pass: the caller polls again soon, and an extra empty pass costs as much as
@@ -692,6 +705,10 @@ absl::Status UcxTransport::Progress() {
 }
 
 void UcxTransport::Sleep(absl::Duration timeout) {
+  if (frozen()) {
+    absl::SleepFor(std::min(timeout, absl::Milliseconds(1)));
+    return;
+  }
   HandleDeaths();
   if (wait_fd_ < 0) {
     monitor_.SleepUntilDeath(std::min(timeout, absl::Microseconds(200)));
