@@ -472,6 +472,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     pending->execution->Restart(plan, sequence << kScheduleTagBits, call.type, op, call.send,
                                 call.recv, std::move(scratch));
   }
+  pending->name = call.name;
+  pending->timeout = state.timeout;
   pending->deadline = DefaultDeadline();
   if (average && call.result_count > 0) {
     pending->finish = [type = call.type, result = call.result, count = call.result_count,

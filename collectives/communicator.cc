@@ -282,7 +282,11 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   // Nobody leaves Create before every rank is connected, so a first message never
   // meets a peer that is still connecting.
   RETURN_IF_ERROR(WithRank(rank, bootstrap->Barrier(deadline)));
-  absl::StatusOr<std::shared_ptr<JobConnection>> job = JobConnection::Create(std::move(*transport));
+  std::shared_ptr<Bootstrap> shared_bootstrap = std::move(bootstrap);
+  absl::StatusOr<std::shared_ptr<JobConnection>> job = JobConnection::Create(
+      std::move(*transport), [shared_bootstrap](int rank, absl::Time deadline) {
+        return shared_bootstrap->HowRankEnded(rank, deadline);
+      });
   if (!job.ok()) return WithRank(rank, job.status());
   // A fresh connection's first context id is 0 on every rank, so the job's first
   // communicator needs no exchange.
@@ -291,7 +295,7 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   std::vector<int> job_ranks(size);
   for (int r = 0; r < size; ++r) job_ranks[r] = r;
   return Communicator(std::make_unique<State>(
-      State{std::move(bootstrap),
+      State{std::move(shared_bootstrap),
             std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
                                                     std::vector<uint32_t>(size, *context)),
             std::move(topology), timeout}));

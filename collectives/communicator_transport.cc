@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "transport/wire.h"
@@ -64,16 +65,17 @@ class CommunicatorRemote final : public RemoteRegion {
 // -----------------------------------------------------------------------------------
 // JobConnection
 
-JobConnection::JobConnection(std::unique_ptr<Transport> transport)
+JobConnection::JobConnection(std::unique_ptr<Transport> transport, HowRankEnded how_ended)
     : rank_(transport->rank()),
       size_(transport->size()),
       provider_name_(transport->provider_name()),
+      how_ended_(std::move(how_ended)),
       transport_(std::move(transport)),
       context_in_use_(kMaxContexts, false) {}
 
 absl::StatusOr<std::shared_ptr<JobConnection>> JobConnection::Create(
-    std::unique_ptr<Transport> transport) {
-  std::shared_ptr<JobConnection> job(new JobConnection(std::move(transport)));
+    std::unique_ptr<Transport> transport, HowRankEnded how_ended) {
+  std::shared_ptr<JobConnection> job(new JobConnection(std::move(transport), std::move(how_ended)));
   {
     MutexLock lock(&job->mu_);
     RETURN_IF_ERROR(job->Listen());
@@ -130,7 +132,23 @@ absl::Status JobConnection::FailureStatus() const {
       absl::StrCat("rank ", rank_, ": the job failed earlier: ", failure_.message()));
 }
 
-absl::Status JobConnection::Fail(const absl::Status& cause) {
+absl::Status JobConnection::WithHowItEnded(const absl::Status& cause) const {
+  const std::optional<int> peer = PeerOfError(cause);
+  if (!how_ended_ || !absl::IsUnavailable(cause) || !peer.has_value()) return cause;
+  const std::optional<std::string> ended = how_ended_(*peer, absl::Now() + kNoticeGrace);
+  if (!ended.has_value() || absl::StrContains(cause.message(), *ended)) return cause;
+  absl::Status completed =
+      absl::Status(cause.code(),
+                   absl::StrCat(cause.message(), " (the launcher: rank ", *peer, " ", *ended, ")"));
+  cause.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    completed.SetPayload(url, payload);
+  });
+  return completed;
+}
+
+absl::Status JobConnection::Fail(const absl::Status& given) {
+  // (Asked before the lock: the launcher may take a moment to reap the rank.)
+  const absl::Status cause = WithHowItEnded(given);
   // A peer that aborted (or failed) and then left is seen leaving (Unavailable)
   // sooner or later than its notice arrives, which may come the long way round: give
   // the notice a moment, so that every rank reports the origin's words.
@@ -141,7 +159,10 @@ absl::Status JobConnection::Fail(const absl::Status& cause) {
       MutexLock lock(&mu_);
       ProgressLocked().IgnoreError();
       if (failed() || absl::Now() >= grace_ends) {
-        if (RecordFailure(cause, EncodeNotice(NoticeKind::kFailure, rank_, cause))) return cause;
+        if (RecordFailure(cause, EncodeNotice(NoticeKind::kFailure, rank_, cause))) {
+          // (Without the transports' marks, which are theirs.)
+          return absl::Status(cause.code(), cause.message());
+        }
         return FailureStatus();
       }
     }
@@ -197,7 +218,8 @@ void JobConnection::ReadNotice(Listener& listener) {
   const absl::Status& received = listener.completion.status();
   if (!received.ok()) {
     // The peer died (or the transport failed): that fails the job.
-    RecordFailure(received, EncodeNotice(NoticeKind::kFailure, rank_, received));
+    const absl::Status cause = WithHowItEnded(received);
+    RecordFailure(cause, EncodeNotice(NoticeKind::kFailure, rank_, cause));
     return;
   }
   WireReader reader(absl::string_view(listener.buffer.data(), listener.completion.bytes()));
@@ -262,6 +284,29 @@ CommunicatorTransport::CommunicatorTransport(std::shared_ptr<JobConnection> job,
                             job_ranks_[rank])) {}
 
 CommunicatorTransport::~CommunicatorTransport() { job_->ReleaseContext(context()); }
+
+std::string CommunicatorTransport::DescribePeer(int peer) const {
+  if (peer < 0 || peer >= size()) return Transport::DescribePeer(peer);
+  MutexLock lock(&job_->mutex());
+  const std::string described = job_->transport().DescribePeer(job_ranks_[peer]);
+  if (job_ranks_[peer] == peer) return described;
+  return absl::StrCat("rank ", peer, " of this communicator, job ", described);
+}
+
+std::vector<int> CommunicatorTransport::PeersNotRunning() const {
+  std::vector<int> job_ranks;
+  {
+    MutexLock lock(&job_->mutex());
+    job_ranks = job_->transport().PeersNotRunning();
+  }
+  std::vector<int> ranks;
+  for (int peer = 0; peer < size(); ++peer) {
+    if (std::binary_search(job_ranks.begin(), job_ranks.end(), job_ranks_[peer])) {
+      ranks.push_back(peer);
+    }
+  }
+  return ranks;
+}
 
 absl::Status CommunicatorTransport::Connect(absl::Span<const std::string>) {
   return absl::FailedPreconditionError(

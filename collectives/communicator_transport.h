@@ -37,7 +37,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,9 +67,14 @@ enum class InternalTag : uint64_t {
 
 class JobConnection {
  public:
-  // Takes this process's transport to the job, connected.
-  static absl::StatusOr<std::shared_ptr<JobConnection>> Create(
-      std::unique_ptr<Transport> transport);
+  // How job rank `rank`'s process ended, if the launcher can say by `deadline`
+  // (Bootstrap::HowRankEnded).
+  using HowRankEnded = std::function<std::optional<std::string>(int rank, absl::Time deadline)>;
+
+  // Takes this process's transport to the job, connected. `how_ended` (may be
+  // empty) completes a failure's cause when a rank is found gone.
+  static absl::StatusOr<std::shared_ptr<JobConnection>> Create(std::unique_ptr<Transport> transport,
+                                                               HowRankEnded how_ended = {});
   // Says goodbye to the peers that listen to this rank (waiting at most a second
   // for the messages to leave), then destroys the transport, which ends every
   // pending operation.
@@ -123,7 +130,10 @@ class JobConnection {
     Completion completion;
   };
 
-  JobConnection(std::unique_ptr<Transport> transport);
+  JobConnection(std::unique_ptr<Transport> transport, HowRankEnded how_ended);
+  // `cause` with how the rank it names ended, when the launcher says (a rank found
+  // gone is "exited" to the transport; zcoll_run knows "was killed by signal 9").
+  absl::Status WithHowItEnded(const absl::Status& cause) const;
   absl::Status Listen() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReadNotice(Listener& listener) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the failure (if first), sends `notice` to the ranks this one tells, waits
@@ -136,6 +146,7 @@ class JobConnection {
   const int rank_;
   const int size_;
   const std::string provider_name_;
+  const HowRankEnded how_ended_;
   Mutex mu_;
   std::unique_ptr<Transport> transport_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Listener>> listeners_ ABSL_GUARDED_BY(mu_);
@@ -165,6 +176,9 @@ class CommunicatorTransport final : public Transport {
 
   absl::string_view provider_name() const override { return job_->provider_name(); }
   const std::string& address() const override { return address_; }
+  // The job transport's words, for the job rank the peer is.
+  std::string DescribePeer(int peer) const override;
+  std::vector<int> PeersNotRunning() const override;
   // Refused: the job's transport is connected already.
   absl::Status Connect(absl::Span<const std::string> addresses) override;
 

@@ -190,6 +190,14 @@ void Execution::Completed(StepId id) {
   }
 }
 
+std::vector<int> Execution::PendingPeers() const {
+  std::vector<int> peers;
+  for (StepId id : in_flight_) peers.push_back(plan_->schedule().step(id).peer);
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
 Transport::PollResult Execution::Advance() {
   if (finished_) return Transport::PollResult::kDone;
   bool advanced = false;

@@ -102,6 +102,8 @@ class Execution {
   // Runs what can run now: kDone when every step has completed or one failed.
   Transport::PollResult Advance();
   bool finished() const { return finished_; }
+  // The peers of the transfers still in flight, ascending (whom it waits for).
+  std::vector<int> PendingPeers() const;
   // The first error; OK when finished without one.
   const absl::Status& status() const { return status_; }
   std::shared_ptr<ScratchArena> TakeScratch() { return std::move(scratch_); }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/executor.h"
 #include "core/logging.h"
@@ -53,6 +54,25 @@ absl::Status Request::Finish(absl::Status status) {
   return status_;
 }
 
+absl::Status Request::Overdue(bool own_deadline) const {
+  CommunicatorTransport& transport = *pending_->transport;
+  const std::vector<int> pending = pending_->execution->PendingPeers();
+  std::string waiting = absl::StrJoin(pending, ", ");
+  if (!waiting.empty()) waiting = absl::StrCat(pending.size() > 1 ? "ranks " : "rank ", waiting);
+  // The ranks this host sees stopped or gone, whether waited for directly or not: the
+  // likely cause (a rank waits for one that waits for the stopped one).
+  std::string not_running;
+  for (int peer : transport.PeersNotRunning()) {
+    absl::StrAppend(&not_running, "; ", transport.DescribePeer(peer));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "rank ", transport.rank(), ": ", pending_->name, " did not complete ",
+      own_deadline
+          ? std::string("by the deadline given to Wait")
+          : absl::StrCat("within its timeout of ", absl::FormatDuration(pending_->timeout)),
+      waiting.empty() ? "" : absl::StrCat(", waiting for ", waiting), not_running));
+}
+
 absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   if (pending_ == nullptr) return status_;
   Execution& execution = *pending_->execution;
@@ -62,6 +82,7 @@ absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   if (!execution.finished()) {
     status = pending_->transport->WaitFor([&execution] { return execution.Advance(); },
                                           deadline.has_value() ? *deadline : pending_->deadline);
+    if (absl::IsDeadlineExceeded(status)) status = Overdue(deadline.has_value());
   }
   return Finish(std::move(status));
 }
@@ -75,8 +96,7 @@ absl::StatusOr<bool> Request::Test() {
   absl::Status status = pending_->transport->Progress();
   if (status.ok() && execution.Advance() != Transport::PollResult::kDone) {
     if (absl::Now() < pending_->deadline) return false;
-    status = absl::DeadlineExceededError(absl::StrCat(
-        "rank ", pending_->transport->rank(), ": a collective did not complete by its deadline"));
+    status = Overdue(/*own_deadline=*/false);
   }
   RETURN_IF_ERROR(Finish(std::move(status)));
   return true;

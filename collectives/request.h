@@ -57,7 +57,9 @@ class Request {
     ScratchPool* scratch_pool;
     // Where this request goes to be reused once it succeeded.
     std::vector<std::unique_ptr<Pending>>* idle_requests;
-    int* in_flight;  // the communicator's count of pending requests
+    int* in_flight;          // the communicator's count of pending requests
+    const char* name = "";   // the collective, for messages ("Allreduce")
+    absl::Duration timeout;  // that `deadline` is the start plus
     absl::Time deadline;
     // Runs once the schedule has completed (AVG's division).
     std::function<absl::Status()> finish;
@@ -67,6 +69,10 @@ class Request {
   void WaitOnDestruction();
   // Ends the request with the execution's outcome (or `status` if it is an error).
   absl::Status Finish(absl::Status status);
+  // What a missed deadline says: the collective, its time limit, whom it still waited
+  // for, and which ranks this host can see are not running. `own_deadline`: the
+  // caller gave Wait a deadline of its own.
+  absl::Status Overdue(bool own_deadline) const;
 
   std::unique_ptr<Pending> pending_;
   absl::Status status_;

@@ -31,6 +31,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/topology.h"
+#include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
 #include "transport/bootstrap/tcp_store.h"
 
@@ -52,6 +53,8 @@ constexpr char kUsage[] =
     "                       in blocks (default 1), or node sizes, e.g. 3,1 (ranks 0-2\n"
     "                       on node 0, rank 3 on node 1)\n"
     "  --timeout SECONDS    stop the job after this long and exit 124 (default: none)\n"
+    "  --keep-going         a failing rank does not stop the others: wait for every\n"
+    "                       rank (for fault tests: the survivors report their errors)\n"
     "  -h, --help           this text\n"
     "\n"
     "Each rank gets ZCOLL_RANK, ZCOLL_SIZE, ZCOLL_STORE (the TCP store this launcher\n"
@@ -71,6 +74,7 @@ struct Options {
   int ranks = 0;
   std::string nodes = "1";  // a Topology::Emulated description
   absl::Duration timeout = absl::InfiniteDuration();
+  bool keep_going = false;
   std::vector<std::string> command;
 };
 
@@ -104,6 +108,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       const char* text = value("--nodes");
       if (text == nullptr) return false;
       options.nodes = text;
+    } else if (argument == "--keep-going") {
+      options.keep_going = true;
     } else if (argument == "--timeout") {
       const char* text = value("--timeout");
       if (text == nullptr) return false;
@@ -176,6 +182,18 @@ int Run(const Options& options) {
     std::fprintf(stderr, "zcoll_run: %s\n", store.status().ToString().c_str());
     return 1;
   }
+  // The ranks learn through the store how a rank that left them ended
+  // (Bootstrap::HowRankEnded), so that their errors can say it.
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> recorder =
+      ConnectTcpStore("127.0.0.1", (*store)->port(), job_key, absl::Now() + absl::Seconds(10));
+  if (recorder.ok() &&
+      !(*recorder)->Set(kLauncherRecordsEndsKey, "1", absl::Now() + absl::Seconds(10)).ok()) {
+    recorder = absl::UnavailableError("zcoll_run could not write to its own store");
+  }
+  auto record_end = [&](int rank, const std::string& how) {
+    if (recorder.ok())
+      (void)(*recorder)->Set(RankEndKey(rank), how, absl::Now() + absl::Seconds(1));
+  };
   struct sigaction forward {};
   forward.sa_handler = RememberSignal;
   sigaction(SIGINT, &forward, nullptr);
@@ -301,13 +319,30 @@ int Run(const Options& options) {
       SweepSharedMemory(children[rank]);
       children[rank] = -1;
       --running;
+      record_end(rank, WIFSIGNALED(status)
+                           ? absl::StrCat("was killed by signal ", WTERMSIG(status), " (",
+                                          sigabbrev_np(WTERMSIG(status)) != nullptr
+                                              ? absl::StrCat("SIG", sigabbrev_np(WTERMSIG(status)))
+                                              : strsignal(WTERMSIG(status)),
+                                          ")")
+                           : absl::StrCat("exited with code ", WEXITSTATUS(status)));
+      std::string failure;
+      int code = 0;
       if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        stop(absl::StrCat("rank ", rank, " exited with code ", WEXITSTATUS(status)),
-             WEXITSTATUS(status));
+        failure = absl::StrCat("rank ", rank, " exited with code ", WEXITSTATUS(status));
+        code = WEXITSTATUS(status);
       } else if (WIFSIGNALED(status) && !stopping) {
-        stop(absl::StrCat("rank ", rank, " was killed by signal ", WTERMSIG(status), " (",
-                          strsignal(WTERMSIG(status)), ")"),
-             128 + WTERMSIG(status));
+        failure = absl::StrCat("rank ", rank, " was killed by signal ", WTERMSIG(status), " (",
+                               strsignal(WTERMSIG(status)), ")");
+        code = 128 + WTERMSIG(status);
+      }
+      if (failure.empty()) continue;
+      if (!options.keep_going) {
+        stop(failure, code);
+      } else {
+        std::fprintf(stderr, "zcoll_run: %s; the other ranks go on (--keep-going)\n",
+                     failure.c_str());
+        if (exit_code == 0) exit_code = code;
       }
     }
     // A rank that closed its output but keeps running is still waited for.

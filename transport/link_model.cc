@@ -46,6 +46,8 @@ class LinkModelTransport final : public Transport {
 
   absl::string_view provider_name() const override { return name_; }
   const std::string& address() const override { return network_->address(); }
+  std::string DescribePeer(int peer) const override { return network_->DescribePeer(peer); }
+  std::vector<int> PeersNotRunning() const override { return network_->PeersNotRunning(); }
   absl::Status Connect(absl::Span<const std::string> addresses) override {
     RETURN_IF_ERROR(BeginConnect(addresses));
     return network_->Connect(addresses);

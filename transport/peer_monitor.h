@@ -34,9 +34,29 @@ class PeerMonitor {
   std::vector<int> NewDeaths();
 
   bool IsDead(int rank) const { return dead_[rank]; }
+  // Whether `rank` has exited, asked of its pidfd now (it is still reported by
+  // NewDeaths): for a provider's error about the peer, which may come before the
+  // monitor's regular look.
+  bool ExitedNow(int rank);
+  // Why `rank` stopped answering, for a provider whose own word is `provider_reason`
+  // ("is unreachable: Endpoint timeout"): how it ended if it exited, its condition
+  // if it is stopped, else the provider's word.
+  std::string WhyGone(int rank, absl::string_view provider_reason);
 
   // "rank 3 (pid 4242 on host node7)".
   std::string Describe(int rank) const;
+  // How a rank that died ended, as the kernel still told while its parent had not
+  // reaped it: "was killed by signal 9 (SIGKILL)", "exited with code 3"; "exited"
+  // when that was gone already.
+  std::string HowItEnded(int rank) const;
+  // What can be seen of a living same-host rank that may explain a silence: "is
+  // stopped (a SIGSTOP, or a debugger)", "" when it is running or not watched.
+  std::string Condition(int rank) const;
+  // The watched ranks that are dead or stopped, ascending.
+  std::vector<int> NotRunning() const;
+  // Describe(rank) followed by HowItEnded or Condition, whichever applies:
+  // "rank 3 (pid 4242 on host node7) was killed by signal 9 (SIGKILL)".
+  std::string DescribeState(int rank) const;
 
   // Blocks up to `timeout` or until a watched peer dies.
   void SleepUntilDeath(absl::Duration timeout) const;
@@ -49,7 +69,10 @@ class PeerMonitor {
     std::string host;
     int64_t pid = 0;
     int fd = -1;
+    std::string ended;  // HowItEnded, read when the death was seen
   };
+  // Reads how `rank`'s process ended into its `ended`, once.
+  void ReadEnd(int rank);
 
   std::vector<Peer> peers_;
   std::vector<bool> dead_;

@@ -87,6 +87,21 @@ class RoutedTransport final : public Transport {
 
   absl::string_view provider_name() const override { return name_; }
   const std::string& address() const override { return address_; }
+  std::string DescribePeer(int peer) const override {
+    const Transport* route = peer >= 0 && peer < size() && peer != rank() ? Route(peer) : nullptr;
+    return route != nullptr ? route->DescribePeer(peer) : Transport::DescribePeer(peer);
+  }
+  std::vector<int> PeersNotRunning() const override {
+    std::vector<int> ranks;
+    for (const Transport* part : {local_.get(), network_.get()}) {
+      if (part == nullptr) continue;
+      for (int peer : part->PeersNotRunning()) {
+        if (Route(peer) == part) ranks.push_back(peer);
+      }
+    }
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+  }
 
   absl::Status Connect(absl::Span<const std::string> addresses) override {
     RETURN_IF_ERROR(BeginConnect(addresses));

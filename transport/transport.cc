@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/config.h"
 #include "core/status_macros.h"
@@ -63,6 +65,32 @@ constexpr absl::Duration kShortestSleep = absl::Microseconds(50);
 constexpr absl::Duration kLongestSleep = absl::Milliseconds(5);
 
 }  // namespace
+
+// The payload of PeerError: the rank, in decimal.
+constexpr absl::string_view kPeerPayload = "zcoll.dev/peer";
+
+absl::Status Completion::OwnCopy(const absl::Status& status) {
+  absl::Status copy(status.code(), status.message());
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    copy.SetPayload(url, absl::Cord(std::string(payload)));
+  });
+  return copy;
+}
+
+absl::Status PeerError(absl::StatusCode code, int peer, absl::string_view message) {
+  absl::Status status(code, message);
+  status.SetPayload(kPeerPayload, absl::Cord(absl::StrCat(peer)));
+  return status;
+}
+
+std::optional<int> PeerOfError(const absl::Status& status) {
+  const absl::optional<absl::Cord> payload = status.GetPayload(kPeerPayload);
+  int peer = 0;
+  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &peer)) return std::nullopt;
+  return peer;
+}
+
+std::string Transport::DescribePeer(int peer) const { return absl::StrCat("rank ", peer); }
 
 void SetRanksOnThisMachine(int ranks) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);

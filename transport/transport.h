@@ -50,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,10 +107,13 @@ class Completion {
   void Complete(absl::Status status, size_t bytes) {
     // An error gets a representation of its own: a Status copy shares a refcounted
     // one, and completions of different threads (loopback ranks) must share nothing.
-    status_ = status.ok() ? absl::OkStatus() : absl::Status(status.code(), status.message());
+    status_ = status.ok() ? absl::OkStatus() : OwnCopy(status);
     bytes_ = bytes;
     done_.store(true, std::memory_order_release);
   }
+
+  // `status` with its message and payloads copied, sharing nothing with it.
+  static absl::Status OwnCopy(const absl::Status& status);
 
  private:
   std::atomic<bool> done_{false};
@@ -181,6 +185,12 @@ struct RegistrationStats {
   size_t cached = 0;    // registrations held now
 };
 
+// An error about `peer` (a rank of the transport that reports it), marked so that the
+// layers above can tell which rank it is about (PeerOfError) without reading the
+// sentence: an Unavailable from a dead peer, for one.
+absl::Status PeerError(absl::StatusCode code, int peer, absl::string_view message);
+std::optional<int> PeerOfError(const absl::Status& status);
+
 // How many ranks of the job run on this machine (Communicator::Create tells it from
 // the job's placement). When they outnumber the cores online, a rank that spins keeps
 // the peer it waits for off the core: blocking waits then skip the spin, yielding the
@@ -202,6 +212,13 @@ class Transport {
 
   // "loopback", "shm", "ofi:shm", "ofi:tcp;ofi_rxm", "ucx", ...
   virtual absl::string_view provider_name() const = 0;
+
+  // For error messages: what this transport knows of `peer` now, e.g. "rank 3 (pid
+  // 4242 on host node7)", followed by "was killed by signal 9 (SIGKILL)" or "is
+  // stopped (a SIGSTOP, or a debugger)" when it can see that.
+  virtual std::string DescribePeer(int peer) const;
+  // The peers this transport can see are not running (dead, or stopped), ascending.
+  virtual std::vector<int> PeersNotRunning() const { return {}; }
 
   // This rank's address, to be passed to every peer's Connect.
   virtual const std::string& address() const = 0;

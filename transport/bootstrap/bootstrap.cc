@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/config.h"
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "transport/bootstrap/pmix_bootstrap.h"
 
@@ -46,6 +47,20 @@ class StoreBootstrap : public Bootstrap {
 
   absl::Status Barrier(absl::Time deadline) override { return AllGather("", deadline).status(); }
 
+  std::optional<std::string> HowRankEnded(int rank, absl::Time deadline) override {
+    // Only a launcher that said it would record the ends is waited for.
+    {
+      MutexLock lock(&ends_mutex_);
+      if (!records_ends_.has_value()) {
+        records_ends_ = store_->Get(kLauncherRecordsEndsKey, absl::Now()).ok();
+      }
+      if (!*records_ends_) return std::nullopt;
+    }
+    absl::StatusOr<std::string> ended = store_->Get(RankEndKey(rank), deadline);
+    if (!ended.ok()) return std::nullopt;
+    return *std::move(ended);
+  }
+
   absl::Status Claim(absl::Time deadline) {
     ASSIGN_OR_RETURN(const int64_t claims,
                      store_->Add(absl::StrCat(scope_, ".claim.", rank_), 1, deadline));
@@ -70,6 +85,8 @@ class StoreBootstrap : public Bootstrap {
   int rank_, size_;
   std::string scope_;
   uint64_t round_ = 0;
+  Mutex ends_mutex_;
+  std::optional<bool> records_ends_ ABSL_GUARDED_BY(ends_mutex_);
 };
 
 absl::StatusOr<int> IntegerVariable(const char* name) {
@@ -87,6 +104,8 @@ absl::StatusOr<int> IntegerVariable(const char* name) {
 }
 
 }  // namespace
+
+std::string RankEndKey(int rank) { return absl::StrCat("job.end.", rank); }
 
 absl::StatusOr<std::unique_ptr<Bootstrap>> CreateStoreBootstrap(
     std::unique_ptr<KeyValueStore> store, int rank, int size, absl::string_view scope,

@@ -45,7 +45,20 @@ class Bootstrap {
   // This process's host as the launcher names it (PMIx's PMIX_HOSTNAME), which then
   // decides which ranks share a node; nullopt: the host name the system reports.
   virtual std::optional<std::string> host_name() const { return std::nullopt; }
+  // How rank `rank`'s process ended, as the launcher saw it ("was killed by signal 9
+  // (SIGKILL)", "exited with code 3"), waiting until `deadline` for the launcher to
+  // say; nullopt when it has not said by then or does not say (only zcoll_run does,
+  // through its store). Safe to call from any thread.
+  virtual std::optional<std::string> HowRankEnded(int rank, absl::Time deadline) {
+    return std::nullopt;
+  }
 };
+
+// The store keys through which zcoll_run tells how the ranks of a job it started
+// ended (under the scope "job" of BootstrapFromEnvironment's bootstrap): the first is
+// set when the job starts, the second when rank r's process has ended.
+inline constexpr absl::string_view kLauncherRecordsEndsKey = "job.ends-recorded";
+std::string RankEndKey(int rank);
 
 // A bootstrap over `store`, whose keys it prefixes with `scope` (so that several
 // jobs or communicators can share one store). Refuses a rank outside [0, size) and

@@ -96,7 +96,8 @@ class Fabric final : public LoopbackFabric, public std::enable_shared_from_this<
 };
 
 absl::Status PeerLeft(int peer) {
-  return absl::UnavailableError(
+  return PeerError(
+      absl::StatusCode::kUnavailable, peer,
       absl::StrCat("rank ", peer, " left the loopback fabric (its transport was destroyed)"));
 }
 

@@ -160,8 +160,18 @@ class OfiTransport final : public Transport {
         absl::StrCat(operation, " on rank ", rank(), ": Connect has not been called"));
   }
   absl::Status PeerGone(int peer, absl::string_view why) const {
-    return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " ", why));
+    return PeerError(absl::StatusCode::kUnavailable, peer,
+                     absl::StrCat(monitor_.Describe(peer), " ", why));
   }
+  // A peer found gone before: the reason it was given then.
+  absl::Status Gone(int peer) const { return PeerGone(peer, gone_[peer]); }
+  std::string DescribePeer(int peer) const override {
+    if (!gone_.empty() && dead_[peer] && !monitor_.IsDead(peer)) {
+      return absl::StrCat(monitor_.Describe(peer), " ", gone_[peer]);
+    }
+    return monitor_.DescribeState(peer);
+  }
+  std::vector<int> PeersNotRunning() const override { return monitor_.NotRunning(); }
 
   // The descriptor for a local buffer: from the caller's region, else a cached
   // registration (which `operation` then keeps alive) when the provider needs one.
@@ -202,7 +212,9 @@ class OfiTransport final : public Transport {
   void SendNotify(Operation* transfer);
   void HandleCompletion(Operation* operation, size_t length);
   void HandleError(const fi_cq_err_entry& error);
-  void FailPeer(int peer, const absl::Status& why);
+  // Marks `peer` gone for `why` ("exited", "is unreachable: ...") and ends its
+  // operations.
+  void FailPeer(int peer, absl::string_view why);
   // Ends `peer`'s operations still pending for the caller with `why`.
   void FailOperationsOf(int peer, const absl::Status& why);
   // Reads the completion queue until it is empty.
@@ -229,6 +241,7 @@ class OfiTransport final : public Transport {
   std::atomic<uint64_t> next_key_{1};
   std::vector<fi_addr_t> addresses_;
   std::vector<bool> dead_;
+  std::vector<std::string> gone_;  // by peer: why it is gone, once it is
   PeerMonitor monitor_;
   std::unique_ptr<RegistrationCache> cache_;
   // Every operation libfabric holds is live here until its completion is read, and
@@ -394,6 +407,7 @@ absl::Status OfiTransport::Connect(absl::Span<const std::string> addresses) {
   RETURN_IF_ERROR(BeginConnect(addresses));
   addresses_.assign(size(), FI_ADDR_UNSPEC);
   dead_.assign(size(), false);
+  gone_.assign(size(), "");
   for (int peer = 0; peer < size(); ++peer) {
     if (!Reachable(peer)) continue;
     ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], name_, peer));
@@ -514,7 +528,7 @@ absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, si
   RETURN_IF_ERROR(CheckReady("PostSend"));
   RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
+    completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
   }
   if (bytes <= inject_bytes_) {
@@ -575,7 +589,7 @@ absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
       }));
   if (peer_dead) {
     RETURN_IF_ERROR(ReadCompletions());
-    FailOperationsOf(peer, PeerGone(peer, "is gone"));
+    FailOperationsOf(peer, Gone(peer));
   }
   return absl::OkStatus();
 }
@@ -590,7 +604,7 @@ absl::Status OfiTransport::PostOneSided(MemoryAccess access, void* data, size_t 
   RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
+    completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
   }
   Operation* operation =
@@ -644,7 +658,7 @@ absl::Status OfiTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Complet
   RETURN_IF_ERROR(CheckReady("PostNotifyRecv"));
   RETURN_IF_ERROR(CheckMessage("PostNotifyRecv", peer, notify_tag, nullptr, 0));
   if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
+    completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
   }
   Operation* operation = NewOperation(Operation::Kind::kNotifyRecv, peer, completion, 0);
@@ -698,22 +712,32 @@ void OfiTransport::HandleError(const fi_cq_err_entry& error) {
     status = absl::InvalidArgumentError(absl::StrCat(
         "a message from rank ", peer, " to rank ", rank(), " does not fit the receive buffer of ",
         operation->bytes, " bytes (", error.olen, " bytes left over)"));
-  } else if (error.err == FI_ECANCELED) {
-    status = absl::AbortedError(absl::StrCat("rank ", rank(), ": the operation was cancelled"));
   } else {
-    const char* detail = fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, nullptr, 0);
-    status = PeerGone(peer, absl::StrCat("is unreachable: ", fi_strerror(error.err),
-                                         detail != nullptr ? absl::StrCat(" (", detail, ")") : ""));
+    // zcoll cancels only operations it has ended already (their Completion taken off
+    // them): a cancellation that reaches one is the provider giving up on the peer, as
+    // any other error here is. What this host sees of the peer says more than the
+    // provider's word ("Operation canceled" for a killed rank).
+    const char* detail = error.err == FI_ECANCELED ? nullptr
+                                                   : fi_cq_strerror(cq_.get(), error.prov_errno,
+                                                                    error.err_data, nullptr, 0);
+    FailPeer(peer, monitor_.WhyGone(
+                       peer, error.err == FI_ECANCELED
+                                 ? std::string("is unreachable: libfabric cancelled a transfer")
+                                 : absl::StrCat(
+                                       "is unreachable: ", fi_strerror(error.err),
+                                       detail != nullptr ? absl::StrCat(" (", detail, ")") : "")));
+    status = Gone(peer);
   }
-  if (absl::IsUnavailable(status)) FailPeer(peer, status);
   Finish(operation, status, 0);
 }
 
-void OfiTransport::FailPeer(int peer, const absl::Status& why) {
+void OfiTransport::FailPeer(int peer, absl::string_view why) {
   if (dead_[peer]) return;
   dead_[peer] = true;
-  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
-  FailOperationsOf(peer, why);
+  gone_[peer] = std::string(why);
+  const absl::Status gone = Gone(peer);
+  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << gone.message();
+  FailOperationsOf(peer, gone);
 }
 
 void OfiTransport::FailOperationsOf(int peer, const absl::Status& why) {
@@ -748,7 +772,7 @@ void OfiTransport::HandleDeaths() {
   if (deaths.empty()) return;
   // What a peer sent before it died may still wait in the provider: take it first.
   ReadCompletions().IgnoreError();
-  for (int peer : deaths) FailPeer(peer, PeerGone(peer, "exited"));
+  for (int peer : deaths) FailPeer(peer, monitor_.HowItEnded(peer));
 }
 
 absl::Status OfiTransport::Progress() {

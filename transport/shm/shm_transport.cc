@@ -306,13 +306,17 @@ class ShmTransport final : public Transport {
   }
 
   absl::Status PeerGone(int peer) const {
-    return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " exited"));
+    return PeerError(absl::StatusCode::kUnavailable, peer,
+                     absl::StrCat(monitor_.Describe(peer), " ", monitor_.HowItEnded(peer)));
   }
   absl::Status PeerStopped(int peer) const {
-    return absl::UnavailableError(
-        absl::StrCat(monitor_.Describe(peer),
-                     " stopped communicating: its transport stopped when the job failed"));
+    return PeerError(absl::StatusCode::kUnavailable, peer,
+                     absl::StrCat(monitor_.Describe(peer),
+                                  " stopped communicating: its transport stopped when the job "
+                                  "failed"));
   }
+  std::string DescribePeer(int peer) const override { return monitor_.DescribeState(peer); }
+  std::vector<int> PeersNotRunning() const override { return monitor_.NotRunning(); }
 
   absl::Status Truncated(int source, uint64_t tag, uint64_t bytes, size_t capacity) const {
     return absl::InvalidArgumentError(

@@ -134,8 +134,18 @@ class UcxTransport final : public Transport {
         absl::StrCat(operation, " on rank ", rank(), ": Connect has not been called"));
   }
   absl::Status PeerGone(int peer, absl::string_view why) const {
-    return absl::UnavailableError(absl::StrCat(monitor_.Describe(peer), " ", why));
+    return PeerError(absl::StatusCode::kUnavailable, peer,
+                     absl::StrCat(monitor_.Describe(peer), " ", why));
   }
+  // A peer found gone before: the reason it was given then.
+  absl::Status Gone(int peer) const { return PeerGone(peer, gone_[peer]); }
+  std::string DescribePeer(int peer) const override {
+    if (!gone_.empty() && dead_[peer] && !monitor_.IsDead(peer)) {
+      return absl::StrCat(monitor_.Describe(peer), " ", gone_[peer]);
+    }
+    return monitor_.DescribeState(peer);
+  }
+  std::vector<int> PeersNotRunning() const override { return monitor_.NotRunning(); }
 
   Operation* NewOperation(Operation::Kind kind, int peer, Completion* completion, size_t bytes) {
     Operation* operation = operations_.Acquire();
@@ -161,7 +171,9 @@ class UcxTransport final : public Transport {
   // Chains: a put's flush, then the notification; a get's notification.
   void Continue(Operation* operation);
   void SendNotify(Operation* operation);
-  void FailPeer(int peer, const absl::Status& why);
+  // Marks `peer` gone for `why` ("exited", "is unreachable: ...") and ends its
+  // operations.
+  void FailPeer(int peer, absl::string_view why);
   // Ends `peer`'s operations still pending for the caller with `why`.
   void FailOperationsOf(int peer, const absl::Status& why);
   // Progresses the worker until it has nothing left to do (bounded).
@@ -177,6 +189,7 @@ class UcxTransport final : public Transport {
   int wait_fd_ = -1;
   std::vector<ucp_ep_h> endpoints_;
   std::vector<bool> dead_;
+  std::vector<std::string> gone_;  // by peer: why it is gone, once it is
   PeerMonitor monitor_;
   OperationPool<Operation> operations_;
   uint64_t progress_calls_ = 0;
@@ -369,6 +382,7 @@ absl::Status UcxTransport::Connect(absl::Span<const std::string> addresses) {
   RETURN_IF_ERROR(BeginConnect(addresses));
   endpoints_.assign(size(), nullptr);
   dead_.assign(size(), false);
+  gone_.assign(size(), "");
   for (int peer = 0; peer < size(); ++peer) {
     if (!Reachable(peer)) continue;
     ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], "ucx", peer));
@@ -518,7 +532,7 @@ absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, si
   RETURN_IF_ERROR(CheckReady("PostSend"));
   RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
+    completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
   }
   Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
@@ -545,7 +559,7 @@ absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   RETURN_IF_ERROR(Started(operation, result, "ucp_tag_recv_nbx", 0));
   if (peer_dead) {
     Drain();
-    FailOperationsOf(peer, PeerGone(peer, "is gone"));
+    FailOperationsOf(peer, Gone(peer));
   }
   return absl::OkStatus();
 }
@@ -554,7 +568,7 @@ absl::Status UcxTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Complet
   RETURN_IF_ERROR(CheckReady("PostNotifyRecv"));
   RETURN_IF_ERROR(CheckMessage("PostNotifyRecv", peer, notify_tag, nullptr, 0));
   if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
+    completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
   }
   Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, 0);
@@ -574,7 +588,7 @@ absl::Status UcxTransport::PostOneSided(MemoryAccess access, void* data, size_t 
   RETURN_IF_ERROR(CheckOneSided(what, data, bytes, remote, offset, notify_tag, access, region));
   const int peer = remote.peer();
   if (dead_[peer]) {
-    completion->Complete(PeerGone(peer, "is gone"), 0);
+    completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
   }
   Operation* operation =
@@ -649,24 +663,33 @@ void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t l
     error = absl::InvalidArgumentError(
         absl::StrCat("a message from rank ", operation->peer, " to rank ", rank(),
                      " does not fit the receive buffer of ", operation->bytes, " bytes"));
-  } else if (status == UCS_ERR_CANCELED) {
-    error = absl::AbortedError(absl::StrCat("rank ", rank(), ": the operation was cancelled"));
   } else {
-    error = PeerGone(operation->peer, absl::StrCat("is unreachable: ", ucs_status_string(status)));
-    FailPeer(operation->peer, error);
+    // zcoll cancels only operations it has ended already (their Completion taken off
+    // them): a cancellation that reaches one is UCX giving up on the peer, as any
+    // other error here is. What this host sees of the peer says more than UCX's word
+    // ("Endpoint timeout" for a killed rank).
+    FailPeer(operation->peer,
+             monitor_.WhyGone(operation->peer,
+                              status == UCS_ERR_CANCELED
+                                  ? std::string("is unreachable: UCX cancelled a transfer")
+                                  : absl::StrCat("is unreachable: ", ucs_status_string(status))));
+    error = Gone(operation->peer);
   }
   if (operation->live) Finish(operation, std::move(error), 0);
 }
 
 void UcxTransport::EndpointFailed(int peer, ucs_status_t status) {
-  FailPeer(peer, PeerGone(peer, absl::StrCat("is unreachable: ", ucs_status_string(status))));
+  FailPeer(peer,
+           monitor_.WhyGone(peer, absl::StrCat("is unreachable: ", ucs_status_string(status))));
 }
 
-void UcxTransport::FailPeer(int peer, const absl::Status& why) {
+void UcxTransport::FailPeer(int peer, absl::string_view why) {
   if (dead_[peer]) return;
   dead_[peer] = true;
-  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << why.message();
-  FailOperationsOf(peer, why);
+  gone_[peer] = std::string(why);
+  const absl::Status gone = Gone(peer);
+  ZCOLL_LOG(INFO) << "rank " << rank() << ": " << gone.message();
+  FailOperationsOf(peer, gone);
 }
 
 void UcxTransport::FailOperationsOf(int peer, const absl::Status& why) {
@@ -691,7 +714,7 @@ void UcxTransport::HandleDeaths() {
   if (deaths.empty()) return;
   // What a peer sent before it died may still be in a socket: take it first.
   Drain();
-  for (int peer : deaths) FailPeer(peer, PeerGone(peer, "exited"));
+  for (int peer : deaths) FailPeer(peer, monitor_.HowItEnded(peer));
 }
 
 absl::Status UcxTransport::Progress() {
