@@ -89,6 +89,10 @@ inline constexpr int kScheduleTagBits = 16;
 // kMaxChunks chunks.
 inline constexpr int kChunkTagBits = 10;
 inline constexpr size_t kMaxChunks = size_t{1} << kChunkTagBits;
+// The last stage of every call's tags is zcoll's own: no algorithm uses it, and the
+// executor sends a stalled call's probes there (executor.h).
+inline constexpr int kReservedStage = (1 << (kScheduleTagBits - kChunkTagBits)) - 1;
+inline constexpr uint32_t kStallProbeTag = static_cast<uint32_t>(kReservedStage) << kChunkTagBits;
 
 // What the ranks of one collective agree on, plus this rank's own view where the
 // standard lets it differ (a scatterv's counts are known at the root only).

@@ -442,7 +442,15 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     }
     PlanKey key{
         requested, call.args, {full.counts, full.displs, full.recv_counts, full.recv_displs}};
-    state.plans.push_back({std::move(key), std::move(plan), 0});
+    // What every rank passes alike, and the algorithm they chose from it.
+    const std::optional<size_t> agreed_bytes = full.AgreedMessageBytes();
+    const uint32_t plan_check =
+        MixCheck({static_cast<uint64_t>(full.collective),
+                  static_cast<uint64_t>(algorithm - AllAlgorithms().data()),
+                  static_cast<uint64_t>(full.size),
+                  IsRooted(full.collective) ? static_cast<uint64_t>(full.root) : ~uint64_t{0},
+                  agreed_bytes.has_value() ? *agreed_bytes : ~uint64_t{0}});
+    state.plans.push_back({std::move(key), std::move(plan), 0, plan_check});
     state.last_plan = state.plans.size() - 1;
   }
   State::CachedPlan& cached = state.plans[state.last_plan];
@@ -454,14 +462,36 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
   const ReduceOp op = average ? ReduceOp(PredefinedOp::kSum) : call.op;
+  // The call's check word: the plan's, the type and the op (remembered for a loop of
+  // equal calls).
+  const uint32_t check_key =
+      (static_cast<uint32_t>(call.type) << 16) |
+      (!reduces                  ? 0xffffu
+       : call.op.is_predefined() ? static_cast<uint32_t>(call.op.predefined())
+                                 : 0x100u + (call.op.commutative() ? 1u : 0u));
+  if (cached.call_check_key != check_key) {
+    cached.call_check_key = check_key;
+    cached.call_check = cached.plan_check ^ MixCheck({check_key});
+  }
   std::shared_ptr<ScratchArena> scratch;
   if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());
+  // The calls before this one, when none is in flight: any message of theirs still
+  // waiting once this one completes was never to be received.
+  Execution::Predecessors predecessors;
+  if (state.in_flight == 0) {
+    predecessors.count = static_cast<size_t>(
+        std::min<uint64_t>(predecessors.tag_bases.size(), state.collectives_started - 1));
+    for (size_t i = 0; i < predecessors.count; ++i) {
+      predecessors.tag_bases[i] = ((sequence + kSequenceNumbers - 1 - i) % kSequenceNumbers)
+                                  << kScheduleTagBits;
+    }
+  }
   std::unique_ptr<Request::Pending> pending;
   if (state.idle_requests.empty()) {
     pending = std::make_unique<Request::Pending>();
-    pending->execution =
-        std::make_shared<Execution>(plan, transport, sequence << kScheduleTagBits, call.type, op,
-                                    call.send, call.recv, std::move(scratch));
+    pending->execution = std::make_shared<Execution>(
+        plan, transport, sequence << kScheduleTagBits, call.type, op, call.send, call.recv,
+        std::move(scratch), cached.call_check, call.name, predecessors);
     pending->idle_requests = &state.idle_requests;
     pending->transport = &transport;
     pending->scratch_pool = &state.scratch;
@@ -470,7 +500,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     pending = std::move(state.idle_requests.back());
     state.idle_requests.pop_back();
     pending->execution->Restart(plan, sequence << kScheduleTagBits, call.type, op, call.send,
-                                call.recv, std::move(scratch));
+                                call.recv, std::move(scratch), cached.call_check, call.name,
+                                predecessors);
   }
   pending->name = call.name;
   pending->timeout = state.timeout;

@@ -261,6 +261,97 @@ TEST(MismatchTest, CountsThatDisagreeEndTheCollectiveOnEveryRank) {
       << all;
 }
 
+// Issue 16: ranks that disagree where message lengths do not show it. Every message
+// carries a check word of the call's arguments (executor.h), so the first message a
+// rank receives from a rank with other arguments ends the call there, at once, and
+// fails the job: no rank waits for its deadline, and every rank's next call returns
+// the cause. (A rank that only sends in the call, a Bcast's or a Reduce's leaf, cannot
+// learn it before it returns: its next call does.) Over shared memory between
+// processes, and over TCP between nodes.
+struct Disagreement {
+  const char* name;
+  std::function<absl::Status(Communicator&)> call;
+  bool every_rank_fails_in_the_call;
+};
+
+std::vector<Disagreement> Disagreements() {
+  return {
+      // 2^19 floats on one rank, 2^20 on the others: chunks of 256 KiB alike, so the
+      // first chunks matched in length; that rank returned OK in 30 ms, the others
+      // failed at the deadline.
+      {"counts_whose_chunks_match",
+       [](Communicator& comm) {
+         const size_t count = comm.rank() == 1 ? size_t{1} << 19 : size_t{1} << 20;
+         std::vector<float> in(count, 1.0f), out(count);
+         return comm.Allreduce(in.data(), out.data(), count, DataType::kFloat, PredefinedOp::kSum);
+       },
+       true},
+      {"ops",
+       [](Communicator& comm) {
+         std::vector<float> in(64, 1.0f), out(64);
+         return comm.Allreduce(in.data(), out.data(), 64, DataType::kFloat,
+                               comm.rank() == 2 ? PredefinedOp::kMax : PredefinedOp::kSum);
+       },
+       true},
+      {"types_of_one_size",
+       [](Communicator& comm) {
+         std::vector<int32_t> in(64, 1), out(64);
+         return comm.Allreduce(in.data(), out.data(), 64,
+                               comm.rank() == 0 ? DataType::kFloat : DataType::kInt32,
+                               PredefinedOp::kSum);
+       },
+       true},
+      {"bcast_roots",
+       [](Communicator& comm) {
+         std::vector<int32_t> buffer(1000, comm.rank());
+         return comm.Bcast(buffer.data(), buffer.size(), DataType::kInt32,
+                           comm.rank() == 3 ? 3 : 0);
+       },
+       false},
+      {"reduce_roots",
+       [](Communicator& comm) {
+         std::vector<int64_t> in(100, 1), out(100);
+         return comm.Reduce(in.data(), out.data(), in.size(), DataType::kInt64, PredefinedOp::kSum,
+                            comm.rank() == 1 ? 1 : 2);
+       },
+       false},
+  };
+}
+
+class DisagreementTest : public ::testing::TestWithParam<Disagreement> {};
+
+TEST_P(DisagreementTest, EndsTheCallAtTheFirstMessageAndFailsTheJob) {
+  const Disagreement& disagreement = GetParam();
+  for (const CommunicatorJob& job :
+       {CommunicatorJob{
+            .local_provider = "shm", .size = 4, .communicator_timeout = absl::Seconds(30)},
+        CommunicatorJob{.local_provider = "shm",
+        .network_provider = "ucx:tcp",
+        .size = 4,
+        .nodes = 4,
+        .communicator_timeout = absl::Seconds(30)}}) {
+    const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+      const absl::Time start = absl::Now();
+      const absl::Status result = disagreement.call(comm);
+      if (disagreement.every_rank_fails_in_the_call) {
+        EXPECT_FALSE(result.ok()) << "rank " << comm.rank() << " returned OK";
+        EXPECT_THAT(std::string(result.message()), HasSubstr("disagree on the arguments"));
+      }
+      // The job has failed: the next call says why, whatever this one returned.
+      const absl::Status next = comm.Barrier();
+      EXPECT_FALSE(next.ok());
+      EXPECT_THAT(std::string(next.message()), HasSubstr("disagree on the arguments"));
+      EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "rank " << comm.rank() << " waited";
+    });
+    EXPECT_TRUE(status.ok()) << job.Name() << ": " << status;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Arguments, DisagreementTest, ::testing::ValuesIn(Disagreements()),
+                         [](const ::testing::TestParamInfo<Disagreement>& info) {
+                           return std::string(info.param.name);
+                         });
+
 // A rank killed in the middle of a run of collectives: the others return an error
 // within seconds, over shared memory and over TCP between nodes (libfabric's and
 // UCX's).

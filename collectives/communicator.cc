@@ -172,8 +172,8 @@ class MovedFromTransport final : public Transport {
   absl::StatusOr<std::unique_ptr<RemoteRegion>> ImportRegion(int, absl::string_view) override {
     return MovedFromError("ImportRegion");
   }
-  absl::Status PostSend(int, uint64_t, const void*, size_t, Completion*,
-                        const MemoryRegion*) override {
+  absl::Status PostSend(int, uint64_t, const void*, size_t, Completion*, const MemoryRegion*,
+                        uint32_t) override {
     return MovedFromError("PostSend");
   }
   absl::Status PostRecv(int, uint64_t, void*, size_t, Completion*, const MemoryRegion*) override {

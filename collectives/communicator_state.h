@@ -58,6 +58,12 @@ struct Communicator::State {
     PlanKey key;
     std::shared_ptr<const ExecutionPlan> plan;
     uint64_t last_used = 0;  // collectives_started when it was last used
+    // The plan's part of its messages' check word (the collective, the algorithm, the
+    // agreed size, root and ranks), and the last call's whole word with the type and
+    // op it was made for.
+    uint32_t plan_check = 0;
+    uint32_t call_check = 0;
+    uint32_t call_check_key = ~uint32_t{0};
   };
   std::vector<CachedPlan> plans;
   // The plan the last call used: a loop of equal calls finds it first.

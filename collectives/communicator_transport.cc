@@ -281,7 +281,11 @@ CommunicatorTransport::CommunicatorTransport(std::shared_ptr<JobConnection> job,
       job_ranks_(std::move(job_ranks)),
       contexts_(std::move(contexts)),
       address_(absl::StrCat("communicator context ", contexts_[rank], " of job rank ",
-                            job_ranks_[rank])) {}
+                            job_ranks_[rank])) {
+  MutexLock lock(&job_->mutex());
+  check_bits_ = job_->transport().check_bits();
+  can_find_unexpected_ = job_->transport().CanFindUnexpected();
+}
 
 CommunicatorTransport::~CommunicatorTransport() { job_->ReleaseContext(context()); }
 
@@ -291,6 +295,31 @@ std::string CommunicatorTransport::DescribePeer(int peer) const {
   const std::string described = job_->transport().DescribePeer(job_ranks_[peer]);
   if (job_ranks_[peer] == peer) return described;
   return absl::StrCat("rank ", peer, " of this communicator, job ", described);
+}
+
+std::optional<Transport::WaitingMessage> CommunicatorTransport::FindUnexpected(
+    int peer, uint64_t tag, uint64_t ignore) const {
+  if (job_->failed() || peer >= size()) return std::nullopt;
+  std::optional<WaitingMessage> found;
+  {
+    MutexLock lock(&job_->mutex());
+    // The context bits are matched: this communicator's messages to this rank.
+    found = job_->transport().FindUnexpected(peer < 0 ? -1 : job_ranks_[peer],
+                                             JobTag(rank(), tag & kMaxCommunicatorTag),
+                                             ignore & kMaxCommunicatorTag);
+  }
+  if (!found.has_value()) return std::nullopt;
+  // In this communicator's ranks (a message of its context comes from one of them).
+  const auto member = std::find(job_ranks_.begin(), job_ranks_.end(), found->peer);
+  if (member == job_ranks_.end()) return std::nullopt;
+  return WaitingMessage{static_cast<int>(member - job_ranks_.begin()),
+                        found->tag & ((uint64_t{1} << kCommunicatorTagBits) - 1), found->check};
+}
+
+bool CommunicatorTransport::HasUnexpected() const {
+  if (job_->failed()) return false;
+  MutexLock lock(&job_->mutex());
+  return job_->transport().HasUnexpected();
 }
 
 std::vector<int> CommunicatorTransport::PeersNotRunning() const {
@@ -349,12 +378,13 @@ RegistrationStats CommunicatorTransport::registration_stats() const {
 }
 
 absl::Status CommunicatorTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                             Completion* completion, const MemoryRegion* region) {
+                                             Completion* completion, const MemoryRegion* region,
+                                             uint32_t check) {
   RETURN_IF_ERROR(CheckUsable("PostSend", tag));
   RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   MutexLock lock(&job_->mutex());
   return job_->transport().PostSend(job_ranks_[peer], JobTag(peer, tag), data, bytes, completion,
-                                    region);
+                                    region, check);
 }
 
 absl::Status CommunicatorTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,

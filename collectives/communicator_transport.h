@@ -190,7 +190,15 @@ class CommunicatorTransport final : public Transport {
   RegistrationStats registration_stats() const override;
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region = nullptr) override;
+                        Completion* completion, const MemoryRegion* region = nullptr,
+                        uint32_t check = 0) override;
+  int check_bits() const override { return check_bits_; }
+  // Messages waiting for this communicator's receives (those carrying this rank's
+  // context), in its ranks and tags.
+  std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                               uint64_t ignore) const override;
+  bool HasUnexpected() const override;
+  bool CanFindUnexpected() const override { return can_find_unexpected_; }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region = nullptr) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
@@ -228,6 +236,8 @@ class CommunicatorTransport final : public Transport {
   std::vector<int> job_ranks_;
   std::vector<uint32_t> contexts_;
   std::string address_;
+  int check_bits_;  // the job transport's, read once
+  bool can_find_unexpected_;
 };
 
 // All-gather of one record per rank (every record equally long) over the

@@ -12,16 +12,41 @@
 // (the collective's sequence number), so consecutive collectives never match each
 // other's messages. A failed transfer, or a message of the wrong length, ends the
 // execution with that error; the caller turns it into the job's failure.
+//
+// Every message also carries a check word (Transport::PostSend): the call's (a hash
+// of what every rank passes alike: the collective, its algorithm, root, count, type
+// and op) mixed with the message's step: the elements that stage of the schedule
+// moves between the two ranks, summed over its chunks. The receiver expects the same
+// word; one that differs means the ranks disagree, which ends the execution at once,
+// at the first message, even where the chunks match in size (a rank with 2^19
+// elements and one with 2^20, chunked alike, used to exchange their first chunks
+// and return OK on one side and wait for the deadline on the other).
+//
+// Ranks that disagree where no message shows it are found from the messages that
+// wait for a receive (Transport::FindUnexpected), where the provider can look:
+// when the call completes, one of it or of the calls just before it that still
+// waits will never be received (a Bcast's root that only sends, to a rank that took
+// its data from another root); and a call that waits long (kStallProbeAfter) sends an
+// empty probe with its check word to each rank it waits for, on the call's reserved
+// tag, and reads the probes of the ranks that wait for it: a word that is not its
+// own means both wait on a call the other does not make (a Reduce whose ranks name
+// different roots: both "roots" wait for each other's contribution). Either ends the
+// call with the error, naming the other rank, long before the deadline.
 
 #ifndef ZCOLL_COLLECTIVES_EXECUTOR_H_
 #define ZCOLL_COLLECTIVES_EXECUTOR_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "core/datatype.h"
 #include "core/reduce_op.h"
 #include "core/schedule.h"
@@ -45,6 +70,12 @@ class ExecutionPlan {
   }
   // Steps that depend on nothing, in schedule order.
   absl::Span<const StepId> initial_steps() const { return initial_steps_; }
+  // A transfer step's part of its messages' check word, and the elements its stage
+  // moves between this rank and the step's peer in that direction.
+  uint32_t step_check(StepId step) const { return step_checks_[step]; }
+  uint64_t stage_elements(StepId step) const { return stage_elements_[step]; }
+  // The receive step from `peer` with schedule tag `tag`, if there is one.
+  std::optional<StepId> ReceiveStep(int peer, uint64_t tag) const;
 
  private:
   Schedule schedule_;
@@ -55,7 +86,13 @@ class ExecutionPlan {
   std::vector<uint32_t> dependents_begin_;
   std::vector<StepId> dependents_;
   std::vector<StepId> initial_steps_;
+  std::vector<uint32_t> step_checks_;
+  std::vector<uint64_t> stage_elements_;
+  absl::flat_hash_map<uint64_t, StepId> receive_steps_;  // by (peer, tag)
 };
+
+// The hash of a few integers into a check word's bits (kCheckMask).
+uint32_t MixCheck(std::initializer_list<uint64_t> values);
 
 // Scratch memory, reused from call to call (fresh pages would cost a page fault per
 // 4 KiB every time).
@@ -86,9 +123,20 @@ class Execution {
  public:
   // `send` and `recv` are the user's buffers (kSend and kRecv of the schedule);
   // `scratch` holds at least plan->scratch_bytes().
+  // The tag bases of calls of the same communicator that had all completed when this
+  // one started (the last few): a message of theirs that still waits for a receive
+  // when this one completes was never to be received.
+  struct Predecessors {
+    std::array<uint64_t, 3> tag_bases{};
+    size_t count = 0;
+  };
+
+  // `check` is the call's check word; `name` the collective's, for messages.
   Execution(const std::shared_ptr<const ExecutionPlan>& plan, Transport& transport,
             uint64_t tag_base, DataType type, const ReduceOp& op, const void* send, void* recv,
-            std::shared_ptr<ScratchArena> scratch);
+            std::shared_ptr<ScratchArena> scratch, uint32_t check, const char* name,
+            const Predecessors& predecessors);
+  ~Execution();
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
@@ -97,10 +145,15 @@ class Execution {
   // still be pending in the transport.
   void Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64_t tag_base, DataType type,
                const ReduceOp& op, const void* send, void* recv,
-               std::shared_ptr<ScratchArena> scratch);
+               std::shared_ptr<ScratchArena> scratch, uint32_t check, const char* name,
+               const Predecessors& predecessors);
 
   // Runs what can run now: kDone when every step has completed or one failed.
   Transport::PollResult Advance();
+  // For a caller that has waited `waited` so far: probes the ranks this call waits
+  // for once it has waited kStallProbeAfter, and looks at what waits for a receive.
+  // kDone when that found the ranks disagreeing (the execution then has failed).
+  Transport::PollResult Look(absl::Duration waited);
   bool finished() const { return finished_; }
   // The peers of the transfers still in flight, ascending (whom it waits for).
   std::vector<int> PendingPeers() const;
@@ -114,10 +167,29 @@ class Execution {
   void Start(StepId step);
   void Completed(StepId step);
   void Fail(absl::Status status);
+  // The error of a message whose check word is not this call's.
+  absl::Status Disagreement(StepId step, const Completion& completion) const;
+  // Looks at a message of this call that waits for a receive (the provider's
+  // FindUnexpected): once every step has completed (`completed`) any such message is
+  // one this rank will never receive, as is one of a predecessor; before, one whose
+  // step this rank does not have, or whose check word is not the step's, cannot be
+  // for this call either. Either way the ranks disagree: an error naming the sender.
+  absl::Status CheckWaitingMessages(bool completed) const;
+  absl::Status Stray(const Transport::WaitingMessage& waiting, bool has_step, bool completed,
+                     bool predecessor) const;
+  // The probes: sends to the ranks it waits for, once; and the probes from them.
+  void SendProbes();
+  absl::Status CheckProbes();
+  // Takes this call's probes that wait for a receive, when it completes.
+  void TakeProbes();
 
   std::shared_ptr<const ExecutionPlan> plan_;
   Transport& transport_;
+  const uint32_t check_mask_;  // the bits of a check word the transport carries
   uint64_t tag_base_;
+  uint32_t check_ = 0;
+  const char* name_ = "";
+  Predecessors predecessors_;
   DataType type_;
   ReduceOp op_;
   const char* send_;
@@ -130,6 +202,10 @@ class Execution {
   size_t ready_head_ = 0;
   std::vector<StepId> in_flight_;
   size_t completed_ = 0;
+  bool probed_ = false;
+  // Probe transfers, kept until done (they may outlive the call): an empty send or
+  // receive each.
+  std::vector<std::unique_ptr<Completion>> probes_;
   bool finished_ = false;
   absl::Status status_;
 };

@@ -10,6 +10,12 @@
 #include "core/status_macros.h"
 
 namespace zcoll {
+namespace {
+
+// How often a waiting collective looks at messages that wait for a receive.
+constexpr absl::Duration kLookEvery = absl::Milliseconds(50);
+
+}  // namespace
 
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
@@ -80,8 +86,24 @@ absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   // A collective whose steps all completed when it was posted (a root's eager sends)
   // has nothing to wait for.
   if (!execution.finished()) {
-    status = pending_->transport->WaitFor([&execution] { return execution.Advance(); },
-                                          deadline.has_value() ? *deadline : pending_->deadline);
+    // Every 50 ms of waiting the execution looks at what waits for a receive (and a
+    // long wait probes its peers: executor.h); the clock is read every 64 idle polls.
+    absl::Time started, next_look = absl::InfinitePast();
+    uint64_t idle_polls = 0;
+    status = pending_->transport->WaitFor(
+        [&] {
+          const Transport::PollResult result = execution.Advance();
+          if (result != Transport::PollResult::kIdle || ++idle_polls % 64 != 0) return result;
+          const absl::Time now = absl::Now();
+          if (next_look == absl::InfinitePast()) {
+            next_look = now + kLookEvery;
+            started = pending_->deadline - pending_->timeout;
+          }
+          if (now < next_look) return result;
+          next_look = now + kLookEvery;
+          return execution.Look(now - started);
+        },
+        deadline.has_value() ? *deadline : pending_->deadline);
     if (absl::IsDeadlineExceeded(status)) status = Overdue(deadline.has_value());
   }
   return Finish(std::move(status));

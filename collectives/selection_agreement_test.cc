@@ -152,6 +152,12 @@ std::string SchedulesMatch(const Algorithm& algorithm, const RandomCall& made,
   std::vector<Schedule> schedules;
   for (int r = 0; r < made.call.size; ++r) {
     schedules.push_back(algorithm.generate(views[r], made.topology, r));
+    // The last stage of the tags is the executor's own (its probes).
+    for (const Step& step : schedules.back().steps()) {
+      if (step.is_transfer() && (step.tag >> kChunkTagBits) >= kReservedStage) {
+        return absl::StrCat("rank ", r, " uses reserved tag ", step.tag);
+      }
+    }
   }
   const absl::Status valid = ValidateSchedules(schedules);
   return valid.ok() ? "" : std::string(valid.message());

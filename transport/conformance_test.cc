@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -192,6 +193,49 @@ TEST(ConformanceTest, MessagesWithOneTagArriveInOrder) {
     for (int i = 0; i < kMessages; ++i) {
       ASSERT_TRUE(transport.Wait(completions[i], Soon()).ok());
       EXPECT_EQ(values[i], 1000u + i) << "message " << i << " overtook another";
+    }
+  });
+}
+
+// A send's check word reaches the receive it matches, which is not matched on it:
+// messages that arrive before their receive and after it, small and rendezvous-sized,
+// and two messages of one tag with different words, received in order. A provider
+// carries check_bits() bits of it.
+TEST(ConformanceTest, ACheckWordReachesTheReceiverAndIsNotMatchedOn) {
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    const uint32_t mask =
+        transport.check_bits() == 0 ? 0 : (uint32_t{1} << transport.check_bits()) - 1;
+    if (mask == 0 && context.rank() == 0) {
+      std::printf("%s carries no check word (check_bits() is 0): only matching is checked\n",
+                  std::string(transport.provider_name()).c_str());
+    }
+    for (size_t bytes : {size_t{8}, size_t{65536}, size_t{4} << 20}) {
+      for (bool receive_first : {false, true}) {
+        std::vector<uint8_t> first(bytes, 1), second(bytes, 2);
+        Completion a, b;
+        if (context.rank() == 0) {
+          if (receive_first) context.Barrier();
+          ASSERT_TRUE(transport.PostSend(1, 9, first.data(), bytes, &a, nullptr, 0xbeef).ok());
+          ASSERT_TRUE(transport.PostSend(1, 9, second.data(), bytes, &b, nullptr, 0x1234).ok());
+          if (!receive_first) context.Barrier();
+        } else {
+          std::vector<uint8_t> in(bytes), in2(bytes);
+          if (!receive_first) context.Barrier();  // both sent before the receives
+          ASSERT_TRUE(transport.PostRecv(0, 9, in.data(), bytes, &a).ok());
+          ASSERT_TRUE(transport.PostRecv(0, 9, in2.data(), bytes, &b).ok());
+          if (receive_first) context.Barrier();
+          ASSERT_TRUE(transport.Wait(a, Soon()).ok());
+          ASSERT_TRUE(transport.Wait(b, Soon()).ok());
+          EXPECT_EQ(a.check(), 0xbeefu & mask) << bytes << " bytes";
+          EXPECT_EQ(b.check(), 0x1234u & mask) << bytes << " bytes";
+          EXPECT_EQ(in[0], 1) << "the messages of one tag were received out of order";
+          EXPECT_EQ(in2[bytes - 1], 2);
+        }
+        ASSERT_TRUE(transport.Wait(a, Soon()).ok());
+        ASSERT_TRUE(transport.Wait(b, Soon()).ok());
+        context.Barrier();
+      }
     }
   });
 }

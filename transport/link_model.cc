@@ -24,6 +24,7 @@ struct HeldPost {
   const MemoryRegion* region;
   const RemoteRegion* remote;
   size_t offset;
+  uint32_t check = 0;
 };
 
 class LinkModelTransport final : public Transport {
@@ -66,12 +67,20 @@ class LinkModelTransport final : public Transport {
   RegistrationStats registration_stats() const override { return network_->registration_stats(); }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region) override {
+                        Completion* completion, const MemoryRegion* region,
+                        uint32_t check) override {
     RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
     Hold({HeldPost::Kind::kSend, absl::InfinitePast(), peer, tag, const_cast<void*>(data), bytes,
-          completion, region, nullptr, 0});
+          completion, region, nullptr, 0, check});
     return absl::OkStatus();
   }
+  int check_bits() const override { return network_->check_bits(); }
+  std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                               uint64_t ignore) const override {
+    return network_->FindUnexpected(peer, tag, ignore);
+  }
+  bool HasUnexpected() const override { return network_->HasUnexpected(); }
+  bool CanFindUnexpected() const override { return network_->CanFindUnexpected(); }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override {
     return network_->PostRecv(peer, tag, data, bytes, completion, region);
@@ -134,7 +143,7 @@ class LinkModelTransport final : public Transport {
       switch (post.kind) {
         case HeldPost::Kind::kSend:
           posted = network_->PostSend(post.peer, post.tag, post.data, post.bytes, post.completion,
-                                      post.region);
+                                      post.region, post.check);
           break;
         case HeldPost::Kind::kPut:
           posted = network_->PostPut(post.data, post.bytes, *post.remote, post.offset, post.tag,

@@ -173,9 +173,40 @@ class RoutedTransport final : public Transport {
   }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region) override {
+                        Completion* completion, const MemoryRegion* region,
+                        uint32_t check) override {
     RETURN_IF_ERROR(CheckPeer("PostSend", peer));
-    return Route(peer)->PostSend(peer, tag, data, bytes, completion, Part(region, peer));
+    return Route(peer)->PostSend(peer, tag, data, bytes, completion, Part(region, peer), check);
+  }
+  std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                               uint64_t ignore) const override {
+    if (peer >= 0) {
+      const Transport* route = peer < size() && peer != rank() ? Route(peer) : nullptr;
+      return route != nullptr ? route->FindUnexpected(peer, tag, ignore) : std::nullopt;
+    }
+    for (const Transport* part : {local_.get(), network_.get()}) {
+      if (part == nullptr) continue;
+      if (std::optional<WaitingMessage> found = part->FindUnexpected(peer, tag, ignore)) {
+        return found;
+      }
+    }
+    return std::nullopt;
+  }
+  bool HasUnexpected() const override {
+    return (local_ != nullptr && local_->HasUnexpected()) ||
+           (network_ != nullptr && network_->HasUnexpected());
+  }
+  bool CanFindUnexpected() const override {
+    return (local_ == nullptr || local_->CanFindUnexpected()) &&
+           (network_ == nullptr || network_->CanFindUnexpected());
+  }
+  // What both routes carry.
+  int check_bits() const override {
+    int bits = kCheckBits;
+    for (const Transport* part : {local_.get(), network_.get()}) {
+      if (part != nullptr) bits = std::min(bits, part->check_bits());
+    }
+    return bits;
   }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override {

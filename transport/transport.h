@@ -68,6 +68,9 @@ namespace zcoll {
 // rank (UCX) can add one.
 inline constexpr int kTagBits = 40;
 inline constexpr uint64_t kMaxTag = (uint64_t{1} << kTagBits) - 1;
+// The most bits of a send's check word a provider carries (PostSend).
+inline constexpr int kCheckBits = 16;
+inline constexpr uint32_t kCheckMask = (uint32_t{1} << kCheckBits) - 1;
 
 enum class MemoryAccess : uint8_t {
   kLocal = 0,        // only for local use (send/recv/put source/get target)
@@ -95,20 +98,24 @@ class Completion {
   const absl::Status& status() const { return status_; }
   // Bytes received, for PostRecv; the transferred size otherwise.
   size_t bytes() const { return bytes_; }
+  // For PostRecv: the check word the message carried (Transport::PostSend).
+  uint32_t check() const { return check_; }
 
   // Makes the Completion reusable; only when it is not pending.
   void Reset() {
     status_ = absl::OkStatus();
     bytes_ = 0;
+    check_ = 0;
     done_.store(false, std::memory_order_relaxed);
   }
 
   // For providers: ends the operation. Called exactly once per post.
-  void Complete(absl::Status status, size_t bytes) {
+  void Complete(absl::Status status, size_t bytes, uint32_t check = 0) {
     // An error gets a representation of its own: a Status copy shares a refcounted
     // one, and completions of different threads (loopback ranks) must share nothing.
     status_ = status.ok() ? absl::OkStatus() : OwnCopy(status);
     bytes_ = bytes;
+    check_ = check;
     done_.store(true, std::memory_order_release);
   }
 
@@ -119,6 +126,7 @@ class Completion {
   std::atomic<bool> done_{false};
   absl::Status status_;
   size_t bytes_ = 0;
+  uint32_t check_ = 0;
 };
 
 // A registered range of this process's memory. Deregistered when destroyed; must not
@@ -213,6 +221,31 @@ class Transport {
   // "loopback", "shm", "ofi:shm", "ofi:tcp;ofi_rxm", "ucx", ...
   virtual absl::string_view provider_name() const = 0;
 
+  // How many low bits of a send's check word reach the receiver (PostSend): the bits
+  // a provider's tags have to spare, at most kCheckBits.
+  virtual int check_bits() const { return kCheckBits; }
+
+  // Messages that arrived before a receive for them was posted wait in the provider.
+  // FindUnexpected returns one of them whose tag equals `tag` in every bit `ignore`
+  // does not set (from `peer`, or from any peer when `peer` is -1): its sender, tag
+  // and check word. A layer above uses it to tell an early message from one that no
+  // receive will ever take (a rank that disagrees on a collective's root sends where
+  // nobody receives). nullopt when there is none, or the provider cannot look
+  // (libfabric). HasUnexpected: whether any message waits, as cheaply as the
+  // provider can tell (false when it cannot).
+  struct WaitingMessage {
+    int peer;
+    uint64_t tag;
+    uint32_t check;
+  };
+  virtual std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                                       uint64_t ignore) const {
+    return std::nullopt;
+  }
+  virtual bool HasUnexpected() const { return false; }
+  // Whether FindUnexpected can look at all here.
+  virtual bool CanFindUnexpected() const { return false; }
+
   // For error messages: what this transport knows of `peer` now, e.g. "rank 3 (pid
   // 4242 on host node7)", followed by "was killed by signal 9 (SIGKILL)" or "is
   // stopped (a SIGSTOP, or a debugger)" when it can see that.
@@ -247,8 +280,15 @@ class Transport {
   // A receive completes with the byte count sent; a message longer than the receive
   // buffer ends the receive with InvalidArgument (and the send too, where the
   // provider learns of it).
+  //
+  // A send may carry a check word of check_bits() bits (higher bits are dropped): the
+  // receive that matches it is not matched on it, and reports it (Completion::check),
+  // so that the receiver can compare it with what it expects. The collectives put a
+  // few bits of the call's arguments there, to find ranks that disagree at the first
+  // message instead of at a deadline, at no cost of a message.
   virtual absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                Completion* completion, const MemoryRegion* region = nullptr) = 0;
+                                Completion* completion, const MemoryRegion* region = nullptr,
+                                uint32_t check = 0) = 0;
   virtual absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
                                 Completion* completion, const MemoryRegion* region = nullptr) = 0;
 

@@ -29,6 +29,7 @@ struct Message {
   const void* data;
   size_t bytes;
   Completion* completion;
+  uint32_t check = 0;
 };
 
 struct PendingRecv {
@@ -79,9 +80,9 @@ class Fabric final : public LoopbackFabric, public std::enable_shared_from_this<
   Mailbox& box(int rank) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return boxes_[rank]; }
 
   // Ends `completion` and wakes the rank that waits for it.
-  void Finish(int owner, Completion* completion, absl::Status status, size_t bytes)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    completion->Complete(std::move(status), bytes);
+  void Finish(int owner, Completion* completion, absl::Status status, size_t bytes,
+              uint32_t check = 0) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    completion->Complete(std::move(status), bytes, check);
     Wake(owner);
   }
   void Wake(int rank) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -200,7 +201,8 @@ class LoopbackTransport final : public Transport {
   }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region) override {
+                        Completion* completion, const MemoryRegion* region,
+                        uint32_t check) override {
     RETURN_IF_ERROR(CheckReady("PostSend"));
     RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
     MutexLock lock(&fabric_->mu);
@@ -211,12 +213,12 @@ class LoopbackTransport final : public Transport {
     }
     for (auto it = target.recvs.begin(); it != target.recvs.end(); ++it) {
       if (it->source == rank() && it->tag == tag) {
-        Deliver({rank(), tag, data, bytes, completion}, *it, peer);
+        Deliver({rank(), tag, data, bytes, completion, check & kCheckMask}, *it, peer);
         target.recvs.erase(it);
         return absl::OkStatus();
       }
     }
-    target.unexpected.push_back({rank(), tag, data, bytes, completion});
+    target.unexpected.push_back({rank(), tag, data, bytes, completion, check & kCheckMask});
     fabric_->Wake(peer);
     return absl::OkStatus();
   }
@@ -266,6 +268,22 @@ class LoopbackTransport final : public Transport {
     if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
     return absl::OkStatus();
   }
+
+  std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                               uint64_t ignore) const override {
+    MutexLock lock(&fabric_->mu);
+    for (const Message& message : fabric_->box(rank()).unexpected) {
+      if ((peer < 0 || message.source == peer) && ((message.tag ^ tag) & ~ignore) == 0) {
+        return WaitingMessage{message.source, message.tag, message.check};
+      }
+    }
+    return std::nullopt;
+  }
+  bool HasUnexpected() const override {
+    MutexLock lock(&fabric_->mu);
+    return !fabric_->box(rank()).unexpected.empty();
+  }
+  bool CanFindUnexpected() const override { return true; }
 
  protected:
   // Takes back everything of this rank's that another rank's thread could still copy
@@ -333,7 +351,7 @@ class LoopbackTransport final : public Transport {
     }
     if (message.bytes > 0) std::memcpy(recv.data, message.data, message.bytes);
     fabric_->Finish(message.source, message.completion, absl::OkStatus(), message.bytes);
-    fabric_->Finish(receiver, recv.completion, absl::OkStatus(), message.bytes);
+    fabric_->Finish(receiver, recv.completion, absl::OkStatus(), message.bytes, message.check);
   }
 
   void Notify(int target, uint64_t tag) ABSL_EXCLUSIVE_LOCKS_REQUIRED(fabric_->mu) {

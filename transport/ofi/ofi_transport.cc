@@ -36,8 +36,11 @@ namespace zcoll {
 namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
-// Notifications live in their own tag space, above every caller tag.
+// Notifications live in their own tag space, above every caller tag; a send's check
+// word travels in the bits above the caller's tag, which receives ignore.
 constexpr uint64_t kNotifyBit = uint64_t{1} << 62;
+constexpr uint64_t kIgnoreCheck = uint64_t{kCheckMask} << kTagBits;
+static_assert(kTagBits + kCheckBits < 62, "the check word must stay below the notification bit");
 // Registrations kept for buffers passed without a MemoryRegion.
 constexpr size_t kCachedRegistrations = 256;
 
@@ -141,7 +144,9 @@ class OfiTransport final : public Transport {
   }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region) override;
+                        Completion* completion, const MemoryRegion* region,
+                        uint32_t check) override;
+  int check_bits() const override { return check_mask_ == 0 ? 0 : kCheckBits; }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
@@ -203,14 +208,16 @@ class OfiTransport final : public Transport {
     operation->bytes = bytes;
     return operation;
   }
-  void Finish(Operation* operation, absl::Status status, size_t bytes) {
-    if (operation->completion != nullptr) operation->completion->Complete(std::move(status), bytes);
+  void Finish(Operation* operation, absl::Status status, size_t bytes, uint32_t check = 0) {
+    if (operation->completion != nullptr) {
+      operation->completion->Complete(std::move(status), bytes, check);
+    }
     operation->registration.reset();
     operations_.Release(operation);
   }
   // Sends the notification that ends a put or get.
   void SendNotify(Operation* transfer);
-  void HandleCompletion(Operation* operation, size_t length);
+  void HandleCompletion(Operation* operation, size_t length, uint64_t tag);
   void HandleError(const fi_cq_err_entry& error);
   // Marks `peer` gone for `why` ("exited", "is unreachable: ...") and ends its
   // operations.
@@ -238,6 +245,11 @@ class OfiTransport final : public Transport {
   bool provider_keys_ = false;
   bool endpoint_bound_registrations_ = false;
   bool delivery_complete_ = true;  // cleared if the provider refuses the flag
+  // The check word's bits this provider carries. libfabric 1.17's shm matches a
+  // receive against messages that arrived before it without the receive's ignore
+  // bits (smr_match_tagged reads the message's), so a message carrying a check word
+  // never meets a receive posted after it: over shm, none.
+  uint32_t check_mask_ = kCheckMask;
   std::atomic<uint64_t> next_key_{1};
   std::vector<fi_addr_t> addresses_;
   std::vector<bool> dead_;
@@ -309,6 +321,7 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
   if (domain_ == nullptr) return last_error;
   fi_info* info = info_.get();
   name_ = absl::StrCat("ofi:", info->fabric_attr->prov_name);
+  if (std::string(info->fabric_attr->prov_name) == "shm") check_mask_ = 0;
   inject_bytes_ = info->tx_attr->inject_size;
   const int mr_mode = info->domain_attr->mr_mode;
   // Forcing descriptors runs the FI_MR_LOCAL path of verbs and efa (registration
@@ -524,9 +537,11 @@ void OfiTransport::RetryBacklogs() {
 }
 
 absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion* region) {
+                                    Completion* completion, const MemoryRegion* region,
+                                    uint32_t check) {
   RETURN_IF_ERROR(CheckReady("PostSend"));
   RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
+  tag |= uint64_t{check & check_mask_} << kTagBits;
   if (dead_[peer]) {
     completion->Complete(Gone(peer), 0);
     return absl::OkStatus();
@@ -584,7 +599,7 @@ absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   RETURN_IF_ERROR(Submit(
       Backlog::kReceive, "fi_trecv", operation,
       [this, data, bytes, descriptor = *descriptor, address = addresses_[peer], tag, operation] {
-        return fi_trecv(endpoint_.get(), data, bytes, descriptor, address, tag, 0,
+        return fi_trecv(endpoint_.get(), data, bytes, descriptor, address, tag, kIgnoreCheck,
                         &operation->context);
       }));
   if (peer_dead) {
@@ -685,7 +700,7 @@ void OfiTransport::SendNotify(Operation* transfer) {
   if (!posted.ok() && completion != nullptr) completion->Complete(posted, 0);
 }
 
-void OfiTransport::HandleCompletion(Operation* operation, size_t length) {
+void OfiTransport::HandleCompletion(Operation* operation, size_t length, uint64_t tag) {
   switch (operation->kind) {
     case Operation::Kind::kPut:
     case Operation::Kind::kGet:
@@ -696,7 +711,8 @@ void OfiTransport::HandleCompletion(Operation* operation, size_t length) {
       }
       return;
     case Operation::Kind::kRecv:
-      Finish(operation, absl::OkStatus(), length);
+      Finish(operation, absl::OkStatus(), length,
+             static_cast<uint32_t>((tag >> kTagBits) & kCheckMask));
       return;
     default:
       Finish(operation, absl::OkStatus(), operation->bytes);
@@ -791,7 +807,7 @@ absl::Status OfiTransport::ReadCompletions() {
     if (read > 0) {
       for (ssize_t i = 0; i < read; ++i) {
         auto* operation = static_cast<Operation*>(entries[i].op_context);
-        if (operation != nullptr) HandleCompletion(operation, entries[i].len);
+        if (operation != nullptr) HandleCompletion(operation, entries[i].len, entries[i].tag);
       }
       // Each fi_cq_read also runs the provider's progress engine: only a full batch
       // is worth another call now.

@@ -177,6 +177,7 @@ struct Outgoing {
   Completion* completion = nullptr;
   absl::Status completion_status;
   size_t completion_bytes = 0;
+  uint32_t completion_check = 0;
 };
 
 struct PostedRecv {
@@ -190,7 +191,7 @@ struct PostedRecv {
 // A message that arrived before its receive was posted.
 struct Unexpected {
   int source;
-  uint64_t tag;
+  uint64_t tag;  // as it came: the check word above the tag's bits
   Kind kind;
   uint64_t bytes;
   uint64_t request = 0;          // kRendezvous
@@ -211,6 +212,7 @@ struct SplitReceive {
   Completion* completion;
   size_t bytes;
   absl::Status head;  // our read
+  uint32_t check;     // the message's check word
 };
 
 struct NotifyWait {
@@ -275,7 +277,8 @@ class ShmTransport final : public Transport {
   }
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region) override;
+                        Completion* completion, const MemoryRegion* region,
+                        uint32_t check) override;
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
@@ -317,6 +320,18 @@ class ShmTransport final : public Transport {
   }
   std::string DescribePeer(int peer) const override { return monitor_.DescribeState(peer); }
   std::vector<int> PeersNotRunning() const override { return monitor_.NotRunning(); }
+  std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                               uint64_t ignore) const override {
+    for (const Unexpected& message : unexpected_) {
+      if ((peer < 0 || message.source == peer) && ((message.tag ^ tag) & kMaxTag & ~ignore) == 0) {
+        return WaitingMessage{message.source, message.tag & kMaxTag,
+                              static_cast<uint32_t>(message.tag >> kTagBits)};
+      }
+    }
+    return std::nullopt;
+  }
+  bool HasUnexpected() const override { return !unexpected_.empty(); }
+  bool CanFindUnexpected() const override { return true; }
 
   absl::Status Truncated(int source, uint64_t tag, uint64_t bytes, size_t capacity) const {
     return absl::InvalidArgumentError(
@@ -336,10 +351,11 @@ class ShmTransport final : public Transport {
   void Handle(int source, const SlotHeader& slot, const uint8_t* payload);
   // Reads a rendezvous message into `recv` (or the head of it, the sender writing
   // the tail) and acknowledges it.
-  void Pull(int source, uint64_t tag, uint64_t bytes, uint64_t request, uint64_t address,
+  // `wire_tag` is the tag as it came, the check word above the tag's bits.
+  void Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t request, uint64_t address,
             const PostedRecv& recv);
   void FinishReceive(int source, uint64_t request, Completion* completion, absl::Status status,
-                     uint32_t acknowledgement, size_t bytes);
+                     uint32_t acknowledgement, size_t bytes, uint32_t check);
   void DeliverNotify(int source, uint64_t tag);
 
   // process_vm_readv / process_vm_writev of all `bytes`, retrying partial copies.
@@ -561,7 +577,8 @@ bool ShmTransport::TryPublish(int peer, const Outgoing& message) {
     Futex(&header->doorbell, FUTEX_WAKE, INT_MAX, nullptr);
   }
   if (message.completion != nullptr) {
-    message.completion->Complete(message.completion_status, message.completion_bytes);
+    message.completion->Complete(message.completion_status, message.completion_bytes,
+                                 message.completion_check);
   }
   return true;
 }
@@ -640,9 +657,12 @@ absl::Status ShmTransport::CrossCopy(int peer, bool write, void* local, uint64_t
 }
 
 absl::Status ShmTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion* region) {
+                                    Completion* completion, const MemoryRegion* region,
+                                    uint32_t check) {
   RETURN_IF_ERROR(CheckReady("PostSend"));
   RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
+  // The check word travels above the tag's bits; receives match on the tag only.
+  tag |= uint64_t{check & kCheckMask} << kTagBits;
   if (peers_[peer].dead) {
     completion->Complete(PeerGone(peer), 0);
     return absl::OkStatus();
@@ -673,16 +693,17 @@ absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   RETURN_IF_ERROR(CheckMessage("PostRecv", peer, tag, data, bytes, region));
   const PostedRecv recv{peer, tag, data, bytes, completion};
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-    if (it->source != peer || it->tag != tag) continue;
+    if (it->source != peer || (it->tag & kMaxTag) != tag) continue;
     if (it->kind != Kind::kRendezvous) {  // eager, inline or pooled: copied on arrival
       if (it->bytes > bytes) {
         completion->Complete(Truncated(peer, tag, it->bytes, bytes), 0);
       } else {
         if (it->bytes > 0) std::memcpy(data, it->payload.data(), it->bytes);
-        completion->Complete(absl::OkStatus(), it->bytes);
+        completion->Complete(absl::OkStatus(), it->bytes,
+                             static_cast<uint32_t>(it->tag >> kTagBits));
       }
     } else {
-      Pull(peer, tag, it->bytes, it->request, it->address, recv);
+      Pull(peer, it->tag, it->bytes, it->request, it->address, recv);
     }
     unexpected_.erase(it);
     return absl::OkStatus();
@@ -695,12 +716,13 @@ absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   return absl::OkStatus();
 }
 
-void ShmTransport::Pull(int source, uint64_t tag, uint64_t bytes, uint64_t request,
+void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t request,
                         uint64_t address, const PostedRecv& recv) {
+  const uint32_t check = static_cast<uint32_t>(wire_tag >> kTagBits);
   absl::Status status;
   uint32_t acknowledgement = 0;
   if (bytes > recv.bytes) {
-    status = Truncated(source, tag, bytes, recv.bytes);
+    status = Truncated(source, wire_tag & kMaxTag, bytes, recv.bytes);
     acknowledgement = 1;
   } else if (split_bytes_ > 0 && bytes >= split_bytes_ && !peers_[source].dead &&
              peers_[source].rendezvous_sends == 0) {
@@ -717,20 +739,22 @@ void ShmTransport::Pull(int source, uint64_t tag, uint64_t bytes, uint64_t reque
                   .request = request,
                   .address = reinterpret_cast<uintptr_t>(recv.data) + head});
     splits_[{source, request}] = {recv.completion, bytes,
-                                  CrossCopy(source, /*write=*/false, recv.data, address, head)};
+                                  CrossCopy(source, /*write=*/false, recv.data, address, head),
+                                  check};
     return;
   } else {
     status = CrossCopy(source, /*write=*/false, recv.data, address, bytes);
     if (!status.ok()) acknowledgement = 2;
   }
   FinishReceive(source, request, recv.completion, std::move(status), acknowledgement,
-                status.ok() ? bytes : 0);
+                status.ok() ? bytes : 0, check);
 }
 
 void ShmTransport::FinishReceive(int source, uint64_t request, Completion* completion,
-                                 absl::Status status, uint32_t acknowledgement, size_t bytes) {
+                                 absl::Status status, uint32_t acknowledgement, size_t bytes,
+                                 uint32_t check) {
   if (peers_[source].dead) {
-    completion->Complete(std::move(status), bytes);
+    completion->Complete(std::move(status), bytes, check);
     return;
   }
   // The receive ends when the sender's acknowledgement is in its ring.
@@ -739,7 +763,8 @@ void ShmTransport::FinishReceive(int source, uint64_t request, Completion* compl
                 .request = request,
                 .completion = completion,
                 .completion_status = std::move(status),
-                .completion_bytes = bytes});
+                .completion_bytes = bytes,
+                .completion_check = check});
 }
 
 absl::Status ShmTransport::PostOneSided(MemoryAccess access, void* data, size_t bytes,
@@ -804,18 +829,20 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
     case Kind::kEager:
     case Kind::kPooled:
     case Kind::kRendezvous: {
+      const uint64_t tag = slot.tag & kMaxTag;
       for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-        if (it->source != source || it->tag != slot.tag) continue;
+        if (it->source != source || it->tag != tag) continue;
         const PostedRecv recv = *it;
         posted_.erase(it);
         if (kind == Kind::kRendezvous) {
           Pull(source, slot.tag, slot.bytes, slot.rendezvous.request, slot.rendezvous.address,
                recv);
         } else if (slot.bytes > recv.bytes) {
-          recv.completion->Complete(Truncated(source, slot.tag, slot.bytes, recv.bytes), 0);
+          recv.completion->Complete(Truncated(source, tag, slot.bytes, recv.bytes), 0);
         } else {
           if (slot.bytes > 0) std::memcpy(recv.data, payload, slot.bytes);
-          recv.completion->Complete(absl::OkStatus(), slot.bytes);
+          recv.completion->Complete(absl::OkStatus(), slot.bytes,
+                                    static_cast<uint32_t>(slot.tag >> kTagBits));
         }
         return;
       }
@@ -876,7 +903,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       const uint32_t acknowledgement = status.ok() ? 0 : 2;
       const size_t received = status.ok() ? split.bytes : 0;
       FinishReceive(source, slot.rendezvous.request, split.completion, std::move(status),
-                    acknowledgement, received);
+                    acknowledgement, received, split.check);
       return;
     }
   }

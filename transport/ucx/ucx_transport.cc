@@ -23,16 +23,45 @@
 namespace zcoll {
 namespace {
 
-// UCX tag layout: [63] unused | [62] notification | [61..40] source rank | [39..0] tag.
-constexpr int kRankBits = 22;
-constexpr uint64_t kNotifyBit = uint64_t{1} << 62;
-constexpr uint64_t kFullMask = ~uint64_t{0};
-constexpr int kMaxRanks = 1 << kRankBits;
+// UCX's 64-bit tags match worker-wide, so they carry the source rank. Layout, from
+// the lowest bit: the caller's tag (kTagBits), the source rank (as many bits as the
+// job's size needs, 22 at most), a notification bit, then the send's check word in
+// what is left (16 bits up to 128 ranks, fewer above 32768), which receives ignore.
+constexpr int kMostRankBits = 22;
+constexpr int kMaxRanks = 1 << kMostRankBits;
 constexpr absl::Duration kConnectTimeout = absl::Seconds(60);
 
-uint64_t UcxTag(uint64_t tag, int source, bool notify) {
-  return tag | (static_cast<uint64_t>(source) << kTagBits) | (notify ? kNotifyBit : 0);
+// Bits that hold ranks 0..size-1.
+int RankBits(int size) {
+  int bits = 1;
+  while (bits < kMostRankBits && (int64_t{1} << bits) < size) ++bits;
+  return bits;
 }
+
+struct TagLayout {
+  explicit TagLayout(int size)
+      : rank_bits(RankBits(size)),
+        notify_bit(uint64_t{1} << (kTagBits + rank_bits)),
+        check_shift(kTagBits + rank_bits + 1),
+        check_bits(std::min(kCheckBits, 64 - check_shift)),
+        match_mask(~((check_bits == 0 ? 0 : ((uint64_t{1} << check_bits) - 1)) << check_shift)) {}
+
+  uint64_t Tag(uint64_t tag, int source, bool notify, uint32_t check = 0) const {
+    const uint64_t checked =
+        check_bits == 0 ? 0 : uint64_t{check & ((uint32_t{1} << check_bits) - 1)} << check_shift;
+    return tag | (static_cast<uint64_t>(source) << kTagBits) | (notify ? notify_bit : 0) | checked;
+  }
+  uint32_t Check(uint64_t sender_tag) const {
+    return static_cast<uint32_t>(sender_tag >> check_shift) &
+           ((check_bits == 0) ? 0 : ((uint32_t{1} << check_bits) - 1));
+  }
+
+  int rank_bits;
+  uint64_t notify_bit;
+  int check_shift;
+  int check_bits;
+  uint64_t match_mask;  // receives match every bit but the check word's
+};
 
 // True for a UCX_TLS list of TCP only ("tcp", or "tcp,self"), as ucx:tcp asks.
 bool IsTcpOnly(absl::string_view transports) {
@@ -92,7 +121,7 @@ struct Operation {
 
 class UcxTransport final : public Transport {
  public:
-  UcxTransport(int rank, int size) : Transport(rank, size), monitor_(size) {}
+  UcxTransport(int rank, int size) : Transport(rank, size), layout_(size), monitor_(size) {}
   ~UcxTransport() override;
   void DrainUnexpectedMessages();
 
@@ -108,14 +137,37 @@ class UcxTransport final : public Transport {
                                                              absl::string_view packed) override;
 
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                        Completion* completion, const MemoryRegion* region) override;
+                        Completion* completion, const MemoryRegion* region,
+                        uint32_t check) override;
+  int check_bits() const override { return layout_.check_bits; }
+  std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
+                                               uint64_t ignore) const override {
+    if (!connected_ || frozen()) return std::nullopt;
+    uint64_t mask = layout_.match_mask & ~ignore;
+    if (peer < 0) mask &= ~(((uint64_t{1} << layout_.rank_bits) - 1) << kTagBits);
+    // Caller tags only: not notifications.
+    ucp_tag_recv_info_t info{};
+    if (ucp_tag_probe_nb(worker_, layout_.Tag(tag, std::max(peer, 0), false), mask,
+                         /*remove=*/0, &info) == nullptr) {
+      return std::nullopt;
+    }
+    return WaitingMessage{
+        static_cast<int>((info.sender_tag >> kTagBits) & ((uint64_t{1} << layout_.rank_bits) - 1)),
+        info.sender_tag & kMaxTag, layout_.Check(info.sender_tag)};
+  }
+  bool CanFindUnexpected() const override { return true; }
+  bool HasUnexpected() const override {
+    ucp_tag_recv_info_t info{};
+    return connected_ && !frozen() &&
+           ucp_tag_probe_nb(worker_, 0, layout_.notify_bit, /*remove=*/0, &info) != nullptr;
+  }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
 
-  // UCX callbacks land here.
-  void Completed(Operation* operation, ucs_status_t status, size_t length);
+  // UCX callbacks land here (`sender_tag`: a receive's match, for its check word).
+  void Completed(Operation* operation, ucs_status_t status, size_t length, uint64_t sender_tag = 0);
   void EndpointFailed(int peer, ucs_status_t status);
 
  protected:
@@ -157,8 +209,10 @@ class UcxTransport final : public Transport {
     operation->live = true;
     return operation;
   }
-  void Finish(Operation* operation, absl::Status status, size_t bytes) {
-    if (operation->completion != nullptr) operation->completion->Complete(std::move(status), bytes);
+  void Finish(Operation* operation, absl::Status status, size_t bytes, uint32_t check = 0) {
+    if (operation->completion != nullptr) {
+      operation->completion->Complete(std::move(status), bytes, check);
+    }
     operation->live = false;
     operations_.Release(operation);
   }
@@ -182,6 +236,7 @@ class UcxTransport final : public Transport {
   void HandleDeaths();
   absl::Status FinishWireup();
 
+  const TagLayout layout_;
   std::string address_;
   bool connected_ = false;
   ucp_context_h context_ = nullptr;
@@ -205,9 +260,13 @@ void SendCallback(void* request, ucs_status_t status, void* user_data) {
 void RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
                   void* user_data) {
   auto* operation = static_cast<Operation*>(user_data);
+  // `info` lies inside the request (for a receive that completed at once): read it
+  // before the request is freed.
+  const size_t length = info != nullptr ? info->length : 0;
+  const uint64_t sender_tag = info != nullptr ? info->sender_tag : 0;
   ucp_request_free(request);
   operation->request = nullptr;
-  operation->transport->Completed(operation, status, info != nullptr ? info->length : 0);
+  operation->transport->Completed(operation, status, length, sender_tag);
 }
 
 struct EndpointErrorArgument {
@@ -528,7 +587,8 @@ absl::Status UcxTransport::Started(Operation* operation, ucs_status_ptr_t result
 }
 
 absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
-                                    Completion* completion, const MemoryRegion* region) {
+                                    Completion* completion, const MemoryRegion* region,
+                                    uint32_t check) {
   RETURN_IF_ERROR(CheckReady("PostSend"));
   RETURN_IF_ERROR(CheckMessage("PostSend", peer, tag, data, bytes, region));
   if (dead_[peer]) {
@@ -537,10 +597,10 @@ absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, si
   }
   Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
   const ucp_request_param_t params = Params(operation);
-  return Started(
-      operation,
-      ucp_tag_send_nbx(endpoints_[peer], data, bytes, UcxTag(tag, rank(), false), &params),
-      "ucp_tag_send_nbx", bytes);
+  return Started(operation,
+                 ucp_tag_send_nbx(endpoints_[peer], data, bytes,
+                                  layout_.Tag(tag, rank(), false, check), &params),
+                 "ucp_tag_send_nbx", bytes);
 }
 
 absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
@@ -554,8 +614,8 @@ absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   if (peer_dead) Drain();
   Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, bytes);
   const ucp_request_param_t params = Params(operation);
-  const ucs_status_ptr_t result =
-      ucp_tag_recv_nbx(worker_, data, bytes, UcxTag(tag, peer, false), kFullMask, &params);
+  const ucs_status_ptr_t result = ucp_tag_recv_nbx(
+      worker_, data, bytes, layout_.Tag(tag, peer, false), layout_.match_mask, &params);
   RETURN_IF_ERROR(Started(operation, result, "ucp_tag_recv_nbx", 0));
   if (peer_dead) {
     Drain();
@@ -573,8 +633,8 @@ absl::Status UcxTransport::PostNotifyRecv(int peer, uint64_t notify_tag, Complet
   }
   Operation* operation = NewOperation(Operation::Kind::kRecv, peer, completion, 0);
   const ucp_request_param_t params = Params(operation);
-  const ucs_status_ptr_t result =
-      ucp_tag_recv_nbx(worker_, nullptr, 0, UcxTag(notify_tag, peer, true), kFullMask, &params);
+  const ucs_status_ptr_t result = ucp_tag_recv_nbx(
+      worker_, nullptr, 0, layout_.Tag(notify_tag, peer, true), layout_.match_mask, &params);
   return Started(operation, result, "ucp_tag_recv_nbx (notification)", 0);
 }
 
@@ -608,7 +668,7 @@ void UcxTransport::SendNotify(Operation* operation) {
   const ucp_request_param_t params = Params(operation);
   const ucs_status_ptr_t result =
       ucp_tag_send_nbx(endpoints_[operation->peer], nullptr, 0,
-                       UcxTag(operation->notify_tag, rank(), true), &params);
+                       layout_.Tag(operation->notify_tag, rank(), true), &params);
   if (UCS_PTR_IS_PTR(result)) {
     operation->request = result;
     return;
@@ -635,7 +695,8 @@ void UcxTransport::Continue(Operation* operation) {
   SendNotify(operation);
 }
 
-void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t length) {
+void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t length,
+                             uint64_t sender_tag) {
   if (!operation->live) return;
   if (status == UCS_OK) {
     switch (operation->kind) {
@@ -650,7 +711,7 @@ void UcxTransport::Completed(Operation* operation, ucs_status_t status, size_t l
         }
         return;
       case Operation::Kind::kRecv:
-        Finish(operation, absl::OkStatus(), length);
+        Finish(operation, absl::OkStatus(), length, layout_.Check(sender_tag));
         return;
       default:
         break;
