@@ -478,12 +478,13 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   // The calls before this one, when none is in flight: any message of theirs still
   // waiting once this one completes was never to be received.
   Execution::Predecessors predecessors;
+  predecessors.tag_bases.fill(sequence << kScheduleTagBits);
   if (state.in_flight == 0) {
-    predecessors.count = static_cast<size_t>(
-        std::min<uint64_t>(predecessors.tag_bases.size(), state.collectives_started - 1));
-    for (size_t i = 0; i < predecessors.count; ++i) {
-      predecessors.tag_bases[i] = ((sequence + kSequenceNumbers - 1 - i) % kSequenceNumbers)
-                                  << kScheduleTagBits;
+    uint64_t earlier = sequence;
+    while (predecessors.count < predecessors.tag_bases.size() &&
+           predecessors.count + 1 < state.collectives_started) {
+      earlier = earlier == 0 ? kSequenceNumbers - 1 : earlier - 1;
+      predecessors.tag_bases[predecessors.count++] = earlier << kScheduleTagBits;
     }
   }
   std::unique_ptr<Request::Pending> pending;

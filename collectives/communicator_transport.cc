@@ -285,6 +285,7 @@ CommunicatorTransport::CommunicatorTransport(std::shared_ptr<JobConnection> job,
   MutexLock lock(&job_->mutex());
   check_bits_ = job_->transport().check_bits();
   can_find_unexpected_ = job_->transport().CanFindUnexpected();
+  unexpected_counts_ = job_->transport().UnexpectedCountsByCall();
 }
 
 CommunicatorTransport::~CommunicatorTransport() { job_->ReleaseContext(context()); }
@@ -314,12 +315,6 @@ std::optional<Transport::WaitingMessage> CommunicatorTransport::FindUnexpected(
   if (member == job_ranks_.end()) return std::nullopt;
   return WaitingMessage{static_cast<int>(member - job_ranks_.begin()),
                         found->tag & ((uint64_t{1} << kCommunicatorTagBits) - 1), found->check};
-}
-
-bool CommunicatorTransport::HasUnexpected() const {
-  if (job_->failed()) return false;
-  MutexLock lock(&job_->mutex());
-  return job_->transport().HasUnexpected();
 }
 
 std::vector<int> CommunicatorTransport::PeersNotRunning() const {

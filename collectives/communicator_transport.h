@@ -53,6 +53,11 @@ namespace zcoll {
 // The split of the job transport's tag: context id above, communicator tag below.
 inline constexpr int kContextBits = 12;
 inline constexpr int kCommunicatorTagBits = kTagBits - kContextBits;
+// A job transport's counts of waiting messages by call (Transport::
+// UnexpectedCountsByCall) index a communicator's tags alike: its slot bits lie below
+// the context's.
+static_assert((uint64_t{1} << (kCommunicatorTagBits - Transport::kCountedCallShift)) >=
+              Transport::kCountedCalls);
 // Tags a communicator's users (the collectives) may use; the few above are the
 // communicator's own (InternalTag).
 inline constexpr uint64_t kMaxCommunicatorTag = (uint64_t{1} << kCommunicatorTagBits) - 1 - 16;
@@ -197,7 +202,11 @@ class CommunicatorTransport final : public Transport {
   // context), in its ranks and tags.
   std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
                                                uint64_t ignore) const override;
-  bool HasUnexpected() const override;
+  // The job transport's, whose slots this communicator's sequence numbers index
+  // alike (its tags sit below the context's bits).
+  absl::Span<const std::atomic<int32_t>> UnexpectedCountsByCall() const override {
+    return unexpected_counts_;
+  }
   bool CanFindUnexpected() const override { return can_find_unexpected_; }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region = nullptr) override;
@@ -238,6 +247,7 @@ class CommunicatorTransport final : public Transport {
   std::string address_;
   int check_bits_;  // the job transport's, read once
   bool can_find_unexpected_;
+  absl::Span<const std::atomic<int32_t>> unexpected_counts_;  // the job transport's
 };
 
 // All-gather of one record per rank (every record equally long) over the

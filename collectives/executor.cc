@@ -10,6 +10,10 @@
 #include "ops/reduce.h"
 
 namespace zcoll {
+
+// The transport counts waiting messages by the bits above the schedule's tag: the
+// call's sequence number (MayHaveStrays).
+static_assert(Transport::kCountedCallShift == kScheduleTagBits);
 namespace {
 
 constexpr size_t kScratchAlignment = 64;
@@ -137,6 +141,8 @@ Execution::Execution(const std::shared_ptr<const ExecutionPlan>& plan, Transport
     : transport_(transport),
       check_mask_(transport.check_bits() >= 32 ? ~uint32_t{0}
                                                : (uint32_t{1} << transport.check_bits()) - 1),
+      waiting_by_call_(transport.UnexpectedCountsByCall()),
+      can_look_(transport.CanFindUnexpected()),
       op_(PredefinedOp::kSum) {
   Restart(plan, tag_base, type, op, send, recv, std::move(scratch), check, name, predecessors);
 }
@@ -174,10 +180,12 @@ void Execution::Restart(const std::shared_ptr<const ExecutionPlan>& plan, uint64
   in_flight_.clear();
   completed_ = 0;
   probed_ = false;
-  probes_.erase(
-      std::remove_if(probes_.begin(), probes_.end(),
-                     [](const std::unique_ptr<Completion>& probe) { return probe->done(); }),
-      probes_.end());
+  if (!probes_.empty()) {
+    probes_.erase(
+        std::remove_if(probes_.begin(), probes_.end(),
+                       [](const std::unique_ptr<Completion>& probe) { return probe->done(); }),
+        probes_.end());
+  }
   finished_ = steps == 0;
   if (!status_.ok()) status_ = absl::OkStatus();
 }
@@ -429,13 +437,13 @@ Transport::PollResult Execution::Advance() {
   if (completed_ == waiting_.size()) {
     // A message of this call still waiting is one no receive of it will take: a rank
     // that disagrees (a root that only sends, to a rank that only sends too).
-    if (ABSL_PREDICT_FALSE(transport_.HasUnexpected())) {
+    if (ABSL_PREDICT_FALSE(MayHaveStrays())) {
       if (absl::Status stray = CheckWaitingMessages(/*completed=*/true); !stray.ok()) {
         Fail(std::move(stray));
         return Transport::PollResult::kDone;
       }
-      TakeProbes();
     }
+    if (ABSL_PREDICT_FALSE(probed_)) TakeProbes();
     finished_ = true;
     return Transport::PollResult::kDone;
   }

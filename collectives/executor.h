@@ -37,6 +37,7 @@
 #define ZCOLL_COLLECTIVES_EXECUTOR_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -47,6 +48,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "collectives/algorithms.h"
 #include "core/datatype.h"
 #include "core/reduce_op.h"
 #include "core/schedule.h"
@@ -126,8 +128,10 @@ class Execution {
   // The tag bases of calls of the same communicator that had all completed when this
   // one started (the last few): a message of theirs that still waits for a receive
   // when this one completes was never to be received.
+  // The calls just before this one whose messages it looks for (the first `count`
+  // of tag_bases; the rest hold this call's own tag base).
   struct Predecessors {
-    std::array<uint64_t, 3> tag_bases{};
+    std::array<uint64_t, 2> tag_bases{};
     size_t count = 0;
   };
 
@@ -175,6 +179,20 @@ class Execution {
   // step this rank does not have, or whose check word is not the step's, cannot be
   // for this call either. Either way the ranks disagree: an error naming the sender.
   absl::Status CheckWaitingMessages(bool completed) const;
+  // Whether a message of this call or its predecessors may wait: every call asks, so
+  // where the transport counts waiting messages by call this reads three counters
+  // (Predecessors fills the entries past `count` with this call's own tag base);
+  // where it cannot count, whether it can look at all.
+  bool MayHaveStrays() const {
+    if (waiting_by_call_.empty()) return can_look_;
+    const std::atomic<int32_t>* counts = waiting_by_call_.data();
+    const auto waiting = [counts](uint64_t tag_base) {
+      return counts[(tag_base >> Transport::kCountedCallShift) % Transport::kCountedCalls].load(
+          std::memory_order_relaxed);
+    };
+    return (waiting(tag_base_) | waiting(predecessors_.tag_bases[0]) |
+            waiting(predecessors_.tag_bases[1])) != 0;
+  }
   absl::Status Stray(const Transport::WaitingMessage& waiting, bool has_step, bool completed,
                      bool predecessor) const;
   // The probes: sends to the ranks it waits for, once; and the probes from them.
@@ -186,6 +204,9 @@ class Execution {
   std::shared_ptr<const ExecutionPlan> plan_;
   Transport& transport_;
   const uint32_t check_mask_;  // the bits of a check word the transport carries
+  // The transport's counts of waiting messages by call, if it keeps them.
+  const absl::Span<const std::atomic<int32_t>> waiting_by_call_;
+  const bool can_look_;  // the transport's CanFindUnexpected
   uint64_t tag_base_;
   uint32_t check_ = 0;
   const char* name_ = "";

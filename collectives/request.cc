@@ -87,23 +87,17 @@ absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   // has nothing to wait for.
   if (!execution.finished()) {
     // Every 50 ms of waiting the execution looks at what waits for a receive (and a
-    // long wait probes its peers: executor.h); the clock is read every 64 idle polls.
-    absl::Time started, next_look = absl::InfinitePast();
-    uint64_t idle_polls = 0;
+    // long wait probes its peers: executor.h), when WaitFor reads the clock.
+    absl::Time next_look = absl::InfinitePast();
     status = pending_->transport->WaitFor(
-        [&] {
-          const Transport::PollResult result = execution.Advance();
-          if (result != Transport::PollResult::kIdle || ++idle_polls % 64 != 0) return result;
-          const absl::Time now = absl::Now();
-          if (next_look == absl::InfinitePast()) {
-            next_look = now + kLookEvery;
-            started = pending_->deadline - pending_->timeout;
-          }
-          if (now < next_look) return result;
+        [&execution] { return execution.Advance(); },
+        deadline.has_value() ? *deadline : pending_->deadline,
+        [&](absl::Time now) {
+          if (next_look == absl::InfinitePast()) next_look = now + kLookEvery;
+          if (now < next_look) return Transport::PollResult::kIdle;
           next_look = now + kLookEvery;
-          return execution.Look(now - started);
-        },
-        deadline.has_value() ? *deadline : pending_->deadline);
+          return execution.Look(now - (pending_->deadline - pending_->timeout));
+        });
     if (absl::IsDeadlineExceeded(status)) status = Overdue(deadline.has_value());
   }
   return Finish(std::move(status));

@@ -79,7 +79,9 @@ class LinkModelTransport final : public Transport {
                                                uint64_t ignore) const override {
     return network_->FindUnexpected(peer, tag, ignore);
   }
-  bool HasUnexpected() const override { return network_->HasUnexpected(); }
+  absl::Span<const std::atomic<int32_t>> UnexpectedCountsByCall() const override {
+    return network_->UnexpectedCountsByCall();
+  }
   bool CanFindUnexpected() const override { return network_->CanFindUnexpected(); }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override {

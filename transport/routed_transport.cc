@@ -192,9 +192,12 @@ class RoutedTransport final : public Transport {
     }
     return std::nullopt;
   }
-  bool HasUnexpected() const override {
-    return (local_ != nullptr && local_->HasUnexpected()) ||
-           (network_ != nullptr && network_->HasUnexpected());
+  // One transport's counts, when there is one; two cannot share a span.
+  absl::Span<const std::atomic<int32_t>> UnexpectedCountsByCall() const override {
+    if (local_ != nullptr && network_ != nullptr) return {};
+    if (local_ != nullptr) return local_->UnexpectedCountsByCall();
+    if (network_ != nullptr) return network_->UnexpectedCountsByCall();
+    return {};
   }
   bool CanFindUnexpected() const override {
     return (local_ == nullptr || local_->CanFindUnexpected()) &&

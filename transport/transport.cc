@@ -106,6 +106,11 @@ absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) 
 }
 
 absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline) {
+  return WaitFor(poll, deadline, [](absl::Time) { return PollResult::kIdle; });
+}
+
+absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline,
+                                absl::FunctionRef<PollResult(absl::Time now)> on_clock) {
   const WaitPolicy& policy = GetWaitPolicy();
   absl::Time start = absl::InfinitePast();
   // Most waits end within a few polls, and reading the clock costs about as much as
@@ -131,6 +136,7 @@ absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time
     if (policy.yield_early && idle_polls % kIdlePollsPerYield == 0) sched_yield();
     if (idle_polls < 64 || idle_polls % 16 != 0) continue;
     const absl::Time now = absl::Now();
+    if (on_clock(now) == PollResult::kDone) return absl::OkStatus();
     if (start == absl::InfinitePast()) start = now;
     if (now >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(

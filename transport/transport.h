@@ -46,6 +46,7 @@
 #ifndef ZCOLL_TRANSPORT_TRANSPORT_H_
 #define ZCOLL_TRANSPORT_TRANSPORT_H_
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -231,8 +232,7 @@ class Transport {
   // and check word. A layer above uses it to tell an early message from one that no
   // receive will ever take (a rank that disagrees on a collective's root sends where
   // nobody receives). nullopt when there is none, or the provider cannot look
-  // (libfabric). HasUnexpected: whether any message waits, as cheaply as the
-  // provider can tell (false when it cannot).
+  // (libfabric); CanFindUnexpected says whether it can.
   struct WaitingMessage {
     int peer;
     uint64_t tag;
@@ -242,9 +242,17 @@ class Transport {
                                                        uint64_t ignore) const {
     return std::nullopt;
   }
-  virtual bool HasUnexpected() const { return false; }
-  // Whether FindUnexpected can look at all here.
   virtual bool CanFindUnexpected() const { return false; }
+  // Counts of the messages FindUnexpected would find, by call, for a layer above that
+  // asks after every call whether a message of it waits (a few loads instead of a
+  // look under the transport's lock): the count of tags t is
+  // counts[(t >> kCountedCallShift) % kCountedCalls], which is the communicators'
+  // sequence number of the call (collectives/algorithms.h); communicators that share a
+  // slot only make a count larger than needed. Empty when the provider does not count
+  // (UCX and libfabric keep their waiting messages themselves).
+  static constexpr int kCountedCallShift = 16;
+  static constexpr size_t kCountedCalls = 64;
+  virtual absl::Span<const std::atomic<int32_t>> UnexpectedCountsByCall() const { return {}; }
 
   // For error messages: what this transport knows of `peer` now, e.g. "rank 3 (pid
   // 4242 on host node7)", followed by "was killed by signal 9 (SIGKILL)" or "is
@@ -343,6 +351,12 @@ class Transport {
   // collectives' executor). OK when done; a Progress error; DeadlineExceeded when the
   // deadline passes first.
   absl::Status WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline);
+  // As above, and calls `on_clock` with the time each time it reads the clock (after
+  // 64 idle polls in a row, then every 16): work too costly to do on every poll
+  // (a collective looks at the messages that wait for it), for free on a wait that
+  // ends within a few polls. kDone from it ends the wait as from `poll`.
+  absl::Status WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline,
+                       absl::FunctionRef<PollResult(absl::Time now)> on_clock);
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}
@@ -362,6 +376,14 @@ class Transport {
   virtual void OnFreeze(absl::Time deadline) = 0;
   // The error of an operation on a frozen transport.
   absl::Status FrozenError(absl::string_view operation) const;
+  // For a provider that counts (UnexpectedCountsByCall): a message of `tag` was kept
+  // (+1) or taken by a receive (-1). Only from the thread that progresses the
+  // transport (a plain load and store: readers on other threads read relaxed).
+  void CountUnexpected(uint64_t tag, int change) {
+    std::atomic<int32_t>& count = unexpected_by_call_[(tag >> kCountedCallShift) % kCountedCalls];
+    count.store(count.load(std::memory_order_relaxed) + change, std::memory_order_relaxed);
+  }
+  absl::Span<const std::atomic<int32_t>> unexpected_counts() const { return unexpected_by_call_; }
 
   // Blocks for at most `timeout`, returning early when progress may be possible:
   // the provider's wait object (an fd, a futex, a condition variable) fired.
@@ -410,6 +432,7 @@ class Transport {
   int size_;
   std::vector<uint8_t> reachable_;  // by peer; empty until Connect
   bool frozen_ = false;
+  std::array<std::atomic<int32_t>, kCountedCalls> unexpected_by_call_{};
 };
 
 }  // namespace zcoll

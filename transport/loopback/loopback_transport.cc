@@ -57,6 +57,9 @@ struct Mailbox {
   bool joined = false;    // its Transport exists
   bool departed = false;  // its Transport was destroyed
   std::deque<Message> unexpected;
+  // The tags of messages kept unexpected by a sender's thread, for this rank's
+  // thread to count (Transport::CountUnexpected).
+  std::vector<uint64_t> kept;
   std::deque<PendingRecv> recvs;
   std::deque<PendingNotify> notify_waits;
   std::deque<std::pair<int, uint64_t>> notifies;  // arrived, not yet waited for
@@ -219,6 +222,7 @@ class LoopbackTransport final : public Transport {
       }
     }
     target.unexpected.push_back({rank(), tag, data, bytes, completion, check & kCheckMask});
+    target.kept.push_back(tag);
     fabric_->Wake(peer);
     return absl::OkStatus();
   }
@@ -233,6 +237,7 @@ class LoopbackTransport final : public Transport {
       if (it->source == peer && it->tag == tag) {
         Deliver(*it, {peer, tag, data, bytes, completion}, rank());
         mine.unexpected.erase(it);
+        taken.push_back(tag);
         return absl::OkStatus();
       }
     }
@@ -266,6 +271,14 @@ class LoopbackTransport final : public Transport {
 
   absl::Status Progress() override {
     if (ABSL_PREDICT_FALSE(frozen())) return FrozenError("Progress");
+    std::vector<uint64_t> kept;
+    {
+      MutexLock lock(&fabric_->mu);
+      kept.swap(fabric_->box(rank()).kept);
+    }
+    for (const uint64_t tag : kept) CountUnexpected(tag, +1);
+    for (const uint64_t tag : taken) CountUnexpected(tag, -1);
+    taken.clear();
     return absl::OkStatus();
   }
 
@@ -279,11 +292,10 @@ class LoopbackTransport final : public Transport {
     }
     return std::nullopt;
   }
-  bool HasUnexpected() const override {
-    MutexLock lock(&fabric_->mu);
-    return !fabric_->box(rank()).unexpected.empty();
-  }
   bool CanFindUnexpected() const override { return true; }
+  absl::Span<const std::atomic<int32_t>> UnexpectedCountsByCall() const override {
+    return unexpected_counts();
+  }
 
  protected:
   // Takes back everything of this rank's that another rank's thread could still copy
@@ -432,6 +444,8 @@ class LoopbackTransport final : public Transport {
   std::shared_ptr<Fabric> fabric_;
   std::string address_;
   bool connected_ = false;
+  // The tags of unexpected messages this rank's receives took, to count (Progress).
+  std::vector<uint64_t> taken;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> Fabric::CreateTransport(int rank) {

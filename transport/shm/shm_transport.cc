@@ -330,8 +330,10 @@ class ShmTransport final : public Transport {
     }
     return std::nullopt;
   }
-  bool HasUnexpected() const override { return !unexpected_.empty(); }
   bool CanFindUnexpected() const override { return true; }
+  absl::Span<const std::atomic<int32_t>> UnexpectedCountsByCall() const override {
+    return unexpected_counts();
+  }
 
   absl::Status Truncated(int source, uint64_t tag, uint64_t bytes, size_t capacity) const {
     return absl::InvalidArgumentError(
@@ -705,6 +707,7 @@ absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
     } else {
       Pull(peer, it->tag, it->bytes, it->request, it->address, recv);
     }
+    CountUnexpected(tag, -1);
     unexpected_.erase(it);
     return absl::OkStatus();
   }
@@ -850,6 +853,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
           source, slot.tag, kind, slot.bytes, slot.rendezvous.request, slot.rendezvous.address, {}};
       if (kind != Kind::kRendezvous) message.payload.assign(payload, payload + slot.bytes);
       unexpected_.push_back(std::move(message));
+      CountUnexpected(tag, +1);
       return;
     }
     case Kind::kFinished: {

@@ -156,11 +156,6 @@ class UcxTransport final : public Transport {
         info.sender_tag & kMaxTag, layout_.Check(info.sender_tag)};
   }
   bool CanFindUnexpected() const override { return true; }
-  bool HasUnexpected() const override {
-    ucp_tag_recv_info_t info{};
-    return connected_ && !frozen() &&
-           ucp_tag_probe_nb(worker_, 0, layout_.notify_bit, /*remove=*/0, &info) != nullptr;
-  }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
