@@ -16,6 +16,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "collectives/communicator.h"
@@ -133,6 +135,109 @@ INSTANTIATE_TEST_SUITE_P(Providers, BuffersAfterFailureTest,
                              if (c == ':') c = '_';
                            }
                            return name;
+                         });
+
+// The same promise when the call ends for another rank's failure while a live peer's
+// data is still to come (a survivor on ofi:tcp crashed so in the fault campaign:
+// libfabric, closing its endpoint, delivered into a receive posted by a call that had
+// long returned). Rank 0 gathers (linear: it posts a receive from each rank); rank 1
+// aborts the job; rank 2 sleeps, without progress so that it has not heard of the
+// abort, and then sends its block. Rank 0's Gather fails; it makes its receive
+// buffer unreadable and unwritable (a later touch is a SIGSEGV), waits for rank 2's
+// block to reach its host, and destroys its communicator.
+struct LateSender {
+  Providers providers;
+  size_t block_bytes;  // eager (below the providers' rendezvous sizes) or not
+};
+
+class LateSenderTest : public ::testing::TestWithParam<LateSender> {};
+
+int LateSenderRankMain(const LateSender& param, int rank, ForkMeeting& meeting) {
+  setenv("ZCOLL_LOCAL_PROVIDER", param.providers.local, 1);
+  setenv("ZCOLL_PROVIDER", param.providers.network, 1);
+  const size_t block = param.block_bytes;
+  const size_t mapped = (3 * block + 4095) / 4096 * 4096;
+  void* recv = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (recv == MAP_FAILED) return 10;
+  std::vector<char> send(block, static_cast<char>(rank + 1));
+  {
+    CommunicatorOptions options;
+    options.timeout = absl::Seconds(30);
+    options.bootstrap = std::make_unique<ForkMeetingBootstrap>(meeting, rank, 3);
+    options.emulated_nodes = param.providers.nodes;
+    absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+    if (!comm.ok()) {
+      std::fprintf(stderr, "rank %d: Create: %s\n", rank, comm.status().ToString().c_str());
+      return 11;
+    }
+    if (!comm->SetAlgorithm(Collective::kGather, "linear").ok() || !comm->Barrier().ok()) return 12;
+    if (rank == 1) {
+      absl::SleepFor(absl::Milliseconds(100));
+      (void)comm->Abort("the test fails the job");
+      return 0;
+    }
+    if (rank == 2) {
+      absl::SleepFor(absl::Milliseconds(600));
+      (void)comm->Gather(send.data(), nullptr, block, DataType::kUint8, 0);
+      // Its block (or the offer of it) is out; the communicator goes after a while.
+      absl::SleepFor(absl::Seconds(1));
+      return 0;
+    }
+    const absl::Time start = absl::Now();
+    const absl::Status status =
+        comm->Gather(send.data(), recv, block, DataType::kUint8, 0, start + kDeadline);
+    const absl::Duration took = absl::Now() - start;
+    if (mprotect(recv, mapped, PROT_NONE) != 0) return 13;
+    if (status.ok()) {
+      std::fprintf(stderr, "rank 0: the Gather of an aborted job succeeded\n");
+      return 14;
+    }
+    if (took > kDeadline + absl::Seconds(1)) {
+      std::fprintf(stderr, "rank 0: the Gather failed after %s\n",
+                   absl::FormatDuration(took).c_str());
+      return 15;
+    }
+    // The abort's reason arrived, though rank 1 left right after it (its notice must
+    // have reached this rank by then, not have waited in its provider).
+    if (!absl::StrContains(status.message(), "rank 1 called Abort: the test fails the job")) {
+      std::fprintf(stderr, "rank 0: the Gather's error does not give the abort's reason: %s\n",
+                   status.ToString().c_str());
+      return 16;
+    }
+    absl::SleepFor(absl::Milliseconds(1500));  // rank 2's block arrives meanwhile
+  }  // The communicator is destroyed here: a touch of `recv` is a SIGSEGV.
+  return 0;
+}
+
+TEST_P(LateSenderTest, ALivePeersLateBlockNeverReachesTheFailedCallsBuffer) {
+  const LateSender param = GetParam();
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      3, [&](int rank, ForkMeeting& meeting) { return LateSenderRankMain(param, rank, meeting); },
+      absl::Seconds(60));
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE((*outcomes)[rank].finished && (*outcomes)[rank].signal == 0 &&
+                (*outcomes)[rank].exit_code == 0)
+        << "rank " << rank << ": exit " << (*outcomes)[rank].exit_code << ", signal "
+        << (*outcomes)[rank].signal;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, LateSenderTest,
+                         ::testing::Values(LateSender{{"shm", "ofi:tcp", 3}, 8 << 10},
+                                           LateSender{{"shm", "ofi:tcp", 3}, 4 << 20},
+                                           LateSender{{"shm", "ucx:tcp", 3}, 8 << 10},
+                                           LateSender{{"shm", "ucx:tcp", 3}, 4 << 20},
+                                           LateSender{{"shm", "ofi:tcp", 1}, 4 << 20}),
+                         [](const ::testing::TestParamInfo<LateSender>& info) {
+                           std::string name = info.param.providers.nodes == 1
+                                                  ? info.param.providers.local
+                                                  : info.param.providers.network;
+                           for (char& c : name) {
+                             if (c == ':') c = '_';
+                           }
+                           return name +
+                                  (info.param.block_bytes > (64 << 10) ? "_large" : "_small");
                          });
 
 }  // namespace

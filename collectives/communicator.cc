@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "collectives/communicator_state.h"
 #include "collectives/communicator_transport.h"
+#include "collectives/control_records.h"
 #include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/status_macros.h"
@@ -79,34 +80,38 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
   char system_host[256] = {};
   gethostname(system_host, sizeof(system_host) - 1);
   const std::string host = bootstrap.host_name().value_or(system_host);
-  absl::StatusOr<std::vector<std::string>> entries = bootstrap.AllGather(
-      problem.empty() ? absl::StrCat(binding.package, " ", binding.numa, " ",
-                                     absl::BytesToHexString(settings), " ", host)
-                      : absl::StrCat("! ", problem),
-      deadline);
+  absl::StatusOr<std::vector<std::string>> entries =
+      bootstrap.AllGather(EncodeJoinRecord({.problem = problem,
+                                            .package = binding.package,
+                                            .numa = binding.numa,
+                                            .settings = settings,
+                                            .host = host}),
+                          deadline);
   if (!entries.ok()) return entries.status();
   if (!problem.empty()) return absl::InvalidArgumentError(problem);
+  std::vector<JoinRecord> records;
   for (int rank = 0; rank < size; ++rank) {
-    if (absl::StartsWith((*entries)[rank], "! ")) {
-      return absl::InvalidArgumentError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank,
-                                                     " cannot join: ", (*entries)[rank].substr(2)));
+    absl::StatusOr<JoinRecord> record = ParseJoinRecord((*entries)[rank]);
+    if (!record.ok()) {
+      return absl::InternalError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank, " sent ",
+                                              record.status().message()));
     }
+    if (!record->problem.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank,
+                                                     " cannot join: ", record->problem));
+    }
+    records.push_back(std::move(*record));
   }
   std::vector<RankLocation> locations(size);
   std::vector<std::string> names;
   std::map<std::string, int> node_of_host;
   int ranks_on_this_host = 0;
   for (int rank = 0; rank < size; ++rank) {
-    const std::vector<std::string> fields =
-        absl::StrSplit((*entries)[rank], absl::MaxSplits(' ', 3));
+    const JoinRecord& record = records[rank];
     RankLocation& location = locations[rank];
-    if (fields.size() != 4 || !absl::SimpleAtoi(fields[0], &location.package) ||
-        !absl::SimpleAtoi(fields[1], &location.numa)) {
-      return absl::InternalError(absl::StrCat("rank ", bootstrap.rank(), ": rank ", rank,
-                                              " sent a malformed location '", (*entries)[rank],
-                                              "'"));
-    }
-    if (const std::string theirs = absl::HexStringToBytes(fields[2]); theirs != settings) {
+    location.package = record.package;
+    location.numa = record.numa;
+    if (const std::string& theirs = record.settings; theirs != settings) {
       const auto [in_mine, in_theirs] = FirstDifference(settings, theirs);
       return absl::InvalidArgumentError(
           absl::StrCat("rank ", bootstrap.rank(), ": this rank has ", in_mine, " but rank ", rank,
@@ -114,12 +119,12 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
                        "; every rank of a job must set it alike (it decides what the ranks must "
                        "agree on)"));
     }
-    if (fields[3] == host) ++ranks_on_this_host;
+    if (record.host == host) ++ranks_on_this_host;
     if (emulated_topology.has_value()) {
       location.node = emulated_topology->node_of(rank);
     } else {
-      auto [entry, added] = node_of_host.emplace(fields[3], static_cast<int>(names.size()));
-      if (added) names.push_back(fields[3]);
+      auto [entry, added] = node_of_host.emplace(record.host, static_cast<int>(names.size()));
+      if (added) names.push_back(record.host);
       location.node = entry->second;
     }
   }
@@ -261,22 +266,21 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
                      (*transport)->size(), " but the bootstrap says rank ", rank, " of ", size));
   }
   // Every rank takes part in the address exchange even when its transport failed, so
-  // that the others learn of the failure at once instead of at the deadline. The
-  // first byte says which: '+' and an address, or '!' and the reason.
-  const std::string entry = transport.ok() ? absl::StrCat("+", (*transport)->address())
-                                           : absl::StrCat("!", transport.status().message());
+  // that the others learn of the failure at once instead of at the deadline.
+  const std::string entry = EncodeAddressEntry(
+      transport.ok() ? absl::StatusOr<std::string>((*transport)->address()) : transport.status());
   absl::StatusOr<std::vector<std::string>> entries = bootstrap->AllGather(entry, deadline);
   if (!transport.ok()) return WithRank(rank, transport.status());
   if (!entries.ok()) return WithRank(rank, entries.status());
   std::vector<std::string> addresses(size);
   for (int peer = 0; peer < size; ++peer) {
-    const std::string& got = (*entries)[peer];
-    if (got.empty() || got[0] != '+') {
-      return absl::UnavailableError(absl::StrCat(
-          "rank ", rank, ": rank ", peer,
-          " could not create its transport: ", got.empty() ? "(no reason given)" : got.substr(1)));
+    absl::StatusOr<std::string> address = ParseAddressEntry((*entries)[peer]);
+    if (!address.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("rank ", rank, ": rank ", peer,
+                       " could not create its transport: ", address.status().message()));
     }
-    addresses[peer] = got.substr(1);
+    addresses[peer] = std::move(*address);
   }
   RETURN_IF_ERROR(WithRank(rank, (*transport)->Connect(addresses)));
   // Nobody leaves Create before every rank is connected, so a first message never

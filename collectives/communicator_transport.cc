@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/control_records.h"
 #include "core/status_macros.h"
 #include "transport/wire.h"
 
@@ -21,8 +22,6 @@ constexpr uint64_t kControlTag = uint64_t{kMaxContexts} << kCommunicatorTagBits;
 // How long a rank that saw a peer leave waits for a notice saying why.
 constexpr absl::Duration kNoticeGrace = absl::Milliseconds(200);
 
-enum class NoticeKind : uint8_t { kFailure = 1, kGoodbye = 2 };
-
 // The ranks `rank` tells (distance 1, 2, 4, ... ahead) and listens to (behind).
 std::vector<int> Neighbours(int rank, int size, int direction) {
   std::vector<int> neighbours;
@@ -33,16 +32,6 @@ std::vector<int> Neighbours(int rank, int size, int direction) {
     }
   }
   return neighbours;
-}
-
-std::string EncodeNotice(NoticeKind kind, int origin, const absl::Status& cause) {
-  WireWriter writer;
-  writer.U8(static_cast<uint8_t>(kind));
-  writer.U32(static_cast<uint32_t>(origin));
-  writer.U32(static_cast<uint32_t>(cause.code()));
-  // Long causes are cut to fit the listeners' buffers.
-  writer.Bytes(absl::string_view(cause.message()).substr(0, 900));
-  return std::move(writer).Finish();
 }
 
 // A peer's view of a remote region: the job transport's, under a communicator rank.
@@ -189,11 +178,16 @@ void JobConnection::SendToListeners(const std::string& notice) {
   for (int peer : Neighbours(rank_, size_, +1)) {
     auto outgoing = std::make_unique<Outgoing>();
     outgoing->message = notice;
-    // A peer that is gone cannot be told; the others still are.
-    if (transport_
-            ->PostSend(peer, kControlTag, outgoing->message.data(), outgoing->message.size(),
-                       &outgoing->completion)
-            .ok()) {
+    // A peer that is gone cannot be told; the others still are. A failure's notice
+    // is done only once the peer has it (this rank may leave right after); a
+    // goodbye is best effort, not held up by a peer that does not progress.
+    const absl::Status posted =
+        IsFailureNotice(notice)
+            ? transport_->PostDeliveredSend(peer, kControlTag, outgoing->message.data(),
+                                            outgoing->message.size(), &outgoing->completion)
+            : transport_->PostSend(peer, kControlTag, outgoing->message.data(),
+                                   outgoing->message.size(), &outgoing->completion);
+    if (posted.ok()) {
       outgoing_.push_back(std::move(outgoing));
     }
   }
@@ -222,25 +216,17 @@ void JobConnection::ReadNotice(Listener& listener) {
     RecordFailure(cause, EncodeNotice(NoticeKind::kFailure, rank_, cause));
     return;
   }
-  WireReader reader(absl::string_view(listener.buffer.data(), listener.completion.bytes()));
-  uint8_t kind = 0;
-  uint32_t origin = 0, code = 0;
-  std::string message;
-  if (!reader.U8(kind) || !reader.U32(origin) || !reader.U32(code) ||
-      !reader.Bytes(message, kNoticeBytes) || !reader.at_end()) {
+  const std::optional<Notice> notice = DecodeNotice(
+      absl::string_view(listener.buffer.data(), listener.completion.bytes()), kNoticeBytes);
+  if (!notice.has_value()) {
     const absl::Status garbled = absl::InternalError(absl::StrCat(
         "rank ", rank_, ": a garbled control message arrived from rank ", listener.peer));
     RecordFailure(garbled, EncodeNotice(NoticeKind::kFailure, rank_, garbled));
     return;
   }
-  if (static_cast<NoticeKind>(kind) == NoticeKind::kGoodbye) return;
-  const absl::StatusCode status_code =
-      code == 0 || code > static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)
-          ? absl::StatusCode::kUnknown
-          : static_cast<absl::StatusCode>(code);
+  if (notice->kind == NoticeKind::kGoodbye) return;
   // Forwarded as it came, so every rank reports the origin's words.
-  RecordFailure(absl::Status(status_code, message),
-                std::string(listener.buffer.data(), listener.completion.bytes()));
+  RecordFailure(notice->cause, std::string(listener.buffer.data(), listener.completion.bytes()));
 }
 
 absl::Status JobConnection::ProgressLocked() {

@@ -64,6 +64,9 @@ class RankContext {
 
   // Ends this rank abruptly (see the file comment).
   void Die();
+  // Destroys this rank's transport now, while the others go on (the body must not
+  // use it after).
+  void DestroyTransport() { transport_.reset(); }
 
   // True when ranks are processes (so a test can skip what threads cannot do).
   bool is_process() const { return is_process_; }

@@ -2,6 +2,8 @@
 // (transport/conformance.bzl), chosen with --provider=NAME; ranks are threads for
 // loopback and processes otherwise (testing/transport_harness.h).
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -527,6 +529,95 @@ TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
         EXPECT_TRUE(absl::IsUnavailable(transport.Wait(after, absl::Now() + absl::Seconds(10))));
       },
       options);
+}
+
+// A frozen transport never touches the buffers of its operations again, sends' or
+// receives': operations of every protocol's size (eager, segmented, rendezvous) are
+// pending with rank 1 when rank 0 freezes its transport; rank 0 then makes their
+// buffers unreadable and unwritable, rank 1 posts the other side and progresses, and
+// rank 0's transport is destroyed (by the harness, after the body) with rank 1's
+// data and requests in its sockets: any touch of a buffer is a SIGSEGV. (libfabric,
+// closing its endpoint, went on with such a transfer: a survivor of the fault
+// campaign crashed so.)
+void FreezeWithPending(bool rank0_sends) {
+  constexpr size_t kSizes[] = {8, size_t{60} << 10, size_t{200} << 10, size_t{4} << 20};
+  RunJob(3, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    // Mapped for good: they outlive the transport, which the harness destroys later.
+    std::vector<uint8_t*> buffers;
+    for (size_t bytes : kSizes) {
+      void* mapped =
+          mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(mapped, MAP_FAILED);
+      std::memset(mapped, context.rank() + 1, bytes);
+      buffers.push_back(static_cast<uint8_t*>(mapped));
+    }
+    // Completions too: a frozen transport abandons them, and the others' transports
+    // may complete their operations as they are destroyed.
+    auto* completions = new Completion[std::size(kSizes)];
+    auto post = [&](size_t i) {
+      const int peer = 1 - context.rank();
+      const bool send = (context.rank() == 0) == rank0_sends;
+      return send ? transport.PostSend(peer, 40 + i, buffers[i], kSizes[i], &completions[i])
+                  : transport.PostRecv(peer, 40 + i, buffers[i], kSizes[i], &completions[i]);
+    };
+    // Ranks 0 and 1 connected (providers connect on first use), so that the
+    // transfers start before rank 0 freezes.
+    if (context.rank() < 2) {
+      uint8_t out = 1, in = 0;
+      Completion sent, received;
+      ASSERT_TRUE(transport.PostSend(1 - context.rank(), 39, &out, 1, &sent).ok());
+      ASSERT_TRUE(transport.PostRecv(1 - context.rank(), 39, &in, 1, &received).ok());
+      ASSERT_TRUE(transport.Wait(sent, Soon()).ok());
+      ASSERT_TRUE(transport.Wait(received, Soon()).ok());
+    }
+    context.Barrier();
+    if (context.rank() == 0) {
+      for (size_t i = 0; i < std::size(kSizes); ++i) ASSERT_TRUE(post(i).ok());
+      // The provider's progress starts what it can.
+      for (int i = 0; i < 100; ++i) (void)transport.Progress();
+      context.Barrier();  // posted
+      transport.Freeze(absl::Now() + absl::Milliseconds(250));
+      for (size_t i = 0; i < std::size(kSizes); ++i) {
+        ASSERT_EQ(mprotect(buffers[i], kSizes[i], PROT_NONE), 0);
+      }
+      context.Barrier();                        // frozen: rank 1 posts its side
+      context.Barrier();                        // and progressed
+      absl::SleepFor(absl::Milliseconds(300));  // what it sent reaches this host
+      context.DestroyTransport();               // while the others are still there
+      context.Barrier();
+      return;
+    }
+    context.Barrier();
+    context.Barrier();
+    if (context.rank() == 1) {
+      for (size_t i = 0; i < std::size(kSizes); ++i) ASSERT_TRUE(post(i).ok());
+      // What can go without rank 0's help goes now.
+      for (size_t i = 0; i < std::size(kSizes); ++i) {
+        (void)transport.Wait(completions[i], absl::Now() + absl::Milliseconds(100));
+      }
+    } else {
+      // A rank that never spoke to rank 0 does now: a provider that connects lazily
+      // has a connection request to handle as it closes.
+      ASSERT_TRUE(transport.PostSend(0, 50, buffers[0], kSizes[0], &completions[0]).ok());
+      (void)transport.Wait(completions[0], absl::Now() + absl::Milliseconds(100));
+    }
+    context.Barrier();
+    // Rank 0 destroys its transport: these stay, and progress, meanwhile.
+    for (int i = 0; i < 200; ++i) {
+      (void)transport.Progress();
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    context.Barrier();
+  });
+}
+
+TEST(ConformanceTest, AFrozenTransportNeverTouchesItsReceiveBuffersAgain) {
+  FreezeWithPending(/*rank0_sends=*/false);
+}
+
+TEST(ConformanceTest, AFrozenTransportNeverTouchesItsSendBuffersAgain) {
+  FreezeWithPending(/*rank0_sends=*/true);
 }
 
 TEST(ConformanceTest, EveryPairOfFourRanksExchanges) {

@@ -107,4 +107,17 @@ const std::string& LocalHostName() {
   return *name;
 }
 
+std::string JoinRoutedParts(absl::string_view local, absl::string_view network) {
+  WireWriter writer;
+  writer.Bytes(local);
+  writer.Bytes(network);
+  return std::move(writer).Finish();
+}
+
+bool SplitRoutedParts(absl::string_view joined, std::string& local, std::string& network) {
+  WireReader reader(joined);
+  return reader.Bytes(local, kMaxFieldBytes) && reader.Bytes(network, kMaxFieldBytes) &&
+         reader.at_end();
+}
+
 }  // namespace zcoll

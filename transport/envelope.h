@@ -48,6 +48,11 @@ std::string PackRemoteKey(const RemoteKey& key);
 absl::StatusOr<RemoteKey> UnpackRemoteKey(absl::string_view packed, absl::string_view provider,
                                           int owner, int importer);
 
+// A routed transport's address or packed key: its local and its network transport's
+// in one (either may be empty). SplitRoutedParts is false if `joined` is malformed.
+std::string JoinRoutedParts(absl::string_view local, absl::string_view network);
+bool SplitRoutedParts(absl::string_view joined, std::string& local, std::string& network);
+
 // This machine's host name ("unknown-host" if it cannot be read).
 const std::string& LocalHostName();
 

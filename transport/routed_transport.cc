@@ -11,27 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "transport/envelope.h"
-#include "transport/wire.h"
 
 namespace zcoll {
 namespace {
 
 constexpr absl::string_view kProvider = "routed";
-constexpr size_t kMaxPartBytes = 64 * 1024;
-
-// Two strings in one: the local transport's and the network transport's.
-std::string JoinParts(absl::string_view local, absl::string_view network) {
-  WireWriter writer;
-  writer.Bytes(local);
-  writer.Bytes(network);
-  return std::move(writer).Finish();
-}
-
-bool SplitParts(absl::string_view joined, std::string& local, std::string& network) {
-  WireReader reader(joined);
-  return reader.Bytes(local, kMaxPartBytes) && reader.Bytes(network, kMaxPartBytes) &&
-         reader.at_end();
-}
 
 class RoutedRegion final : public MemoryRegion {
  public:
@@ -44,8 +28,8 @@ class RoutedRegion final : public MemoryRegion {
                        .base = reinterpret_cast<uintptr_t>(base),
                        .length = length,
                        .access = access,
-                       .provider_key = JoinParts(local_ ? local_->packed_key() : "",
-                                                 network_ ? network_->packed_key() : "")}));
+                       .provider_key = JoinRoutedParts(local_ ? local_->packed_key() : "",
+                                                       network_ ? network_->packed_key() : "")}));
   }
   const MemoryRegion* part(bool local) const { return local ? local_.get() : network_.get(); }
 
@@ -77,12 +61,12 @@ class RoutedTransport final : public Transport {
         node_of_rank_(std::move(node_of_rank)) {
     name_ = absl::StrCat(local_ ? local_->provider_name() : "", local_ && network_ ? "+" : "",
                          network_ ? network_->provider_name() : "");
-    address_ =
-        EncodePeerAddress({.provider = std::string(kProvider),
-                           .host = LocalHostName(),
-                           .pid = getpid(),
-                           .provider_address = JoinParts(local_ ? local_->address() : "",
-                                                         network_ ? network_->address() : "")});
+    address_ = EncodePeerAddress(
+        {.provider = std::string(kProvider),
+         .host = LocalHostName(),
+         .pid = getpid(),
+         .provider_address = JoinRoutedParts(local_ ? local_->address() : "",
+                                             network_ ? network_->address() : "")});
   }
 
   absl::string_view provider_name() const override { return name_; }
@@ -110,7 +94,7 @@ class RoutedTransport final : public Transport {
       if (peer == rank()) continue;
       ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], kProvider, peer));
       std::string local_part, network_part;
-      if (!SplitParts(address.provider_address, local_part, network_part)) {
+      if (!SplitRoutedParts(address.provider_address, local_part, network_part)) {
         return absl::InvalidArgumentError(
             absl::StrCat("rank ", rank(), ": the address of rank ", peer, " is malformed"));
       }
@@ -147,7 +131,7 @@ class RoutedTransport final : public Transport {
     RETURN_IF_ERROR(CheckPeer("ImportRegion", peer));
     ASSIGN_OR_RETURN(RemoteKey key, UnpackRemoteKey(packed, kProvider, peer, rank()));
     std::string local_key, network_key;
-    if (!SplitParts(key.provider_key, local_key, network_key)) {
+    if (!SplitRoutedParts(key.provider_key, local_key, network_key)) {
       return absl::InvalidArgumentError(absl::StrCat("ImportRegion on rank ", rank(),
                                                      ": the key of rank ", peer, " is malformed"));
     }
@@ -177,6 +161,11 @@ class RoutedTransport final : public Transport {
                         uint32_t check) override {
     RETURN_IF_ERROR(CheckPeer("PostSend", peer));
     return Route(peer)->PostSend(peer, tag, data, bytes, completion, Part(region, peer), check);
+  }
+  absl::Status PostDeliveredSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                 Completion* completion) override {
+    RETURN_IF_ERROR(CheckPeer("PostDeliveredSend", peer));
+    return Route(peer)->PostDeliveredSend(peer, tag, data, bytes, completion);
   }
   std::optional<WaitingMessage> FindUnexpected(int peer, uint64_t tag,
                                                uint64_t ignore) const override {

@@ -297,6 +297,17 @@ class Transport {
   virtual absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
                                 Completion* completion, const MemoryRegion* region = nullptr,
                                 uint32_t check = 0) = 0;
+  // A send whose completion means the peer has the message (UCX's synchronous send:
+  // the receiver matched it), where PostSend's may mean only that the buffer is free
+  // again: for the job's failure notices, which must reach the live peers before the
+  // failing rank leaves (a worker closed right after a plain send could take the
+  // notice with it; libfabric's injected sends complete before they leave). PostSend
+  // where that is what a send's completion means already (shm writes into the
+  // peer's memory).
+  virtual absl::Status PostDeliveredSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                         Completion* completion) {
+    return PostSend(peer, tag, data, bytes, completion);
+  }
   virtual absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
                                 Completion* completion, const MemoryRegion* region = nullptr) = 0;
 

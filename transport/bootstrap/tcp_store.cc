@@ -23,6 +23,7 @@
 #include "core/logging.h"
 #include "core/mutex.h"
 #include "core/status_macros.h"
+#include "transport/bootstrap/store_state.h"
 #include "transport/bootstrap/store_wire.h"
 
 namespace zcoll {
@@ -30,9 +31,9 @@ namespace {
 
 using store_wire::FramedReply;
 using store_wire::Opcode;
-using store_wire::ParseRequest;
 using store_wire::Reply;
 using store_wire::Request;
+using store_wire::StoreState;
 
 // Connections beyond TcpStoreLimits::max_connections are accepted, this many at a
 // time, only to be told at their Hello why they are refused (a refusal sent before
@@ -42,19 +43,6 @@ constexpr size_t kRefusedConnections = 16;
 constexpr absl::Duration kHelloWithin = absl::Seconds(10);
 // How long a client waits beyond its deadline for the server's answer to a Get.
 constexpr absl::Duration kReplySlack = absl::Seconds(5);
-// What a key costs the store beyond its key and value bytes (the map's node and the
-// two strings' headers, rounded up), so that many empty values fill it too.
-constexpr size_t kEntryOverheadBytes = 128;
-
-// Compares without an early exit, so that timing does not reveal how much of a
-// guessed key was right.
-bool SameKey(absl::string_view a, absl::string_view b) {
-  unsigned char difference = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    difference |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return difference == 0;
-}
 
 // Frees a buffer's memory. (Assigning an empty string keeps the old allocation:
 // libstdc++ copies a short string into the capacity it has; 64 connections that had
@@ -68,8 +56,7 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 struct Connection {
   int fd = -1;
-  bool authenticated = false;
-  bool closing = false;  // close once `out` is sent
+  store_wire::Session session;  // authenticated, closing, a waiting Get
   absl::Time hello_by;
   // At most one frame being received (header, then payload), and the replies not yet
   // sent; no new request is read while a reply waits.
@@ -79,8 +66,6 @@ struct Connection {
                          // stays allocated until then)
   absl::Time frame_by = absl::InfiniteFuture();
   absl::Time reply_by = absl::InfiniteFuture();
-  std::optional<std::string> waiting_key;  // a Get not answered yet
-  absl::Time waiting_until;
 };
 
 // The bytes every connection's frames and replies hold, against
@@ -103,90 +88,6 @@ class BufferBudget {
  private:
   size_t limit_;
   size_t used_ = 0;
-};
-
-class StoreState {
- public:
-  explicit StoreState(size_t max_stored_bytes) : max_stored_bytes_(max_stored_bytes) {}
-
-  // Answers one request of an authenticated connection; the reply goes to `out`.
-  void Handle(Connection& connection, const Request& request, absl::Time now, std::string& out) {
-    switch (request.opcode) {
-      case Opcode::kSet: {
-        auto existing = values_.find(request.key);
-        const size_t old_bytes =
-            existing == values_.end() ? 0 : EntryBytes(request.key, existing->second);
-        const size_t new_bytes = EntryBytes(request.key, request.value);
-        if (stored_bytes_ - old_bytes + new_bytes > max_stored_bytes_) {
-          return Refuse(
-              connection, out,
-              absl::StrCat("a Set of ", request.value.size(), " bytes: the store is full (",
-                           stored_bytes_, " of ", max_stored_bytes_, " bytes used, counting ",
-                           kEntryOverheadBytes, " bytes per key)"));
-        }
-        stored_bytes_ = stored_bytes_ - old_bytes + new_bytes;
-        values_[request.key] = request.value;
-        out += FramedReply(Opcode::kOk);
-        return;
-      }
-      case Opcode::kGet:
-        connection.waiting_key = request.key;
-        connection.waiting_until =
-            now + absl::Milliseconds(std::min<uint64_t>(request.number, uint64_t{1} << 40));
-        return;
-      case Opcode::kAdd: {
-        auto existing = values_.find(request.key);
-        int64_t current = 0;
-        if (existing != values_.end() && !existing->second.empty() &&
-            !absl::SimpleAtoi(existing->second, &current)) {
-          out += FramedReply(Opcode::kError, absl::StrCat("the value of key '", request.key,
-                                                          "' is not an integer"));
-          return;
-        }
-        const int64_t sum = static_cast<int64_t>(static_cast<uint64_t>(current) + request.number);
-        const std::string value = absl::StrCat(sum);
-        const size_t old_bytes =
-            existing == values_.end() ? 0 : EntryBytes(request.key, existing->second);
-        const size_t new_bytes = EntryBytes(request.key, value);
-        if (stored_bytes_ - old_bytes + new_bytes > max_stored_bytes_) {
-          return Refuse(connection, out,
-                        absl::StrCat("an Add: the store is full (", stored_bytes_, " of ",
-                                     max_stored_bytes_, " bytes used)"));
-        }
-        stored_bytes_ = stored_bytes_ - old_bytes + new_bytes;
-        values_[request.key] = value;
-        out += FramedReply(Opcode::kNumber, "", static_cast<uint64_t>(sum));
-        return;
-      }
-      default:
-        return Refuse(connection, out, "an unknown request");
-    }
-  }
-
-  // The reply to a waiting Get if its key is set or its time is up ("" if neither).
-  std::string Answer(const Connection& connection, absl::Time now) const {
-    if (!connection.waiting_key) return "";
-    auto found = values_.find(*connection.waiting_key);
-    if (found != values_.end()) return FramedReply(Opcode::kValue, found->second);
-    if (now >= connection.waiting_until) return FramedReply(Opcode::kTimeout);
-    return "";
-  }
-
-  static void Refuse(Connection& connection, std::string& out, absl::string_view why) {
-    out += FramedReply(Opcode::kError, absl::StrCat("the store refused ", why));
-    connection.closing = true;
-  }
-
-  size_t stored_bytes() const { return stored_bytes_; }
-
- private:
-  static size_t EntryBytes(absl::string_view key, absl::string_view value) {
-    return kEntryOverheadBytes + key.size() + value.size();
-  }
-
-  const size_t max_stored_bytes_;
-  std::map<std::string, std::string> values_;
-  size_t stored_bytes_ = 0;
 };
 
 }  // namespace
@@ -290,23 +191,23 @@ void TcpStoreServer::Serve() {
   bool deferred = false;  // a Get's answer waits for buffer space
   // Answers a waiting Get whose key is set or whose time is up, if its reply fits.
   auto answer = [&](Connection& connection, absl::Time now) {
-    if (!connection.waiting_key || !connection.out.empty()) return;
-    std::string reply = state.Answer(connection, now);
+    if (!connection.session.waiting_key || !connection.out.empty()) return;
+    std::string reply = state.Answer(connection.session, now);
     if (reply.empty()) return;
     if (reply.size() > kSmallReply && !budget.Fits(reply.size())) {
       deferred = true;
       return;
     }
     queue(connection, std::move(reply), now);
-    connection.waiting_key.reset();
+    connection.session.waiting_key.reset();
   };
   while (true) {
     absl::Time now = absl::Now();
     // The next time something is due: a Get's deadline, a hello's, a frame's.
     absl::Time next = now + (deferred ? absl::Milliseconds(10) : absl::Seconds(1));
     for (const Connection& connection : connections) {
-      if (connection.waiting_key) next = std::min(next, connection.waiting_until);
-      if (!connection.authenticated) next = std::min(next, connection.hello_by);
+      if (connection.session.waiting_key) next = std::min(next, connection.session.waiting_until);
+      if (!connection.session.authenticated) next = std::min(next, connection.hello_by);
       next = std::min({next, connection.frame_by, connection.reply_by});
     }
     deferred = false;
@@ -317,7 +218,8 @@ void TcpStoreServer::Serve() {
     for (const Connection& connection : connections) {
       // A connection is read only between requests: not while a reply waits to be
       // sent or taken, nor while its Get waits (the kernel holds what it sends then).
-      const bool reads = !connection.closing && connection.out.empty() && !connection.waiting_key;
+      const bool reads =
+          !connection.session.closing && connection.out.empty() && !connection.session.waiting_key;
       short events = POLLRDHUP;
       if (reads) events |= POLLIN;
       if (!connection.out.empty()) events |= POLLOUT;
@@ -347,7 +249,8 @@ void TcpStoreServer::Serve() {
       Connection& connection = connections[i];
       const short revents = i + 2 < polls.size() ? polls[i + 2].revents : 0;
       bool drop = (revents & (POLLERR | POLLNVAL)) != 0;
-      const bool reads = !connection.closing && connection.out.empty() && !connection.waiting_key;
+      const bool reads =
+          !connection.session.closing && connection.out.empty() && !connection.session.waiting_key;
       // A client that hung up while it is not being read is gone for good.
       if (!reads && (revents & (POLLRDHUP | POLLHUP))) drop = true;
       if (!drop && reads && (revents & (POLLIN | POLLRDHUP | POLLHUP))) {
@@ -367,18 +270,17 @@ void TcpStoreServer::Serve() {
       }
       // A whole header: the frame's bytes are taken from the budget before they are
       // read, or the connection is refused.
-      if (!drop && !connection.closing && connection.reserved == 0) {
+      if (!drop && !connection.session.closing && connection.reserved == 0) {
         if (const std::optional<uint32_t> length = store_wire::FrameLength(connection.in)) {
-          const size_t limit = connection.authenticated ? store_wire::kMaxFrameBytes
-                                                        : store_wire::kMaxFrameBytesBeforeHello;
+          const size_t limit = StoreState::FrameLimit(connection.session);
           const size_t frame = store_wire::kFrameHeaderBytes + *length;
           std::string refusal;
           if (*length > limit) {
-            StoreState::Refuse(connection, refusal,
+            StoreState::Refuse(connection.session, refusal,
                                absl::StrCat("a message of ", *length, " bytes"));
           } else if (!budget.TryTake(frame)) {
             StoreState::Refuse(
-                connection, refusal,
+                connection.session, refusal,
                 absl::StrCat("a message of ", *length, " bytes: its buffers (", budget.used(),
                              " of ", budget.limit(), " bytes) are in use"));
           } else {
@@ -392,36 +294,22 @@ void TcpStoreServer::Serve() {
         }
       }
       // A whole frame: answered, and its bytes given back.
-      if (!drop && !connection.closing && connection.reserved > 0 &&
+      if (!drop && !connection.session.closing && connection.reserved > 0 &&
           connection.in.size() == connection.reserved) {
         const std::string payload = connection.in.substr(store_wire::kFrameHeaderBytes);
         budget.Give(connection.reserved);
         connection.reserved = 0;
         Release(connection.in);
         connection.frame_by = absl::InfiniteFuture();
-        absl::StatusOr<Request> request = ParseRequest(payload, connection.authenticated);
         std::string reply;
-        if (!request.ok()) {
-          StoreState::Refuse(connection, reply, request.status().message());
-        } else if (!connection.authenticated) {
-          if (!SameKey(request->key, job_key_)) {
-            StoreState::Refuse(connection, reply, "a connection without this job's key");
-          } else if (authenticated >= limits_.max_connections) {
-            StoreState::Refuse(connection, reply,
-                               absl::StrCat("a connection over its limit of ",
-                                            limits_.max_connections, " connections"));
-          } else {
-            ++authenticated;
-            connection.authenticated = true;
-            reply = FramedReply(Opcode::kOk);
-          }
-        } else {
-          state.Handle(connection, *request, now, reply);
+        if (state.HandleFrame(connection.session, payload, job_key_, authenticated,
+                              limits_.max_connections, now, reply)) {
+          ++authenticated;
         }
         if (!reply.empty()) queue(connection, std::move(reply), now);
       }
       if (!drop) answer(connection, now);
-      if (!connection.authenticated && now >= connection.hello_by) drop = true;
+      if (!connection.session.authenticated && now >= connection.hello_by) drop = true;
       if (now >= connection.frame_by || now >= connection.reply_by) drop = true;
       if (!drop && !connection.out.empty()) {
         const ssize_t n =
@@ -438,12 +326,12 @@ void TcpStoreServer::Serve() {
           drop = true;
         }
       }
-      if (connection.closing && connection.out.empty()) drop = true;
+      if (connection.session.closing && connection.out.empty()) drop = true;
       if (drop) {
         close(connection.fd);
         connection.fd = -1;
         budget.Give(connection.reserved + connection.out_taken);
-        if (connection.authenticated) --authenticated;
+        if (connection.session.authenticated) --authenticated;
       }
     }
     // Sets may have satisfied other connections' Gets: their replies go out in the

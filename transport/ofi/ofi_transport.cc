@@ -146,6 +146,11 @@ class OfiTransport final : public Transport {
   absl::Status PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
                         Completion* completion, const MemoryRegion* region,
                         uint32_t check) override;
+  // Never injected (an injected message may still wait in the provider when this
+  // rank leaves): completed once delivered, where the provider can say so, else
+  // once sent.
+  absl::Status PostDeliveredSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                 Completion* completion) override;
   int check_bits() const override { return check_mask_ == 0 ? 0 : kCheckBits; }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
@@ -228,7 +233,15 @@ class OfiTransport final : public Transport {
   absl::Status ReadCompletions();
   // Fails the peers the monitor saw die, after reading what they sent before.
   void HandleDeaths();
-  void OnFreeze(absl::Time) override {}
+  // libfabric's progress runs in our calls (fi_cq_read, and fi_close of the
+  // endpoint), and it copies into and out of the operations' buffers: those must all
+  // be over before the failing call returns and its buffers go. So: every operation
+  // is abandoned (no Completion written), posted receives are cancelled, and the
+  // completion queue is read until nothing is left or `deadline` passes. What is
+  // left then (a transfer with a stopped peer) keeps the provider from ever running
+  // again: the destructor leaks the endpoint and its domain instead of closing them
+  // (closing would progress them).
+  void OnFreeze(absl::Time deadline) override;
 
   std::string name_;
   std::string address_;
@@ -244,7 +257,8 @@ class OfiTransport final : public Transport {
   bool virtual_addressing_ = false;
   bool provider_keys_ = false;
   bool endpoint_bound_registrations_ = false;
-  bool delivery_complete_ = true;  // cleared if the provider refuses the flag
+  bool delivery_complete_ = true;        // cleared if the provider refuses the flag
+  bool delivery_complete_sends_ = true;  // the same, for PostDeliveredSend
   // The check word's bits this provider carries. libfabric 1.17's shm matches a
   // receive against messages that arrived before it without the receive's ignore
   // bits (smr_match_tagged reads the message's), so a message carrying a check word
@@ -256,10 +270,20 @@ class OfiTransport final : public Transport {
   std::vector<std::string> gone_;  // by peer: why it is gone, once it is
   PeerMonitor monitor_;
   std::unique_ptr<RegistrationCache> cache_;
+  size_t own_address_bytes_ = 0;  // fi_getname's length: a peer's is as long
+  // Set by OnFreeze when operations were left with the provider: never progress it.
+  bool must_not_progress_ = false;
   // Every operation libfabric holds is live here until its completion is read, and
   // so are those in the backlogs.
   OperationPool<Operation> operations_;
   std::deque<Operation*> backlogs_[2];
+  // Transmits wait in order per peer only: one peer without room (a connection
+  // still being made to a rank that does not progress) must not hold up another's
+  // (a failure notice to a live rank waited behind one to a sleeping rank, and was
+  // lost as the process left). By peer: how many wait, and (for RetryBacklogs) which
+  // had no room this pass.
+  std::vector<uint32_t> transmits_waiting_;
+  std::vector<uint8_t> transmit_blocked_;
   size_t inject_bytes_ = 0;
   uint64_t progress_calls_ = 0;
   uint64_t notify_payload_ = 0;
@@ -386,6 +410,7 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
     return FabricError("fi_getname", failed);
   }
   name.resize(name_length);
+  own_address_bytes_ = name_length;
   address_ = EncodePeerAddress(
       {.provider = name_, .host = LocalHostName(), .pid = getpid(), .provider_address = name});
   cache_ = std::make_unique<RegistrationCache>(
@@ -396,7 +421,51 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
   return absl::OkStatus();
 }
 
+void OfiTransport::OnFreeze(absl::Time deadline) {
+  if (!connected_) return;
+  // A one-sided write into this process completes before its notification does:
+  // with the notification's receive cancelled, the write may still be on its way.
+  bool exposed = false;
+  for (std::deque<Operation*>& waiting : backlogs_) {
+    for (Operation* operation : waiting) {
+      operation->repost = nullptr;
+      operation->completion = nullptr;
+      Finish(operation, absl::OkStatus(), 0);  // never the provider's
+    }
+    waiting.clear();
+  }
+  std::fill(transmits_waiting_.begin(), transmits_waiting_.end(), 0);
+  operations_.ForEachLive([&](Operation* operation) {
+    operation->completion = nullptr;
+    if (operation->kind == Operation::Kind::kRecv ||
+        operation->kind == Operation::Kind::kNotifyRecv) {
+      exposed = exposed || operation->kind == Operation::Kind::kNotifyRecv;
+      fi_cancel(&endpoint_->fid, &operation->context);
+    }
+  });
+  while (operations_.live_count() > 0 && absl::Now() < deadline) {
+    if (!ReadCompletions().ok()) break;
+    if (operations_.live_count() > 0) absl::SleepFor(absl::Microseconds(50));
+  }
+  must_not_progress_ = exposed || operations_.live_count() > 0;
+  if (must_not_progress_) {
+    ZCOLL_LOG(WARNING) << "rank " << rank() << ": " << operations_.live_count()
+                       << " libfabric transfer(s) did not end as the job failed; the " << name_
+                       << " endpoint is left open, not closed, until the process exits";
+  }
+}
+
 OfiTransport::~OfiTransport() {
+  if (must_not_progress_) {
+    // Closing would progress transfers into buffers that are gone (OnFreeze).
+    (void)endpoint_.release();
+    (void)cq_.release();
+    (void)av_.release();
+    (void)cache_.release();
+    (void)domain_.release();
+    (void)fabric_.release();
+    return;
+  }
   // Closing the endpoint first cancels everything it had, so that no completion
   // refers to an Operation freed below.
   endpoint_.reset();
@@ -419,11 +488,23 @@ OfiTransport::~OfiTransport() {
 absl::Status OfiTransport::Connect(absl::Span<const std::string> addresses) {
   RETURN_IF_ERROR(BeginConnect(addresses));
   addresses_.assign(size(), FI_ADDR_UNSPEC);
+  transmits_waiting_.assign(size(), 0);
+  transmit_blocked_.assign(size(), 0);
   dead_.assign(size(), false);
   gone_.assign(size(), "");
   for (int peer = 0; peer < size(); ++peer) {
     if (!Reachable(peer)) continue;
     ASSIGN_OR_RETURN(PeerAddress address, DecodePeerAddress(addresses[peer], name_, peer));
+    // libfabric reads an address of its format's length (or, a string one, up to its
+    // NUL) whatever it is given: a short one is refused here.
+    const std::string& raw = address.provider_address;
+    const bool fits = info_->addr_format == FI_ADDR_STR ? raw.find('\0') != std::string::npos
+                                                        : raw.size() == own_address_bytes_;
+    if (!fits) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank ", rank(), ": the ", name_, " address of rank ", peer, " is malformed (",
+          raw.size(), " bytes, where this rank's has ", own_address_bytes_, ")"));
+    }
     const int inserted =
         fi_av_insert(av_.get(), address.provider_address.data(), 1, &addresses_[peer], 0, nullptr);
     if (inserted != 1) {
@@ -499,7 +580,8 @@ absl::StatusOr<void*> OfiTransport::Descriptor(const void* data, size_t bytes,
 absl::Status OfiTransport::Submit(Backlog backlog, const char* what, Operation* operation,
                                   std::function<ssize_t()> post) {
   std::deque<Operation*>& waiting = backlogs_[static_cast<int>(backlog)];
-  if (waiting.empty()) {
+  const bool transmit = backlog == Backlog::kTransmit;
+  if (transmit ? transmits_waiting_[operation->peer] == 0 : waiting.empty()) {
     ssize_t rc = post();
     if (rc == -FI_EAGAIN) {
       // Completions read now may free the room.
@@ -515,25 +597,40 @@ absl::Status OfiTransport::Submit(Backlog backlog, const char* what, Operation* 
   operation->repost = std::move(post);
   operation->what = what;
   waiting.push_back(operation);
+  if (transmit) ++transmits_waiting_[operation->peer];
   return absl::OkStatus();
 }
 
 void OfiTransport::RetryBacklogs() {
-  for (std::deque<Operation*>& waiting : backlogs_) {
-    while (!waiting.empty()) {
-      Operation* operation = waiting.front();
-      const ssize_t rc = operation->repost();
-      if (rc == -FI_EAGAIN) break;
-      waiting.pop_front();
-      operation->repost = nullptr;
-      if (rc != 0) {
-        Finish(
-            operation,
-            FabricError(absl::StrCat(operation->what, " on rank ", rank()), static_cast<int>(rc)),
-            0);
-      }
+  auto post = [this](Operation* operation) {
+    const ssize_t rc = operation->repost();
+    if (rc == -FI_EAGAIN) return false;
+    operation->repost = nullptr;
+    if (rc != 0) {
+      Finish(operation,
+             FabricError(absl::StrCat(operation->what, " on rank ", rank()), static_cast<int>(rc)),
+             0);
     }
+    return true;
+  };
+  // Receives in order: a full receive queue is the provider's, not a peer's.
+  std::deque<Operation*>& receives = backlogs_[static_cast<int>(Backlog::kReceive)];
+  while (!receives.empty() && post(receives.front())) receives.pop_front();
+  // Transmits in order per peer; a peer without room is passed over.
+  std::deque<Operation*>& transmits = backlogs_[static_cast<int>(Backlog::kTransmit)];
+  if (transmits.empty()) return;
+  for (auto it = transmits.begin(); it != transmits.end();) {
+    Operation* operation = *it;
+    const int peer = operation->peer;
+    if (transmit_blocked_[peer] || !post(operation)) {
+      transmit_blocked_[peer] = 1;
+      ++it;
+      continue;
+    }
+    it = transmits.erase(it);
+    --transmits_waiting_[peer];
   }
+  std::fill(transmit_blocked_.begin(), transmit_blocked_.end(), 0);
 }
 
 absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, size_t bytes,
@@ -569,10 +666,47 @@ absl::Status OfiTransport::PostSend(int peer, uint64_t tag, const void* data, si
       });
 }
 
+absl::Status OfiTransport::PostDeliveredSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                             Completion* completion) {
+  RETURN_IF_ERROR(CheckReady("PostDeliveredSend"));
+  RETURN_IF_ERROR(CheckMessage("PostDeliveredSend", peer, tag, data, bytes, nullptr));
+  if (dead_[peer]) {
+    completion->Complete(Gone(peer), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
+  absl::StatusOr<void*> descriptor = Descriptor(data, bytes, nullptr, operation);
+  if (!descriptor.ok()) {
+    Discard(operation);
+    return descriptor.status();
+  }
+  return Submit(
+      Backlog::kTransmit, "fi_tsendmsg", operation,
+      [this, data, bytes, descriptor = *descriptor, address = addresses_[peer], tag,
+       operation]() -> ssize_t {
+        iovec vector{const_cast<void*>(data), bytes};
+        void* descriptors[] = {descriptor};
+        fi_msg_tagged message{};
+        message.msg_iov = &vector;
+        message.desc = descriptors;
+        message.iov_count = 1;
+        message.addr = address;
+        message.tag = tag;
+        message.context = &operation->context;
+        if (delivery_complete_sends_) {
+          const ssize_t rc =
+              fi_tsendmsg(endpoint_.get(), &message, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+          if (rc != -FI_EBADFLAGS && rc != -FI_EINVAL && rc != -FI_ENOSYS) return rc;
+          delivery_complete_sends_ = false;
+        }
+        return fi_tsendmsg(endpoint_.get(), &message, FI_COMPLETION | FI_TRANSMIT_COMPLETE);
+      });
+}
+
 absl::StatusOr<bool> OfiTransport::TryInject(int peer, uint64_t tag, const void* data,
                                              size_t bytes) {
   // Not past posts that wait: they go first.
-  if (!backlogs_[static_cast<int>(Backlog::kTransmit)].empty()) return false;
+  if (transmits_waiting_[peer] > 0) return false;
   ssize_t rc = fi_tinject(endpoint_.get(), data, bytes, addresses_[peer], tag);
   if (rc == -FI_EAGAIN) {
     (void)ReadCompletions();
@@ -722,6 +856,12 @@ void OfiTransport::HandleCompletion(Operation* operation, size_t length, uint64_
 void OfiTransport::HandleError(const fi_cq_err_entry& error) {
   auto* operation = static_cast<Operation*>(error.op_context);
   if (operation == nullptr) return;
+  // One ended already (its Completion taken: a dead peer's, or a frozen
+  // transport's), cancelled or failed now: nothing more to say.
+  if (operation->completion == nullptr && error.err == FI_ECANCELED) {
+    Finish(operation, absl::OkStatus(), 0);
+    return;
+  }
   const int peer = operation->peer;
   absl::Status status;
   if (error.err == FI_ETRUNC) {
@@ -766,6 +906,9 @@ void OfiTransport::FailOperationsOf(int peer, const absl::Status& why) {
       }
       Operation* operation = *it;
       it = waiting.erase(it);
+      if (&waiting == &backlogs_[static_cast<int>(Backlog::kTransmit)]) {
+        --transmits_waiting_[peer];
+      }
       operation->repost = nullptr;
       Finish(operation, why, 0);
     }

@@ -158,6 +158,8 @@ class UcxTransport final : public Transport {
   bool CanFindUnexpected() const override { return true; }
   absl::Status PostRecv(int peer, uint64_t tag, void* data, size_t bytes, Completion* completion,
                         const MemoryRegion* region) override;
+  absl::Status PostDeliveredSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                 Completion* completion) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
 
@@ -367,12 +369,12 @@ absl::Status UcxTransport::Initialize(absl::string_view transports) {
 
 UcxTransport::~UcxTransport() {
   if (frozen()) {
-    // Abandoned operations: no Completion is written, and the worker is not progressed
-    // again (a progress could still deliver a fragment into an abandoned buffer: a
-    // survivor of a killed peer crashed that way, the program's vectors freed). The
-    // worker closes its endpoints as it is destroyed.
-    if (worker_ != nullptr) ucp_worker_destroy(worker_);
-    if (context_ != nullptr) ucp_cleanup(context_);
+    // Abandoned operations: the worker is never progressed again (a progress could
+    // still deliver a fragment into an abandoned buffer: a survivor of a killed peer
+    // crashed that way, the program's vectors freed), nor destroyed: UCX 1.13 purges
+    // a connection still being set up as it destroys a worker, and aborted on an
+    // assertion doing so (`got REP message`, ucp_request.c:684). The worker, its
+    // sockets and its memory stay until the process exits.
     return;
   }
   const absl::Status aborted =
@@ -380,13 +382,29 @@ UcxTransport::~UcxTransport() {
   operations_.ForEachLive([&](Operation* operation) {
     if (operation->completion != nullptr) operation->completion->Complete(aborted, 0);
     operation->completion = nullptr;
-    if (operation->request != nullptr) ucp_request_cancel(worker_, operation->request);
+    // Receives only (the listeners' of a job's control channel, at least): UCX 1.13
+    // over tcp, cancelling a rendezvous send whose peer then closed, completed it
+    // twice and aborted on an assertion (`comp->count > 0`).
+    if (operation->request != nullptr && operation->kind == Operation::Kind::kRecv) {
+      ucp_request_cancel(worker_, operation->request);
+    }
   });
-  // Let cancellations run their callbacks, then close the endpoints without waiting
-  // for peers that may be gone.
   if (worker_ != nullptr) {
     for (int i = 0; i < 100 && ucp_worker_progress(worker_) != 0; ++i) {
     }
+  }
+  bool sending = false;
+  operations_.ForEachLive([&](Operation* operation) {
+    sending = sending || operation->kind != Operation::Kind::kRecv;
+  });
+  if (sending) {
+    // A transfer still reads its buffer: the worker is left as it is, as a frozen
+    // one (closing it would progress the transfer).
+    return;
+  }
+  // Nothing in flight: close the endpoints without waiting for peers that may be
+  // gone.
+  if (worker_ != nullptr) {
     for (ucp_ep_h endpoint : endpoints_) {
       if (endpoint == nullptr) continue;
       ucp_request_param_t params{};
@@ -596,6 +614,22 @@ absl::Status UcxTransport::PostSend(int peer, uint64_t tag, const void* data, si
                  ucp_tag_send_nbx(endpoints_[peer], data, bytes,
                                   layout_.Tag(tag, rank(), false, check), &params),
                  "ucp_tag_send_nbx", bytes);
+}
+
+absl::Status UcxTransport::PostDeliveredSend(int peer, uint64_t tag, const void* data, size_t bytes,
+                                             Completion* completion) {
+  RETURN_IF_ERROR(CheckReady("PostDeliveredSend"));
+  RETURN_IF_ERROR(CheckMessage("PostDeliveredSend", peer, tag, data, bytes, nullptr));
+  if (dead_[peer]) {
+    completion->Complete(Gone(peer), 0);
+    return absl::OkStatus();
+  }
+  Operation* operation = NewOperation(Operation::Kind::kSend, peer, completion, bytes);
+  const ucp_request_param_t params = Params(operation);
+  return Started(operation,
+                 ucp_tag_send_sync_nbx(endpoints_[peer], data, bytes,
+                                       layout_.Tag(tag, rank(), false, 0), &params),
+                 "ucp_tag_send_sync_nbx", bytes);
 }
 
 absl::Status UcxTransport::PostRecv(int peer, uint64_t tag, void* data, size_t bytes,
