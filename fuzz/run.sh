@@ -2,9 +2,9 @@
 # Runs each fuzz target (fuzz/BUILD.bazel) under libFuzzer: clang 14 with ASan,
 # built in an output base of its own (so that it does not rebuild the default one),
 # each for --execs executions (default 10^7), from its seeds and the corpus it kept
-# from earlier runs. Prints a line per target and exits non-zero on any crash, whose
-# input libFuzzer saves as crash-* in the working directory (replay it with the
-# default build: bazel run //fuzz:TARGET -- crash-...).
+# from earlier runs, and shuts its Bazel server down. Prints a line per target and
+# exits non-zero on any crash, whose input libFuzzer saves as crash-* in the working
+# directory (replay it with the default build: bazel run //fuzz:TARGET -- crash-...).
 #   fuzz/run.sh [--execs N] [--corpus DIR] [TARGET...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,10 +25,11 @@ bazel --output_base="$output_base" build --config=fuzz --color=no --curses=no --
   $(printf '//fuzz:%s ' "${targets[@]}")
 bin=$(bazel --output_base="$output_base" info --config=fuzz bazel-bin 2>/dev/null)
 failed=0
-printf '%-24s %12s %12s %10s %8s\n' target executions "per second" "new units" result
+printf '%-24s %12s %10s %12s %10s %8s\n' target executions seconds "per second" "new units" result
 for target in "${targets[@]}"; do
   mkdir -p "$corpus/$target"
   log=$(mktemp)
+  started=$(date +%s.%N)
   if ZCOLL_FUZZ_SEEDS="$corpus/$target" "$bin/fuzz/$target" "$corpus/$target" \
        -runs="$execs" -print_final_stats=1 >"$log" 2>&1; then
     result=ok
@@ -36,9 +37,14 @@ for target in "${targets[@]}"; do
     result=CRASH failed=1
     tail -40 "$log"
   fi
+  seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
   stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
-  printf '%-24s %12s %12s %10s %8s\n' "$target" "$(stat number_of_executed_units)" \
-    "$(stat average_exec_per_sec)" "$(stat new_units_added)" "$result"
+  executions=$(stat number_of_executed_units)
+  # libFuzzer's own rate divides by whole seconds (0 for a run under one).
+  printf '%-24s %12s %10.1f %12.0f %10s %8s\n' "$target" "$executions" "$seconds" \
+    "$(awk -v n="${executions:-0}" -v s="$seconds" 'BEGIN { print n / s }')" "$(stat new_units_added)" "$result"
   rm -f "$log"
 done
+# A second Bazel server would otherwise stay up beside the default one.
+bazel --output_base="$output_base" shutdown
 exit $failed

@@ -8,8 +8,11 @@
 // the largest resident set over the ranks at each tenth of the run; the run fails
 // (exit code 2) if it grew after the first tenth by more than --rss-growth-mb, which
 // is how a leak per call shows (allocations of the largest calls are reached early:
-// counts are log-uniform).
+// counts are log-uniform). Each rank first gives the allocator's free pages back
+// (malloc_trim): otherwise the sample says which buffer sizes the last calls freed
+// into the heap (tens of MiB either way at 2^20 elements), not what is held.
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -87,6 +90,7 @@ int Run(const SoakOptions& options) {
     }
     // At each tenth: the ranks' largest resident set (a collective itself).
     if ((done + 1) * 10 / options.ops != done * 10 / options.ops) {
+      malloc_trim(0);
       uint64_t rss = ResidentKiB(), largest = 0;
       const absl::Status status =
           comm.Allreduce(&rss, &largest, 1, DataType::kUint64, PredefinedOp::kMax);

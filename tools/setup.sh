@@ -18,6 +18,8 @@ packages=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # Extra test hosts in network namespaces.
   iproute2
+  # Fuzzing (fuzz/run.sh, .ci/run): clang 14 with libFuzzer and ASan's runtimes.
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()
