@@ -197,11 +197,20 @@ namespace {
 
 using namespace algorithm_steps;  // NOLINT: the generators
 
+// The node engine: one node whose ranks all mapped its segment, and a vector that fits
+// a slot.
+bool NodeEngineCanRun(const SelectionInputs& inputs) {
+  return inputs.node_engine && inputs.num_nodes == 1 && inputs.size >= 2 &&
+         (!inputs.bytes.has_value() || *inputs.bytes <= kNodeSlotBytes);
+}
+
 constexpr Algorithm kAlgorithms[] = {
+    {"node", Collective::kReduce, true, NodeEngineCanRun, nullptr},
     {"binomial", Collective::kReduce, true, nullptr, BinomialReduce},
     {"knomial", Collective::kReduce, true, nullptr, KnomialReduce4},
     {"rabenseifner", Collective::kReduce, true, nullptr, RabenseifnerReduce},
     {"two_level", Collective::kReduce, true, nullptr, TwoLevelReduce},
+    {"node", Collective::kAllreduce, true, NodeEngineCanRun, nullptr},
     {"recursive_doubling", Collective::kAllreduce, true, nullptr, RecursiveDoublingAllreduce},
     {"rabenseifner", Collective::kAllreduce, true, nullptr, RabenseifnerAllreduce},
     {"two_level", Collective::kAllreduce, true, nullptr, TwoLevelAllreduce},
@@ -214,6 +223,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kScatter, true, nullptr, LinearScatter},
     {"binomial", Collective::kScatter, true, nullptr, BinomialScatter},
     {"linear", Collective::kScatterv, true, nullptr, LinearScatter},
+    {"node", Collective::kBcast, true, NodeEngineCanRun, nullptr},
     {"binomial", Collective::kBcast, true, nullptr, BinomialBcast},
     {"chain", Collective::kBcast, true, nullptr, ChainBcast},
     {"linear", Collective::kBcast, true, nullptr, LinearBcast},
@@ -230,6 +240,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"pairwise", Collective::kAlltoall, true, nullptr, PairwiseAlltoall},
     {"bruck", Collective::kAlltoall, true, nullptr, BruckAlltoall},
     {"pairwise", Collective::kAlltoallv, true, nullptr, PairwiseAlltoall},
+    {"node", Collective::kBarrier, true, NodeEngineCanRun, nullptr},
     {"dissemination", Collective::kBarrier, true, nullptr, DisseminationBarrier},
     {"linear", Collective::kBarrier, true, nullptr, LinearBarrier},
     {"recursive_doubling", Collective::kScan, true, nullptr, RecursiveDoublingScan},
@@ -297,9 +308,10 @@ std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
   }
 }
 
-SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology) {
-  return {args.collective, args.AgreedMessageBytes(), args.size, args.commutative,
-          topology.num_nodes()};
+SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
+                                      bool node_engine) {
+  return {args.collective,  args.AgreedMessageBytes(), args.size,
+          args.commutative, topology.num_nodes(),      node_engine};
 }
 
 absl::string_view CollectiveName(Collective collective) {

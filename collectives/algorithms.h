@@ -143,10 +143,18 @@ struct SelectionInputs {
   int size = 1;
   bool commutative = true;
   int num_nodes = 1;
+  // The communicator has a node engine (node_engine.h): one node, and every rank of it
+  // mapped the shared segment (the node's leader told them all alike).
+  bool node_engine = false;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
-SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology);
+SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
+                                      bool node_engine = false);
+
+// Bytes of a rank's slot in the node engine's segment: its collectives move vectors up
+// to this size (node_engine.h).
+inline constexpr size_t kNodeSlotBytes = 16 * 1024;
 
 using ScheduleGenerator = Schedule (*)(const CollectiveArgs& args, const Topology& topology,
                                        int rank);
@@ -159,7 +167,11 @@ struct Algorithm {
   // Whether it can run a call (null: always); only agreed inputs, so that every rank
   // of the call answers alike.
   bool (*can_run)(const SelectionInputs& inputs);
+  // Null for the node engine's algorithms ("node"), which run on the node's shared
+  // segment instead of a Schedule (node_engine.h).
   ScheduleGenerator generate;
+
+  bool on_node() const { return generate == nullptr; }
 };
 
 // Every algorithm, grouped by collective.

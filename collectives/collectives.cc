@@ -420,7 +420,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   if (!found) {
     const CollectiveArgs full = call.FullArgs();
     // The choice sees only what every rank of the call passes alike.
-    const SelectionInputs inputs = AgreedSelectionInputs(full, state.topology);
+    const SelectionInputs inputs =
+        AgreedSelectionInputs(full, state.topology, state.node != nullptr);
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {
@@ -430,8 +431,12 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     } else {
       algorithm = &SelectAlgorithm(inputs);
     }
-    auto plan = std::make_shared<const ExecutionPlan>(
-        algorithm->generate(full, state.topology, rank()), call.args.element_bytes);
+    // A node algorithm has no plan: it runs on the node's segment.
+    std::shared_ptr<const ExecutionPlan> plan;
+    if (!algorithm->on_node()) {
+      plan = std::make_shared<const ExecutionPlan>(
+          algorithm->generate(full, state.topology, rank()), call.args.element_bytes);
+    }
     constexpr size_t kCachedPlans = 16;
     if (state.plans.size() >= kCachedPlans) {
       auto oldest = std::min_element(state.plans.begin(), state.plans.end(),
@@ -473,36 +478,68 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     cached.call_check_key = check_key;
     cached.call_check = cached.plan_check ^ MixCheck({check_key});
   }
-  std::shared_ptr<ScratchArena> scratch;
-  if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());
-  // The calls before this one, when none is in flight: any message of theirs still
-  // waiting once this one completes was never to be received.
-  Execution::Predecessors predecessors;
-  predecessors.tag_bases.fill(sequence << kScheduleTagBits);
-  if (state.in_flight == 0) {
-    uint64_t earlier = sequence;
-    while (predecessors.count < predecessors.tag_bases.size() &&
-           predecessors.count + 1 < state.collectives_started) {
-      earlier = earlier == 0 ? kSequenceNumbers - 1 : earlier - 1;
-      predecessors.tag_bases[predecessors.count++] = earlier << kScheduleTagBits;
+  // A fresh request, or one that finished without error (its memory reused), of the
+  // kind `idle` holds.
+  auto take_request = [&](std::vector<std::unique_ptr<Request::Pending>>& idle, auto make) {
+    std::unique_ptr<Request::Pending> pending;
+    if (idle.empty()) {
+      pending = std::make_unique<Request::Pending>();
+      pending->execution = make();
+      pending->idle_requests = &idle;
+      pending->transport = &transport;
+      pending->scratch_pool = &state.scratch;
+      pending->in_flight = &state.in_flight;
+    } else {
+      pending = std::move(idle.back());
+      idle.pop_back();
     }
-  }
+    return pending;
+  };
   std::unique_ptr<Request::Pending> pending;
-  if (state.idle_requests.empty()) {
-    pending = std::make_unique<Request::Pending>();
-    pending->execution = std::make_shared<Execution>(
-        plan, transport, sequence << kScheduleTagBits, call.type, op, call.send, call.recv,
-        std::move(scratch), cached.call_check, call.name, predecessors);
-    pending->idle_requests = &state.idle_requests;
-    pending->transport = &transport;
-    pending->scratch_pool = &state.scratch;
-    pending->in_flight = &state.in_flight;
+  if (plan == nullptr) {
+    // On the node's segment.
+    pending = take_request(state.idle_node_requests,
+                           [&] { return std::make_shared<NodeExecution>(*state.node, transport); });
+    static_cast<NodeExecution&>(*pending->execution)
+        .Restart({.collective = call.args.collective,
+                  .sequence = state.node->TakeSequence(),
+                  .check = cached.call_check,
+                  .type = call.type,
+                  .op = op,
+                  .send = call.send,
+                  .recv = call.recv,
+                  .count = call.args.count,
+                  .element_bytes = call.args.element_bytes,
+                  .root = call.args.root,
+                  .in_place = call.args.in_place,
+                  .name = call.name});
   } else {
-    pending = std::move(state.idle_requests.back());
-    state.idle_requests.pop_back();
-    pending->execution->Restart(plan, sequence << kScheduleTagBits, call.type, op, call.send,
-                                call.recv, std::move(scratch), cached.call_check, call.name,
-                                predecessors);
+    std::shared_ptr<ScratchArena> scratch;
+    if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());
+    // The calls before this one, when none is in flight: any message of theirs still
+    // waiting once this one completes was never to be received.
+    Execution::Predecessors predecessors;
+    predecessors.tag_bases.fill(sequence << kScheduleTagBits);
+    if (state.in_flight == 0) {
+      uint64_t earlier = sequence;
+      while (predecessors.count < predecessors.tag_bases.size() &&
+             predecessors.count + 1 < state.collectives_started) {
+        earlier = earlier == 0 ? kSequenceNumbers - 1 : earlier - 1;
+        predecessors.tag_bases[predecessors.count++] = earlier << kScheduleTagBits;
+      }
+    }
+    bool fresh = false;
+    pending = take_request(state.idle_requests, [&] {
+      fresh = true;
+      return std::make_shared<Execution>(plan, transport, sequence << kScheduleTagBits, call.type,
+                                         op, call.send, call.recv, scratch, cached.call_check,
+                                         call.name, predecessors);
+    });
+    if (!fresh) {
+      static_cast<Execution&>(*pending->execution)
+          .Restart(plan, sequence << kScheduleTagBits, call.type, op, call.send, call.recv,
+                   std::move(scratch), cached.call_check, call.name, predecessors);
+    }
   }
   pending->name = call.name;
   pending->timeout = state.timeout;

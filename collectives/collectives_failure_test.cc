@@ -257,7 +257,7 @@ TEST(MismatchTest, CountsThatDisagreeEndTheCollectiveOnEveryRank) {
   EXPECT_TRUE(status.ok()) << status;
   const std::string all = absl::StrCat(messages[0], "\n", messages[1], "\n", messages[2]);
   EXPECT_THAT(all, AnyOf(HasSubstr("were expected; the ranks passed different counts"),
-                         HasSubstr("does not fit")))
+                         HasSubstr("does not fit"), HasSubstr("disagree on the arguments")))
       << all;
 }
 
@@ -435,6 +435,36 @@ TEST(NonblockingTest, OverlappingCollectivesAllComplete) {
 
 // More nonblocking collectives in flight than their sequence numbers can tell apart
 // is refused, not mismatched.
+// Node calls in flight together, waited for newest first: a call two after another
+// reuses its buffers only once every rank has read that one, so waiting for the newest
+// must advance the older ones too.
+TEST(NonblockingTest, NodeCallsWaitedForNewestFirstComplete) {
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(10)},
+      [](Communicator& comm, RankControl&) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node").ok());
+        constexpr int kCalls = 6;
+        std::vector<std::vector<int32_t>> in(kCalls), out(kCalls);
+        std::vector<Request> requests;
+        for (int i = 0; i < kCalls; ++i) {
+          in[i].assign(8, comm.rank() + i);
+          out[i].assign(8, -1);
+          absl::StatusOr<Request> request =
+              comm.IAllreduce(in[i].data(), out[i].data(), 8, DataType::kInt32, PredefinedOp::kSum);
+          ASSERT_TRUE(request.ok()) << request.status();
+          requests.push_back(std::move(*request));
+        }
+        for (int i = kCalls - 1; i >= 0; --i) {
+          const absl::Status waited = requests[i].Wait();
+          ASSERT_TRUE(waited.ok()) << "call " << i << ": " << waited;
+        }
+        for (int i = 0; i < kCalls; ++i) {
+          EXPECT_EQ(out[i], std::vector<int32_t>(8, 0 + 1 + 2 + 3 * i)) << "call " << i;
+        }
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 TEST(NonblockingTest, TooManyInFlightIsResourceExhausted) {
   const absl::Status status = RunCommunicatorJob({.size = 1}, [](Communicator& comm, RankControl&) {
     std::vector<float> in(1, 1.0f), out(1);
@@ -507,8 +537,9 @@ TEST(AlgorithmChoiceTest, AnAlgorithmForCommutativeOpsRefusesOthersOnEveryRank) 
 // Allreduce as an exception. (Ranks are threads here: `throws_here` is per rank.)
 thread_local bool throws_here = false;
 
-TEST(UserOpTest, AThrowingUserOpFailsTheCallAndReleasesThePeers) {
-  const ReduceOp thrower = *ReduceOp::CreateUser(
+// int32 sum that throws where `throws_here`.
+ReduceOp Thrower() {
+  return *ReduceOp::CreateUser(
       [](const void* in, void* inout, size_t count, DataType) {
         if (throws_here) throw std::runtime_error("boom in the user op");
         for (size_t i = 0; i < count; ++i) {
@@ -516,10 +547,15 @@ TEST(UserOpTest, AThrowingUserOpFailsTheCallAndReleasesThePeers) {
         }
       },
       /*commutative=*/true, "thrower");
+}
+
+TEST(UserOpTest, AThrowingUserOpFailsTheCallAndReleasesThePeers) {
+  const ReduceOp thrower = Thrower();
   const absl::Status status = RunCommunicatorJob(
       {.size = 3, .communicator_timeout = absl::Seconds(30)},
       [&](Communicator& comm, RankControl&) {
         // Every rank reduces something in a 3-rank recursive doubling; one throws.
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling").ok());
         throws_here = comm.rank() == 1;
         std::vector<int32_t> in(16, comm.rank()), out(16);
         const absl::Time start = absl::Now();
@@ -545,6 +581,35 @@ TEST(UserOpTest, AThrowingUserOpFailsTheCallAndReleasesThePeers) {
   throws_here = false;
   EXPECT_EQ(local.code(), absl::StatusCode::kUnknown) << local;
   EXPECT_THAT(local.message(), HasSubstr("'thrower' threw an exception: boom"));
+}
+
+// On the node engine every rank reduces the published contributions itself: the rank
+// whose op throws gets Unknown, the others may return OK (their results are whole: the
+// exception did not touch them) or Aborted, and the job has failed: the next call
+// fails on every rank, naming the op.
+TEST(UserOpTest, AThrowingUserOpOnTheNodeEngineFailsTheJob) {
+  const ReduceOp thrower = Thrower();
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(30)},
+      [&](Communicator& comm, RankControl&) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node").ok());
+        throws_here = comm.rank() == 1;
+        std::vector<int32_t> in(16, comm.rank()), out(16);
+        const absl::Status result =
+            comm.Allreduce(in.data(), out.data(), in.size(), DataType::kInt32, thrower);
+        if (comm.rank() == 1) {
+          EXPECT_EQ(result.code(), absl::StatusCode::kUnknown) << result;
+          EXPECT_THAT(result.message(), HasSubstr("'thrower' threw an exception: boom"));
+        } else if (result.ok()) {
+          EXPECT_EQ(out, std::vector<int32_t>(16, 0 + 1 + 2));
+        } else {
+          EXPECT_EQ(result.code(), absl::StatusCode::kAborted) << result;
+        }
+        const absl::Status next = comm.Barrier();
+        EXPECT_FALSE(next.ok());
+        EXPECT_THAT(next.message(), HasSubstr("'thrower' threw an exception: boom"));
+      });
+  EXPECT_TRUE(status.ok()) << status;
 }
 
 // Every operation of a moved-from Communicator is refused with FailedPrecondition,

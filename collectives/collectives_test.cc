@@ -116,11 +116,20 @@ std::string Where(const Communicator& comm, Collective collective, absl::string_
                       comm.size());
 }
 
-// The algorithms of `collective` that can run `op` (some need a commutative one).
+// Whether `comm` runs its node engine's collectives of `bytes` (node_engine.h): all its
+// ranks on one node, at least two, and a vector that fits a slot.
+bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
+  return comm.topology().num_nodes() == 1 && comm.size() >= 2 && bytes <= kNodeSlotBytes;
+}
+
+// The algorithms of `collective` that can run `op` (some need a commutative one), and
+// the node engine's where it runs `bytes` on `comm` (none without a `comm`).
 std::vector<absl::string_view> AlgorithmsOf(Collective collective,
-                                            const ReduceOp& op = PredefinedOp::kSum) {
+                                            const ReduceOp& op = PredefinedOp::kSum,
+                                            const Communicator* comm = nullptr, size_t bytes = 0) {
   std::vector<absl::string_view> names;
   for (const Algorithm& algorithm : AllAlgorithms()) {
+    if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, bytes))) continue;
     if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
       names.push_back(algorithm.name);
     }
@@ -138,7 +147,8 @@ void CheckReductions(Communicator& comm) {
       const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
       const Bytes expected = *testing::ReferenceReduce(op_case.op, op_case.type, inputs, count);
       // Reduce, at two roots, and Allreduce.
-      for (absl::string_view algorithm : AlgorithmsOf(Collective::kReduce)) {
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kReduce, op_case.op, &comm, count * width)) {
         ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduce, algorithm).ok());
         for (int root : {0, size - 1}) {
           for (bool in_place : {false, true}) {
@@ -159,7 +169,8 @@ void CheckReductions(Communicator& comm) {
           }
         }
       }
-      for (absl::string_view algorithm : AlgorithmsOf(Collective::kAllreduce)) {
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kAllreduce, op_case.op, &comm, count * width)) {
         ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, algorithm).ok());
         for (bool in_place : {false, true}) {
           Bytes send = inputs[rank];
@@ -311,7 +322,8 @@ void CheckBcastAndGathers(Communicator& comm) {
     ++salt;
     const RankBytes inputs = AllInputs(type, size, count, salt);
     for (int root : {0, size / 2, size - 1}) {
-      for (absl::string_view algorithm : AlgorithmsOf(Collective::kBcast)) {
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kBcast, PredefinedOp::kSum, &comm, count * width)) {
         ASSERT_TRUE(comm.SetAlgorithm(Collective::kBcast, algorithm).ok());
         Bytes buffer = rank == root ? inputs[root] : Bytes(count * width, 0x5a);
         const absl::Status status = comm.Bcast(buffer.data(), count, type, root);
@@ -494,6 +506,7 @@ void CheckBarriers(Communicator& comm) {
   const int size = comm.size(), rank = comm.rank();
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.collective != Collective::kBarrier) continue;
+    if (algorithm.on_node() && !NodeEngineRunsHere(comm, 0)) continue;
     ASSERT_TRUE(comm.SetAlgorithm(Collective::kBarrier, algorithm.name).ok());
     for (int late = 0; late < std::min(size, 3); ++late) {
       if (rank == late) absl::SleepFor(absl::Milliseconds(20));

@@ -298,11 +298,23 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   if (!context.ok()) return context.status();
   std::vector<int> job_ranks(size);
   for (int r = 0; r < size; ++r) job_ranks[r] = r;
-  return Communicator(std::make_unique<State>(
-      State{std::move(shared_bootstrap),
-            std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
-                                                    std::vector<uint32_t>(size, *context)),
-            std::move(topology), timeout}));
+  return WithNodeEngine(
+      Communicator(std::make_unique<State>(
+          State{std::move(shared_bootstrap),
+                std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
+                                                        std::vector<uint32_t>(size, *context)),
+                std::move(topology), timeout})),
+      deadline);
+}
+
+absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communicator,
+                                                          absl::Time deadline) {
+  State& state = *communicator.state_;
+  absl::StatusOr<std::unique_ptr<NodeEngine>> engine =
+      NodeEngine::Create(*state.transport, state.topology, deadline);
+  if (!engine.ok()) return communicator.Failed(engine.status());
+  state.node = std::move(*engine);
+  return communicator;
 }
 
 absl::Status Communicator::Failed(const absl::Status& status) {
@@ -388,11 +400,15 @@ absl::StatusOr<std::optional<Communicator>> Communicator::Split(
     release();
     return topology.status();
   }
-  return std::optional<Communicator>(Communicator(std::make_unique<State>(
-      State{state_->bootstrap,
-            std::make_unique<CommunicatorTransport>(transport.shared_job(), new_rank,
-                                                    std::move(job_ranks), std::move(contexts)),
-            std::move(*topology), state_->timeout})));
+  absl::StatusOr<Communicator> made = WithNodeEngine(
+      Communicator(std::make_unique<State>(
+          State{state_->bootstrap,
+                std::make_unique<CommunicatorTransport>(transport.shared_job(), new_rank,
+                                                        std::move(job_ranks), std::move(contexts)),
+                std::move(*topology), state_->timeout})),
+      until);
+  if (!made.ok()) return made.status();
+  return std::optional<Communicator>(std::move(*made));
 }
 
 absl::StatusOr<Communicator> Communicator::Dup(std::optional<absl::Time> deadline) {

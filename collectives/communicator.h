@@ -556,6 +556,10 @@ class Communicator {
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
   absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
+  // `communicator` with its node engine set up (node_engine.h; every rank of a new
+  // communicator calls it); an error fails the job.
+  static absl::StatusOr<Communicator> WithNodeEngine(Communicator communicator,
+                                                     absl::Time deadline);
   std::unique_ptr<State> state_;
 };
 

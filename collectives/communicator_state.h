@@ -14,6 +14,7 @@
 #include "collectives/communicator.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/executor.h"
+#include "collectives/node_engine.h"
 #include "core/topology.h"
 #include "transport/bootstrap/bootstrap.h"
 
@@ -72,6 +73,10 @@ struct Communicator::State {
   // Requests that finished without error, with their executions, ready to run
   // another call (a small collective should not allocate).
   std::vector<std::unique_ptr<Request::Pending>> idle_requests;
+  // The node engine, when every rank shares one node (null otherwise), and its idle
+  // requests (declared after it: they refer to it).
+  std::unique_ptr<NodeEngine> node;
+  std::vector<std::unique_ptr<Request::Pending>> idle_node_requests;
 };
 
 }  // namespace zcoll

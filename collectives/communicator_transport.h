@@ -65,9 +65,10 @@ inline constexpr uint64_t kMaxCommunicatorTag = (uint64_t{1} << kCommunicatorTag
 // control channel.
 inline constexpr uint32_t kMaxContexts = (uint32_t{1} << kContextBits) - 1;
 
-// Tags of the communicator's own exchanges (Split, Dup, ZCOLL_CHECK).
+// Tags of the communicator's own exchanges (Split, Dup, ZCOLL_CHECK, the node engine).
 enum class InternalTag : uint64_t {
   kExchange = kMaxCommunicatorTag + 1,
+  kNodeSetup = kMaxCommunicatorTag + 2,  // the node engine's segment (node_engine.h)
 };
 
 class JobConnection {
@@ -212,6 +213,10 @@ class CommunicatorTransport final : public Transport {
                         const MemoryRegion* region = nullptr) override;
   absl::Status PostNotifyRecv(int peer, uint64_t notify_tag, Completion* completion) override;
   absl::Status Progress() override;
+  // Kept by the job, whose transport outlives this communicator's.
+  void KeepUntilDestroyed(std::shared_ptr<void> state) override {
+    job_->KeepUntilDestroyed(std::move(state));
+  }
 
   // The communicator's own messages, on tags users cannot reach.
   absl::Status PostInternalSend(int peer, InternalTag tag, const void* data, size_t bytes,

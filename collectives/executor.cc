@@ -278,10 +278,12 @@ absl::Status Execution::CheckWaitingMessages(bool completed) const {
 
 Execution::~Execution() {
   // A probe still under way when the call is gone (to a rank that stopped, say) keeps
-  // its Completion: the transport may still write it. A few bytes, rarely.
+  // its Completion with the transport, which may still write it. A few bytes, rarely.
+  auto pending = std::make_shared<std::vector<std::unique_ptr<Completion>>>();
   for (std::unique_ptr<Completion>& probe : probes_) {
-    if (!probe->done()) (void)probe.release();
+    if (!probe->done()) pending->push_back(std::move(probe));
   }
+  if (!pending->empty()) transport_.KeepUntilDestroyed(std::move(pending));
 }
 
 Transport::PollResult Execution::Look(absl::Duration waited) {

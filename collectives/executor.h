@@ -49,6 +49,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "collectives/algorithms.h"
+#include "collectives/call_execution.h"
 #include "core/datatype.h"
 #include "core/reduce_op.h"
 #include "core/schedule.h"
@@ -121,7 +122,7 @@ class ScratchPool {
   std::vector<std::shared_ptr<ScratchArena>> free_;
 };
 
-class Execution {
+class Execution final : public CallExecution {
  public:
   // `send` and `recv` are the user's buffers (kSend and kRecv of the schedule);
   // `scratch` holds at least plan->scratch_bytes().
@@ -140,7 +141,7 @@ class Execution {
             uint64_t tag_base, DataType type, const ReduceOp& op, const void* send, void* recv,
             std::shared_ptr<ScratchArena> scratch, uint32_t check, const char* name,
             const Predecessors& predecessors);
-  ~Execution();
+  ~Execution() override;
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
@@ -153,17 +154,14 @@ class Execution {
                const Predecessors& predecessors);
 
   // Runs what can run now: kDone when every step has completed or one failed.
-  Transport::PollResult Advance();
+  Transport::PollResult Advance() override;
   // For a caller that has waited `waited` so far: probes the ranks this call waits
   // for once it has waited kStallProbeAfter, and looks at what waits for a receive.
   // kDone when that found the ranks disagreeing (the execution then has failed).
-  Transport::PollResult Look(absl::Duration waited);
-  bool finished() const { return finished_; }
+  Transport::PollResult Look(absl::Duration waited) override;
   // The peers of the transfers still in flight, ascending (whom it waits for).
-  std::vector<int> PendingPeers() const;
-  // The first error; OK when finished without one.
-  const absl::Status& status() const { return status_; }
-  std::shared_ptr<ScratchArena> TakeScratch() { return std::move(scratch_); }
+  std::vector<int> PendingPeers() const override;
+  std::shared_ptr<ScratchArena> TakeScratch() override { return std::move(scratch_); }
 
  private:
   char* Address(const Slice& slice) const;
@@ -227,8 +225,6 @@ class Execution {
   // Probe transfers, kept until done (they may outlive the call): an empty send or
   // receive each.
   std::vector<std::unique_ptr<Completion>> probes_;
-  bool finished_ = false;
-  absl::Status status_;
 };
 
 }  // namespace zcoll

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collectives/call_execution.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/executor.h"
 #include "core/logging.h"
@@ -33,7 +34,7 @@ void Request::WaitOnDestruction() {
 
 absl::Status Request::Finish(absl::Status status) {
   Pending& pending = *pending_;
-  Execution& execution = *pending.execution;
+  CallExecution& execution = *pending.execution;
   if (status.ok()) status = execution.status();
   if (status.ok() && pending.finish) status = pending.finish();
   JobConnection& job = pending.transport->job();
@@ -81,7 +82,7 @@ absl::Status Request::Overdue(bool own_deadline) const {
 
 absl::Status Request::Wait(std::optional<absl::Time> deadline) {
   if (pending_ == nullptr) return status_;
-  Execution& execution = *pending_->execution;
+  CallExecution& execution = *pending_->execution;
   absl::Status status;
   // A collective whose steps all completed when it was posted (a root's eager sends)
   // has nothing to wait for.
@@ -89,8 +90,8 @@ absl::Status Request::Wait(std::optional<absl::Time> deadline) {
     // Every 50 ms of waiting the execution looks at what waits for a receive (and a
     // long wait probes its peers: executor.h), when WaitFor reads the clock.
     absl::Time next_look = absl::InfinitePast();
-    status = pending_->transport->WaitFor(
-        [&execution] { return execution.Advance(); },
+    status = execution.WaitFor(
+        *pending_->transport, [&execution] { return execution.Advance(); },
         deadline.has_value() ? *deadline : pending_->deadline,
         [&](absl::Time now) {
           if (next_look == absl::InfinitePast()) next_look = now + kLookEvery;
@@ -108,7 +109,7 @@ absl::StatusOr<bool> Request::Test() {
     if (!status_.ok()) return status_;
     return true;
   }
-  Execution& execution = *pending_->execution;
+  CallExecution& execution = *pending_->execution;
   absl::Status status = pending_->transport->Progress();
   if (status.ok() && execution.Advance() != Transport::PollResult::kDone) {
     if (absl::Now() < pending_->deadline) return false;

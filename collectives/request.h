@@ -26,8 +26,8 @@
 
 namespace zcoll {
 
+class CallExecution;
 class CommunicatorTransport;
-class Execution;
 class ScratchPool;
 
 class Request {
@@ -52,7 +52,7 @@ class Request {
  private:
   friend class Communicator;
   struct Pending {
-    std::shared_ptr<Execution> execution;
+    std::shared_ptr<CallExecution> execution;
     CommunicatorTransport* transport;
     ScratchPool* scratch_pool;
     // Where this request goes to be reused once it succeeded.

@@ -22,6 +22,12 @@ constexpr int kAnyRanks = std::numeric_limits<int>::max();
 // (README's ratio table shows where they stand); later rules catch what earlier ones
 // leave.
 constexpr SelectionRule kTable[] = {
+    // One node whose ranks share a segment: no messages at all (node_engine.h), for
+    // vectors that fit a slot.
+    {Collective::kReduce, "node", kNodeSlotBytes},
+    {Collective::kAllreduce, "node", kNodeSlotBytes},
+    {Collective::kBcast, "node", kNodeSlotBytes},
+    {Collective::kBarrier, "node"},
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.
     // Across nodes: each node's ranks combine before anything crosses the network.

@@ -21,7 +21,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLREDUCE", "",
-     "Forces the allreduce algorithm (recursive_doubling, rabenseifner, two_level); unset: the "
+     "Forces the allreduce algorithm (node, recursive_doubling, rabenseifner, two_level); unset: "
+     "the "
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLTOALL", "",
@@ -33,11 +34,13 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_BARRIER", "",
-     "Forces the barrier algorithm (dissemination, linear); unset: the selection table (zcoll_info "
+     "Forces the barrier algorithm (node, dissemination, linear); unset: the selection table "
+     "(zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_BCAST", "",
-     "Forces the bcast algorithm (binomial, chain, linear, scatter_allgather, two_level); unset: "
+     "Forces the bcast algorithm (node, binomial, chain, linear, scatter_allgather, two_level); "
+     "unset: "
      "the "
      "selection table (zcoll_info --algorithms prints it).",
      true},
@@ -54,7 +57,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE", "",
-     "Forces the reduce algorithm (binomial, knomial, rabenseifner, two_level); unset: the "
+     "Forces the reduce algorithm (node, binomial, knomial, rabenseifner, two_level); unset: the "
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
@@ -108,6 +111,10 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_LOG_LEVEL", "warning",
      "Least severe message printed to stderr: error, warning, info, debug or trace "
      "(or 0-4)."},
+    {"ZCOLL_NODE_ENGINE", "1",
+     "1: the ranks of a communicator that share one node run Barrier, and Bcast, Reduce and "
+     "Allreduce up to 16 KiB, through a shared segment with no messages; 0: by messages.",
+     true},
     {"ZCOLL_OFI_MR_LOCAL", "0",
      "1: libfabric transports register every buffer and pass its descriptor even when "
      "the provider does not ask for it (FI_MR_LOCAL), as verbs and efa do; for tests."},

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -552,9 +553,11 @@ void FreezeWithPending(bool rank0_sends) {
       std::memset(mapped, context.rank() + 1, bytes);
       buffers.push_back(static_cast<uint8_t*>(mapped));
     }
-    // Completions too: a frozen transport abandons them, and the others' transports
-    // may complete their operations as they are destroyed.
-    auto* completions = new Completion[std::size(kSizes)];
+    // Completions kept by the transport: a frozen transport abandons them, and the
+    // others' transports may complete their operations as they are destroyed.
+    auto kept = std::make_shared<std::array<Completion, std::size(kSizes)>>();
+    transport.KeepUntilDestroyed(kept);
+    Completion* completions = kept->data();
     auto post = [&](size_t i) {
       const int peer = 1 - context.rank();
       const bool send = (context.rank() == 0) == rank0_sends;

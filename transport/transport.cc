@@ -10,6 +10,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/config.h"
 #include "core/status_macros.h"
 
@@ -99,6 +100,13 @@ void SetRanksOnThisMachine(int ranks) {
 
 bool CoresOversubscribed() { return cores_oversubscribed.load(std::memory_order_relaxed); }
 
+void KeepUntilExit(const void* pointer) {
+  static absl::Mutex mutex(absl::kConstInit);
+  static std::vector<const void*>* const kept = new std::vector<const void*>();
+  absl::MutexLock lock(&mutex);
+  kept->push_back(pointer);
+}
+
 absl::Status Transport::Wait(const Completion& completion, absl::Time deadline) {
   RETURN_IF_ERROR(
       WaitFor([&] { return completion.done() ? PollResult::kDone : PollResult::kIdle; }, deadline));
@@ -111,6 +119,12 @@ absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time
 
 absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline,
                                 absl::FunctionRef<PollResult(absl::Time now)> on_clock) {
+  return WaitFor(poll, deadline, on_clock, [this](absl::Duration timeout) { Sleep(timeout); });
+}
+
+absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline,
+                                absl::FunctionRef<PollResult(absl::Time now)> on_clock,
+                                absl::FunctionRef<void(absl::Duration)> sleep) {
   const WaitPolicy& policy = GetWaitPolicy();
   absl::Time start = absl::InfinitePast();
   // Most waits end within a few polls, and reading the clock costs about as much as
@@ -149,7 +163,7 @@ absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time
       if (!policy.yield_early) sched_yield();  // (else yielded above: 16 is a multiple of 4)
       continue;
     }
-    Sleep(std::min(std::clamp(waited / 8, kShortestSleep, kLongestSleep), deadline - now));
+    sleep(std::min(std::clamp(waited / 8, kShortestSleep, kLongestSleep), deadline - now));
   }
 }
 

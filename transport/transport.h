@@ -210,6 +210,11 @@ void SetRanksOnThisMachine(int ranks);
 // Whether they outnumber the cores (false until SetRanksOnThisMachine says so).
 bool CoresOversubscribed();
 
+// Keeps `pointer` reachable until the process exits: what a provider must never free
+// (a frozen UCX worker, a libfabric endpoint whose closing would progress transfers
+// into freed buffers). Deliberate, and so no leak to LeakSanitizer.
+void KeepUntilExit(const void* pointer);
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -350,6 +355,13 @@ class Transport {
   }
   bool frozen() const { return frozen_; }
 
+  // Keeps `state` (what an operation that may still be pending writes: its Completion,
+  // its buffer) until the transport is destroyed, after its provider has stopped: for
+  // a caller that must go before an operation it cannot cancel ends.
+  virtual void KeepUntilDestroyed(std::shared_ptr<void> state) {
+    kept_.push_back(std::move(state));
+  }
+
   // What a WaitFor poll found.
   enum class PollResult : uint8_t {
     kDone,      // stop waiting
@@ -368,6 +380,12 @@ class Transport {
   // ends within a few polls. kDone from it ends the wait as from `poll`.
   absl::Status WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline,
                        absl::FunctionRef<PollResult(absl::Time now)> on_clock);
+  // As above, but sleeping with `sleep` (at most the duration it is given) instead of
+  // on the transport's wait object: a wait for something other than the transport (a
+  // node collective sleeps on its shared segment's doorbell).
+  absl::Status WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time deadline,
+                       absl::FunctionRef<PollResult(absl::Time now)> on_clock,
+                       absl::FunctionRef<void(absl::Duration)> sleep);
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}
@@ -444,6 +462,8 @@ class Transport {
   std::vector<uint8_t> reachable_;  // by peer; empty until Connect
   bool frozen_ = false;
   std::array<std::atomic<int32_t>, kCountedCalls> unexpected_by_call_{};
+  // KeepUntilDestroyed's; freed by the base destructor, after the provider's.
+  std::vector<std::shared_ptr<void>> kept_;
 };
 
 }  // namespace zcoll

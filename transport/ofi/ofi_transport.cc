@@ -458,12 +458,12 @@ void OfiTransport::OnFreeze(absl::Time deadline) {
 OfiTransport::~OfiTransport() {
   if (must_not_progress_) {
     // Closing would progress transfers into buffers that are gone (OnFreeze).
-    (void)endpoint_.release();
-    (void)cq_.release();
-    (void)av_.release();
-    (void)cache_.release();
-    (void)domain_.release();
-    (void)fabric_.release();
+    zcoll::KeepUntilExit(endpoint_.release());
+    zcoll::KeepUntilExit(cq_.release());
+    zcoll::KeepUntilExit(av_.release());
+    zcoll::KeepUntilExit(cache_.release());
+    zcoll::KeepUntilExit(domain_.release());
+    zcoll::KeepUntilExit(fabric_.release());
     return;
   }
   // Closing the endpoint first cancels everything it had, so that no completion

@@ -123,6 +123,13 @@ class UcxTransport final : public Transport {
  public:
   UcxTransport(int rank, int size) : Transport(rank, size), layout_(size), monitor_(size) {}
   ~UcxTransport() override;
+  // The context, worker and endpoints of a transport that must never be destroyed,
+  // kept reachable until the process exits (KeepUntilExit).
+  void KeepWorkerUntilExit() {
+    KeepUntilExit(context_);
+    KeepUntilExit(worker_);
+    for (ucp_ep_h endpoint : endpoints_) KeepUntilExit(endpoint);
+  }
   void DrainUnexpectedMessages();
 
   absl::Status Initialize(absl::string_view transports);
@@ -375,6 +382,7 @@ UcxTransport::~UcxTransport() {
     // a connection still being set up as it destroys a worker, and aborted on an
     // assertion doing so (`got REP message`, ucp_request.c:684). The worker, its
     // sockets and its memory stay until the process exits.
+    KeepWorkerUntilExit();
     return;
   }
   const absl::Status aborted =
@@ -400,6 +408,7 @@ UcxTransport::~UcxTransport() {
   if (sending) {
     // A transfer still reads its buffer: the worker is left as it is, as a frozen
     // one (closing it would progress the transfer).
+    KeepWorkerUntilExit();
     return;
   }
   // Nothing in flight: close the endpoints without waiting for peers that may be

@@ -1,0 +1,213 @@
+#include "collectives/node_segment.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace zcoll {
+namespace {
+
+constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 4096;
+
+size_t RoundUp(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+std::string Errno(int error) { return std::strerror(error); }
+
+}  // namespace
+
+struct NodeSegment::Header {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t ranks;
+  uint64_t slot_bytes;
+  alignas(64) std::atomic<uint32_t> attached;
+  std::atomic<uint32_t> setup;  // NodeSegment::SetupState
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must be lock-free");
+
+size_t NodeSegment::SegmentBytes(int ranks, size_t slot_bytes) {
+  static_assert(sizeof(Header) <= kHeaderBytes);
+  const size_t lines = static_cast<size_t>(ranks) * 3 * 64;
+  return kHeaderBytes + RoundUp(lines, kSlotAlignment) +
+         static_cast<size_t>(ranks) * 2 * RoundUp(slot_bytes, kSlotAlignment);
+}
+
+NodeSegment::NodeSegment(std::string name, int ranks, size_t slot_bytes, char* base, size_t bytes,
+                         bool owner)
+    : name_(std::move(name)),
+      ranks_(ranks),
+      slot_bytes_(RoundUp(slot_bytes, kSlotAlignment)),
+      base_(base),
+      bytes_(bytes),
+      owner_(owner),
+      linked_(owner) {
+  controls_offset_ = kHeaderBytes;
+  consumed_offset_ = controls_offset_ + static_cast<size_t>(ranks) * 64;
+  sleep_offset_ = consumed_offset_ + static_cast<size_t>(ranks) * 64;
+  slots_offset_ = RoundUp(sleep_offset_ + static_cast<size_t>(ranks) * 64, kSlotAlignment);
+}
+
+NodeSegment::NodeSegment(NodeSegment&& other) noexcept { *this = std::move(other); }
+
+NodeSegment& NodeSegment::operator=(NodeSegment&& other) noexcept {
+  if (this == &other) return *this;
+  this->~NodeSegment();
+  name_ = std::move(other.name_);
+  ranks_ = other.ranks_;
+  slot_bytes_ = other.slot_bytes_;
+  base_ = std::exchange(other.base_, nullptr);
+  bytes_ = std::exchange(other.bytes_, 0);
+  owner_ = other.owner_;
+  linked_ = std::exchange(other.linked_, false);
+  controls_offset_ = other.controls_offset_;
+  consumed_offset_ = other.consumed_offset_;
+  sleep_offset_ = other.sleep_offset_;
+  slots_offset_ = other.slots_offset_;
+  return *this;
+}
+
+NodeSegment::~NodeSegment() {
+  Unlink();
+  if (base_ != nullptr) munmap(base_, bytes_);
+  base_ = nullptr;
+}
+
+void NodeSegment::Unlink() {
+  if (!linked_) return;
+  linked_ = false;
+  shm_unlink(("/" + name_).c_str());
+}
+
+int NodeSegment::attached() const {
+  return static_cast<int>(header()->attached.load(std::memory_order_acquire));
+}
+
+NodeSegment::SetupState NodeSegment::setup() const {
+  return static_cast<SetupState>(header()->setup.load(std::memory_order_acquire));
+}
+
+void NodeSegment::SetSetup(SetupState state) {
+  header()->setup.store(static_cast<uint32_t>(state), std::memory_order_release);
+}
+
+absl::StatusOr<NodeSegment> NodeSegment::Create(const std::string& name, int ranks,
+                                                size_t slot_bytes, uint32_t first_sequence) {
+  return Map(name, ranks, slot_bytes, /*create=*/true, first_sequence);
+}
+
+absl::StatusOr<NodeSegment> NodeSegment::Open(const std::string& name, int ranks,
+                                              size_t slot_bytes) {
+  return Map(name, ranks, slot_bytes, /*create=*/false, 0);
+}
+
+absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks, size_t slot_bytes,
+                                             bool create, uint32_t first_sequence) {
+  if (ranks < 1 || ranks > kMaxRanks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a node segment is for 1 to ", kMaxRanks, " ranks; asked for ", ranks));
+  }
+  const size_t bytes = SegmentBytes(ranks, slot_bytes);
+  const std::string path = "/" + name;
+  const int fd = create ? shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600)
+                        : shm_open(path.c_str(), O_RDWR, 0);
+  if (fd < 0) {
+    const int error = errno;
+    return absl::UnavailableError(absl::StrCat(
+        create ? "creating" : "opening", " the node segment /dev/shm/", name, ": ", Errno(error)));
+  }
+  if (create && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int error = errno;
+    close(fd);
+    shm_unlink(path.c_str());
+    return absl::ResourceExhaustedError(absl::StrCat("sizing the node segment /dev/shm/", name,
+                                                     " to ", bytes, " bytes: ", Errno(error)));
+  }
+  if (!create) {
+    struct stat info {};
+    if (fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) != bytes) {
+      close(fd);
+      return absl::InvalidArgumentError(
+          absl::StrCat("the node segment /dev/shm/", name, " holds ", info.st_size,
+                       " bytes; ranks=", ranks, " and slots of ", slot_bytes, " bytes need ", bytes,
+                       " (its creator made it for another shape)"));
+    }
+  }
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int map_error = errno;
+  close(fd);
+  if (mapped == MAP_FAILED) {
+    if (create) shm_unlink(path.c_str());
+    return absl::ResourceExhaustedError(absl::StrCat("mapping the node segment /dev/shm/", name,
+                                                     " (", bytes, " bytes): ", Errno(map_error)));
+  }
+  NodeSegment segment(name, ranks, slot_bytes, static_cast<char*>(mapped), bytes, create);
+  Header* header = segment.header();
+  if (create) {
+    // Fresh pages are zero; the sequence numbers start one before the first call.
+    for (int rank = 0; rank < ranks; ++rank) {
+      segment.control(rank)->published.store(first_sequence - 1, std::memory_order_relaxed);
+      segment.consumed_line(rank)->consumed.store(first_sequence - 1, std::memory_order_relaxed);
+    }
+    header->ranks = static_cast<uint32_t>(ranks);
+    header->slot_bytes = segment.slot_bytes_;
+    header->version = kVersion;
+    // The magic last: an opener that sees it sees the rest (it learns the name only
+    // afterwards anyway, through a message).
+    std::atomic_ref<uint64_t>(header->magic).store(kMagic, std::memory_order_release);
+  } else {
+    if (std::atomic_ref<uint64_t>(header->magic).load(std::memory_order_acquire) != kMagic ||
+        header->version != kVersion || header->ranks != static_cast<uint32_t>(ranks) ||
+        header->slot_bytes != segment.slot_bytes_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the node segment /dev/shm/", name, " is not one of this zcoll version for ",
+                       ranks, " ranks and slots of ", segment.slot_bytes_, " bytes"));
+    }
+    header->attached.fetch_add(1, std::memory_order_acq_rel);
+  }
+  return segment;
+}
+
+uint32_t NodeSegment::BeginSleep(int rank) {
+  SleepLine* line = sleep_line(rank);
+  line->sleeping.store(1, std::memory_order_seq_cst);
+  return line->doorbell.load(std::memory_order_seq_cst);
+}
+
+void NodeSegment::Sleep(int rank, uint32_t doorbell, absl::Duration timeout) {
+  const int64_t nanoseconds = absl::ToInt64Nanoseconds(timeout);
+  if (nanoseconds <= 0) return;
+  timespec relative{static_cast<time_t>(nanoseconds / 1000000000),
+                    static_cast<long>(nanoseconds % 1000000000)};
+  // Not FUTEX_PRIVATE: the word is shared with other processes.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&sleep_line(rank)->doorbell), FUTEX_WAIT, doorbell,
+          &relative, nullptr, 0);
+}
+
+void NodeSegment::EndSleep(int rank) {
+  sleep_line(rank)->sleeping.store(0, std::memory_order_relaxed);
+}
+
+void NodeSegment::WakeSleepers() {
+  for (int rank = 0; rank < ranks_; ++rank) {
+    SleepLine* line = sleep_line(rank);
+    if (line->sleeping.load(std::memory_order_seq_cst) == 0) continue;
+    line->doorbell.fetch_add(1, std::memory_order_seq_cst);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line->doorbell), FUTEX_WAKE, 1, nullptr,
+            nullptr, 0);
+  }
+}
+
+}  // namespace zcoll

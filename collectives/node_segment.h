@@ -1,0 +1,195 @@
+// NodeSegment: the shared memory through which the ranks of one communicator that
+// share a node run their collectives without passing messages (issue 17's node
+// engine; README, "Node collectives").
+//
+// One segment per communicator per node. The node's leader (its lowest rank) creates
+// it at Create/Split/Dup, the node's other ranks map it by name, and the leader unlinks
+// the name once all have, so the memory goes with the last process that maps it. The
+// name starts with the leader's SharedMemoryPrefix, so that a launcher can sweep what
+// a killed leader left between creating and unlinking it.
+//
+// Layout, for R ranks on the node (local ranks 0..R-1):
+//
+//   header page         magic, version, R, slot bytes, how many have attached, the
+//                       creator's verdict on the setup
+//   R control lines     rank i's `published` sequence number, and by parity a check
+//                       word and an inline payload
+//   R consumed lines    rank i's `consumed` sequence number
+//   R sleep lines       rank i's futex doorbell and whether it sleeps on it
+//   2R slots            rank i's two slots (by the parity of the call's sequence)
+//
+// Control, consumed lines and slots have a single writer, their rank (no atomic
+// read-modify-write, no locks; only doorbells are rung by others): a rank writes its
+// contribution into its inline payload or slot of the call's parity, then stores the
+// call's sequence number into `published`; a reader loads it, reads, and stores the
+// sequence into its own `consumed` once it has read everything it needs from the
+// others in that call. The stores and loads are sequentially consistent (a plain load
+// on x86 and ARMv8, an exchange for the store), which the sleeping protocol below
+// needs and which orders the payload before the number like release and acquire. A rank writes the
+// parity of call s again in call s + 2, and first waits until every rank consumed s (usually long
+// done): two buffers per rank make an exit barrier unnecessary.
+//
+// Sequence numbers are 32 bits and compared modulo 2^32 (SequenceReached), so a
+// communicator that runs 2^32 collectives wraps around without confusing an old number
+// with a new one; tests start near the wrap (first_sequence) to check that.
+//
+// Sleeping: a waiter sets its `sleeping` flag, reads its doorbell, checks its condition
+// once more and sleeps on the doorbell (a futex); a publisher, after publishing, rings
+// the doorbell of every rank whose flag is set. Both sides' flag and doorbell
+// operations are sequentially consistent, so either the publisher sees the flag or the
+// waiter sees the publication.
+
+#ifndef ZCOLL_COLLECTIVES_NODE_SEGMENT_H_
+#define ZCOLL_COLLECTIVES_NODE_SEGMENT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace zcoll {
+
+// Whether `value` has reached `target`, modulo 2^32: true when value is target or up
+// to 2^31 - 1 beyond it.
+inline bool SequenceReached(uint32_t value, uint32_t target) {
+  return static_cast<int32_t>(value - target) >= 0;
+}
+
+class NodeSegment {
+ public:
+  // Bytes of a contribution that travel inside the control line.
+  static constexpr size_t kInlineBytes = 24;
+  // Slots are whole cache lines.
+  static constexpr size_t kSlotAlignment = 64;
+  // At most this many ranks per node share a segment.
+  static constexpr int kMaxRanks = 1024;
+
+  // The bytes of a segment for `ranks` ranks with slots of `slot_bytes`.
+  static size_t SegmentBytes(int ranks, size_t slot_bytes);
+
+  // Creates a segment named `name` (a POSIX shared-memory name without the slash;
+  // it must not exist) for `ranks` ranks, this process being local rank 0, with every
+  // rank's sequence numbers at first_sequence - 1 (nothing published yet).
+  static absl::StatusOr<NodeSegment> Create(const std::string& name, int ranks, size_t slot_bytes,
+                                            uint32_t first_sequence = 1);
+  // Maps the segment `name` that the leader created for `ranks` ranks and slots of
+  // `slot_bytes`; InvalidArgument if it was made for another shape.
+  static absl::StatusOr<NodeSegment> Open(const std::string& name, int ranks, size_t slot_bytes);
+
+  NodeSegment(NodeSegment&& other) noexcept;
+  NodeSegment& operator=(NodeSegment&& other) noexcept;
+  NodeSegment(const NodeSegment&) = delete;
+  NodeSegment& operator=(const NodeSegment&) = delete;
+  ~NodeSegment();
+
+  // Removes the name (the creator, once every rank has opened it); the memory stays
+  // mapped. Idempotent.
+  void Unlink();
+  // Ranks that have opened the segment, the creator not counted.
+  int attached() const;
+  // What the creator decided once every rank said whether it mapped the segment
+  // (NodeEngine::Create): kPending until then.
+  enum class SetupState : uint32_t { kPending = 0, kReady = 1, kAbandoned = 2 };
+  SetupState setup() const;
+  void SetSetup(SetupState state);
+
+  const std::string& name() const { return name_; }
+  int ranks() const { return ranks_; }
+  size_t slot_bytes() const { return slot_bytes_; }
+  size_t bytes() const { return bytes_; }
+
+  // The sequence number rank `rank` last published, and publishing one (then the
+  // sleepers' doorbells are rung).
+  uint32_t published(int rank) const {
+    return control(rank)->published.load(std::memory_order_seq_cst);
+  }
+  void Publish(int rank, uint32_t sequence) {
+    control(rank)->published.store(sequence, std::memory_order_seq_cst);
+    WakeSleepers();
+  }
+  // The sequence number of the last call whose contributions rank `rank` has finished
+  // reading, and recording one (which rings the sleepers too: a writer may wait to
+  // reuse its buffer).
+  uint32_t consumed(int rank) const {
+    return consumed_line(rank)->consumed.load(std::memory_order_seq_cst);
+  }
+  void Consume(int rank, uint32_t sequence) {
+    consumed_line(rank)->consumed.store(sequence, std::memory_order_seq_cst);
+    WakeSleepers();
+  }
+
+  // The check word rank `rank` published with `sequence` (written before Publish,
+  // read after seeing it).
+  void SetCheck(int rank, uint32_t sequence, uint32_t check) {
+    control(rank)->check[sequence & 1] = check;
+  }
+  uint32_t check(int rank, uint32_t sequence) const { return control(rank)->check[sequence & 1]; }
+
+  // Rank `rank`'s inline payload and slot for calls of `sequence`'s parity.
+  char* InlinePayload(int rank, uint32_t sequence) const {
+    return reinterpret_cast<char*>(control(rank)->inline_payload[sequence & 1]);
+  }
+  char* Slot(int rank, uint32_t sequence) const {
+    return base_ + slots_offset_ + (static_cast<size_t>(rank) * 2 + (sequence & 1)) * slot_bytes_;
+  }
+
+  // Sleeping on rank `rank`'s doorbell: BeginSleep announces it and returns the
+  // doorbell's value; the caller checks its condition again and, if it still waits,
+  // calls Sleep with that value (which returns when the doorbell rings, on a signal,
+  // or after `timeout`); EndSleep withdraws the announcement.
+  uint32_t BeginSleep(int rank);
+  void Sleep(int rank, uint32_t doorbell, absl::Duration timeout);
+  void EndSleep(int rank);
+
+ private:
+  struct Header;
+  struct alignas(64) ControlLine {
+    std::atomic<uint32_t> published;
+    uint32_t check[2];  // by parity
+    unsigned char inline_payload[2][kInlineBytes];
+  };
+  struct alignas(64) ConsumedLine {
+    std::atomic<uint32_t> consumed;
+  };
+  struct alignas(64) SleepLine {
+    std::atomic<uint32_t> doorbell;
+    std::atomic<uint32_t> sleeping;
+  };
+  static_assert(sizeof(ControlLine) == 64 && sizeof(ConsumedLine) == 64 && sizeof(SleepLine) == 64);
+
+  NodeSegment(std::string name, int ranks, size_t slot_bytes, char* base, size_t bytes, bool owner);
+  static absl::StatusOr<NodeSegment> Map(const std::string& name, int ranks, size_t slot_bytes,
+                                         bool create, uint32_t first_sequence);
+
+  Header* header() const { return reinterpret_cast<Header*>(base_); }
+  ControlLine* control(int rank) const {
+    return reinterpret_cast<ControlLine*>(base_ + controls_offset_) + rank;
+  }
+  ConsumedLine* consumed_line(int rank) const {
+    return reinterpret_cast<ConsumedLine*>(base_ + consumed_offset_) + rank;
+  }
+  SleepLine* sleep_line(int rank) const {
+    return reinterpret_cast<SleepLine*>(base_ + sleep_offset_) + rank;
+  }
+  // Rings the doorbell of every rank that announced it sleeps.
+  void WakeSleepers();
+
+  std::string name_;
+  int ranks_ = 0;
+  size_t slot_bytes_ = 0;
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+  bool owner_ = false;
+  bool linked_ = false;
+  size_t controls_offset_ = 0;
+  size_t consumed_offset_ = 0;
+  size_t sleep_offset_ = 0;
+  size_t slots_offset_ = 0;
+};
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_NODE_SEGMENT_H_

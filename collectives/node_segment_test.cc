@@ -1,0 +1,199 @@
+#include "collectives/node_segment.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "transport/shared_memory_name.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string FreshName(absl::string_view what) {
+  static int counter = 0;
+  return absl::StrCat(SharedMemoryPrefix(getpid()), "node-test-", what, "-", counter++);
+}
+
+bool NameExists(const std::string& name) {
+  struct stat info {};
+  return stat(("/dev/shm/" + name).c_str(), &info) == 0;
+}
+
+// Waits for `done` as the engine does: polls, then sleeps on the rank's doorbell,
+// checking again between announcing the sleep and sleeping. False after 20 s.
+bool WaitUntil(NodeSegment& segment, int rank, const std::function<bool()>& done) {
+  for (int spin = 0; spin < 64; ++spin) {
+    if (done()) return true;
+  }
+  for (int naps = 0; naps < 20000; ++naps) {
+    const uint32_t doorbell = segment.BeginSleep(rank);
+    if (done()) {
+      segment.EndSleep(rank);
+      return true;
+    }
+    segment.Sleep(rank, doorbell, absl::Milliseconds(1));
+    segment.EndSleep(rank);
+  }
+  return done();
+}
+
+TEST(SequenceReachedTest, ComparesModuloTwoToThe32) {
+  EXPECT_TRUE(SequenceReached(5, 5));
+  EXPECT_TRUE(SequenceReached(6, 5));
+  EXPECT_FALSE(SequenceReached(4, 5));
+  EXPECT_TRUE(SequenceReached(2, 0xFFFFFFFEu));   // 4 past it, across the wrap
+  EXPECT_FALSE(SequenceReached(0xFFFFFFFEu, 2));  // 4 before it
+  EXPECT_TRUE(SequenceReached(0x7FFFFFFFu, 0));
+  EXPECT_FALSE(SequenceReached(0x80000000u, 0));  // too far: read as before
+}
+
+TEST(NodeSegmentTest, OpenChecksTheShapeAndTheCreatorUnlinksTheName) {
+  const std::string name = FreshName("shape");
+  absl::StatusOr<NodeSegment> leader = NodeSegment::Create(name, 3, 1000);
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  EXPECT_EQ(leader->slot_bytes(), 1024u) << "slots are whole cache lines";
+  EXPECT_EQ(leader->bytes(), NodeSegment::SegmentBytes(3, 1000));
+  EXPECT_TRUE(NameExists(name));
+
+  absl::StatusOr<NodeSegment> wrong = NodeSegment::Open(name, 4, 1000);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.status().message(), HasSubstr("another shape"));
+
+  absl::StatusOr<NodeSegment> first = NodeSegment::Open(name, 3, 1000);
+  absl::StatusOr<NodeSegment> second = NodeSegment::Open(name, 3, 1000);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(leader->attached(), 2);
+  leader->Unlink();
+  EXPECT_FALSE(NameExists(name));
+  // The memory stays shared after the name is gone.
+  std::memcpy(leader->Slot(0, 7), "hello", 6);
+  leader->Publish(0, 7);
+  EXPECT_EQ(first->published(0), 7u);
+  EXPECT_STREQ(second->Slot(0, 7), "hello");
+
+  absl::StatusOr<NodeSegment> gone = NodeSegment::Open(name, 3, 1000);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(gone.status().message(), HasSubstr(name));
+  EXPECT_FALSE(NodeSegment::Create(name, 0, 64).ok());
+}
+
+TEST(NodeSegmentTest, ACreatorThatGoesAwayBeforeUnlinkingRemovesTheName) {
+  const std::string name = FreshName("destroyed");
+  { ASSERT_TRUE(NodeSegment::Create(name, 2, 64).ok()); }
+  EXPECT_FALSE(NameExists(name));
+}
+
+// Every rank adds its contribution to every other's, call after call, through its
+// slot (parity of the call) or inline payload, reusing each buffer two calls later
+// only once every rank consumed it. Starting a few calls before 2^32 crosses the wrap.
+void RunRounds(NodeSegment& segment, int rank, uint32_t first, int rounds,
+               std::vector<std::string>& errors) {
+  const int ranks = segment.ranks();
+  for (int round = 0; round < rounds; ++round) {
+    const uint32_t sequence = first + static_cast<uint32_t>(round);
+    const bool inline_call = round % 3 == 0;
+    const size_t words = inline_call ? NodeSegment::kInlineBytes / 8 : segment.slot_bytes() / 8;
+    // The buffer of this parity was last read in sequence - 2.
+    if (!WaitUntil(segment, rank, [&] {
+          for (int peer = 0; peer < ranks; ++peer) {
+            if (!SequenceReached(segment.consumed(peer), sequence - 2)) return false;
+          }
+          return true;
+        })) {
+      errors[rank] = absl::StrCat("rank ", rank, " waited too long to reuse its buffer");
+      return;
+    }
+    char* mine = inline_call ? segment.InlinePayload(rank, sequence) : segment.Slot(rank, sequence);
+    for (size_t w = 0; w < words; ++w) {
+      const uint64_t value = (uint64_t{sequence} << 16) + rank * 1000 + w;
+      std::memcpy(mine + w * 8, &value, 8);
+    }
+    segment.Publish(rank, sequence);
+    for (int peer = 0; peer < ranks; ++peer) {
+      if (!WaitUntil(segment, rank,
+                     [&] { return SequenceReached(segment.published(peer), sequence); })) {
+        errors[rank] = absl::StrCat("rank ", rank, " waited too long for rank ", peer);
+        return;
+      }
+      const char* theirs =
+          inline_call ? segment.InlinePayload(peer, sequence) : segment.Slot(peer, sequence);
+      for (size_t w = 0; w < words; ++w) {
+        uint64_t value;
+        std::memcpy(&value, theirs + w * 8, 8);
+        const uint64_t expected = (uint64_t{sequence} << 16) + peer * 1000 + w;
+        if (value != expected) {
+          errors[rank] = absl::StrCat("rank ", rank, " read ", value, " from rank ", peer, " word ",
+                                      w, " in call ", sequence, "; expected ", expected);
+          return;
+        }
+      }
+    }
+    segment.Consume(rank, sequence);
+  }
+}
+
+TEST(NodeSegmentTest, ThreadsExchangeAcrossTheSequenceWrap) {
+  constexpr int kRanks = 4;
+  constexpr uint32_t kFirst = 0xFFFFFFFFu - 300;
+  const std::string name = FreshName("threads");
+  absl::StatusOr<NodeSegment> leader = NodeSegment::Create(name, kRanks, 256, kFirst);
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  std::vector<std::optional<NodeSegment>> segments(kRanks);
+  for (int rank = 1; rank < kRanks; ++rank) {
+    absl::StatusOr<NodeSegment> opened = NodeSegment::Open(name, kRanks, 256);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    segments[rank].emplace(std::move(*opened));
+  }
+  leader->Unlink();
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    NodeSegment& segment = rank == 0 ? *leader : *segments[rank];
+    threads.emplace_back([&, rank] { RunRounds(segment, rank, kFirst, 1000, errors); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_EQ(leader->published(3), kFirst + 999) << "the numbers wrapped past 2^32";
+}
+
+TEST(NodeSegmentTest, ProcessesExchangeAndWakeEachOther) {
+  constexpr int kRanks = 2;
+  const std::string name = FreshName("processes");
+  absl::StatusOr<NodeSegment> leader = NodeSegment::Create(name, kRanks, 4096, 0xFFFFFF00u);
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    absl::StatusOr<NodeSegment> mine = NodeSegment::Open(name, kRanks, 4096);
+    if (!mine.ok()) _exit(2);
+    std::vector<std::string> errors(kRanks);
+    RunRounds(*mine, 1, 0xFFFFFF00u, 600, errors);
+    _exit(errors[1].empty() ? 0 : 1);
+  }
+  std::vector<std::string> errors(kRanks);
+  RunRounds(*leader, 0, 0xFFFFFF00u, 600, errors);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed: " << status;
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(leader->attached(), 1);
+}
+
+}  // namespace
+}  // namespace zcoll
