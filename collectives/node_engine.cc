@@ -41,7 +41,9 @@ struct SetupState {
 };
 
 std::string FreshSegmentName(const CommunicatorTransport& transport) {
-  static std::mt19937_64 random{std::random_device{}()};
+  // One generator per thread: ranks that are threads of one process make segments
+  // at once.
+  thread_local std::mt19937_64 random{std::random_device{}()};
   return absl::StrCat(SharedMemoryPrefix(getpid()), "node-", transport.job_rank(transport.rank()),
                       "-", transport.context(), "-", absl::Hex(random() & 0xffffffffu));
 }
