@@ -532,8 +532,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     pending = take_request(state.idle_requests, [&] {
       fresh = true;
       return std::make_shared<Execution>(plan, transport, sequence << kScheduleTagBits, call.type,
-                                         op, call.send, call.recv, scratch, cached.call_check,
-                                         call.name, predecessors);
+                                         op, call.send, call.recv, std::move(scratch),
+                                         cached.call_check, call.name, predecessors);
     });
     if (!fresh) {
       static_cast<Execution&>(*pending->execution)

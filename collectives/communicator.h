@@ -125,7 +125,7 @@ class Communicator {
   // MPI_Comm_dup: the same ranks and topology, a new tag space.
   absl::StatusOr<Communicator> Dup(std::optional<absl::Time> deadline = {});
 
-  // --- Collectives (MPI semantics, ../shared/spec) -------------------------------
+  // --- Collectives (MPI semantics, MPI-4.1 chapter 6) -------------------------------
   //
   // Every rank of the communicator calls the same collectives in the same order with
   // matching arguments. Counts are elements of `type`. A blocking call is its I-form

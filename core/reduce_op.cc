@@ -26,7 +26,7 @@ struct OpInfo {
 
 constexpr uint32_t kIntegers = Bit(G::kCInteger) | Bit(G::kMultiLanguageInteger);
 
-// MPI-4.1 section 6.9.2 (and ../shared/spec/001, the MPI-2.2 change log item 11).
+// MPI-4.1 section 6.9.2 (and the MPI-2.2 change log, item 11).
 constexpr std::array<OpInfo, kNumPredefinedOps> kOps = {{
     {PredefinedOp::kMax, "max", "MPI_MAX", kIntegers | Bit(G::kFloatingPoint)},
     {PredefinedOp::kMin, "min", "MPI_MIN", kIntegers | Bit(G::kFloatingPoint)},

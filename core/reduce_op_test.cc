@@ -17,8 +17,8 @@ using Op = PredefinedOp;
 using T = DataType;
 
 // The standard's table transcribed per datatype, independently of the group
-// bookkeeping in reduce_op.cc: MPI-4.1 section 6.9.2, ../shared/spec/001 (op table,
-// MINLOC/MAXLOC types) and the MPI-2.2 change log items 3 and 11 in ../shared/spec/000.
+// bookkeeping in reduce_op.cc: MPI-4.1 section 6.9.2 (op table, MINLOC/MAXLOC types)
+// and the MPI-2.2 change log items 3 and 11.
 std::map<DataType, std::set<PredefinedOp>> ExpectedTable() {
   const std::set<Op> c_integer = {Op::kMax, Op::kMin,  Op::kSum,  Op::kProd, Op::kLand,
                                   Op::kLor, Op::kLxor, Op::kBand, Op::kBor,  Op::kBxor};

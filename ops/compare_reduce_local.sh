@@ -4,7 +4,7 @@
 #
 #   ops/compare_reduce_local.sh [--repeat N] [--max BYTES]
 #
-# Every figure uses the OSU method (../shared/BENCHMARKS.md): each call timed alone,
+# Every figure uses the OSU method: each call timed alone,
 # 1000 timed calls after 100 warm-up ones up to 8 KiB, 100 after 10 above.
 #   - zcoll:   //ops:reduce_local_osu
 #   - peers:   ops/peers/mpi_reduce_local.c built with mpicc.openmpi and mpicc.mpich
