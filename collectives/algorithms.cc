@@ -197,11 +197,14 @@ namespace {
 
 using namespace algorithm_steps;  // NOLINT: the generators
 
-// The node engine: one node whose ranks all mapped its segment, and a vector that fits
-// a slot.
+// The node engine: one node whose ranks all mapped its segment, and either they can
+// read each other's memory or what each publishes fits its slot.
 bool NodeEngineCanRun(const SelectionInputs& inputs) {
-  return inputs.node_engine && inputs.num_nodes == 1 && inputs.size >= 2 &&
-         (!inputs.bytes.has_value() || *inputs.bytes <= kNodeSlotBytes);
+  if (!inputs.node_engine || inputs.num_nodes != 1 || inputs.size < 2) return false;
+  if (inputs.node_single_copy) return true;
+  const std::optional<size_t> published =
+      NodePublicationBytes(inputs.collective, inputs.bytes, inputs.size);
+  return published.has_value() && *published <= kNodeSlotBytes;
 }
 
 constexpr Algorithm kAlgorithms[] = {
@@ -214,14 +217,18 @@ constexpr Algorithm kAlgorithms[] = {
     {"recursive_doubling", Collective::kAllreduce, true, nullptr, RecursiveDoublingAllreduce},
     {"rabenseifner", Collective::kAllreduce, true, nullptr, RabenseifnerAllreduce},
     {"two_level", Collective::kAllreduce, true, nullptr, TwoLevelAllreduce},
+    {"node", Collective::kReduceScatterBlock, true, NodeEngineCanRun, nullptr},
     {"pairwise", Collective::kReduceScatterBlock, true, nullptr, PairwiseReduceScatter},
     {"recursive_halving", Collective::kReduceScatterBlock, false, nullptr,
      RecursiveHalvingReduceScatter},
+    {"node", Collective::kReduceScatter, true, NodeEngineCanRun, nullptr},
     {"pairwise", Collective::kReduceScatter, true, nullptr, PairwiseReduceScatter},
     {"recursive_halving", Collective::kReduceScatter, false, nullptr,
      RecursiveHalvingReduceScatter},
+    {"node", Collective::kScatter, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kScatter, true, nullptr, LinearScatter},
     {"binomial", Collective::kScatter, true, nullptr, BinomialScatter},
+    {"node", Collective::kScatterv, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kScatterv, true, nullptr, LinearScatter},
     {"node", Collective::kBcast, true, NodeEngineCanRun, nullptr},
     {"binomial", Collective::kBcast, true, nullptr, BinomialBcast},
@@ -229,22 +236,30 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kBcast, true, nullptr, LinearBcast},
     {"scatter_allgather", Collective::kBcast, true, nullptr, ScatterAllgatherBcast},
     {"two_level", Collective::kBcast, true, nullptr, TwoLevelBcast},
+    {"node", Collective::kGather, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kGather, true, nullptr, LinearGather},
     {"binomial", Collective::kGather, true, nullptr, BinomialGather},
+    {"node", Collective::kGatherv, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kGatherv, true, nullptr, LinearGather},
+    {"node", Collective::kAllgather, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kAllgather, true, nullptr, LinearAllgather},
     {"ring", Collective::kAllgather, true, nullptr, RingAllgather},
     {"bruck", Collective::kAllgather, true, nullptr, BruckAllgather},
+    {"node", Collective::kAllgatherv, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kAllgatherv, true, nullptr, LinearAllgather},
     {"ring", Collective::kAllgatherv, true, nullptr, RingAllgather},
+    {"node", Collective::kAlltoall, true, NodeEngineCanRun, nullptr},
     {"pairwise", Collective::kAlltoall, true, nullptr, PairwiseAlltoall},
     {"bruck", Collective::kAlltoall, true, nullptr, BruckAlltoall},
+    {"node", Collective::kAlltoallv, true, NodeEngineCanRun, nullptr},
     {"pairwise", Collective::kAlltoallv, true, nullptr, PairwiseAlltoall},
     {"node", Collective::kBarrier, true, NodeEngineCanRun, nullptr},
     {"dissemination", Collective::kBarrier, true, nullptr, DisseminationBarrier},
     {"linear", Collective::kBarrier, true, nullptr, LinearBarrier},
+    {"node", Collective::kScan, true, NodeEngineCanRun, nullptr},
     {"recursive_doubling", Collective::kScan, true, nullptr, RecursiveDoublingScan},
     {"chain", Collective::kScan, true, nullptr, ChainScan},
+    {"node", Collective::kExscan, true, NodeEngineCanRun, nullptr},
     {"recursive_doubling", Collective::kExscan, true, nullptr, RecursiveDoublingScan},
     {"chain", Collective::kExscan, true, nullptr, ChainScan},
 };
@@ -309,9 +324,28 @@ std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
 }
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
-                                      bool node_engine) {
+                                      bool node_engine, bool node_single_copy) {
   return {args.collective,  args.AgreedMessageBytes(), args.size,
-          args.commutative, topology.num_nodes(),      node_engine};
+          args.commutative, topology.num_nodes(),      node_engine,
+          node_single_copy};
+}
+
+std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<size_t> bytes,
+                                           int ranks) {
+  switch (collective) {
+    case Collective::kScatterv:
+    case Collective::kGatherv:
+    case Collective::kAllgatherv:
+    case Collective::kAlltoallv:
+      return std::nullopt;
+    case Collective::kScatter:
+    case Collective::kAlltoall:
+      // The root's whole vector; every rank's.
+      if (!bytes.has_value()) return std::nullopt;
+      return *bytes * static_cast<size_t>(ranks);
+    default:
+      return bytes;
+  }
 }
 
 absl::string_view CollectiveName(Collective collective) {

@@ -146,15 +146,27 @@ struct SelectionInputs {
   // The communicator has a node engine (node_engine.h): one node, and every rank of it
   // mapped the shared segment (the node's leader told them all alike).
   bool node_engine = false;
+  // And its ranks can read each other's memory (process_vm_readv, or threads of one
+  // process; the leader told them all alike): its calls of any size run there, not
+  // only those whose publications fit a slot.
+  bool node_single_copy = false;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
-                                      bool node_engine = false);
+                                      bool node_engine = false, bool node_single_copy = false);
 
-// Bytes of a rank's slot in the node engine's segment: its collectives move vectors up
-// to this size (node_engine.h).
+// Bytes of a rank's slot in the node engine's segment: what a rank publishes up to
+// this size is copied there, beyond it read from the rank's own buffer
+// (node_engine.h).
 inline constexpr size_t kNodeSlotBytes = 16 * 1024;
+
+// The most bytes a rank publishes in a node call of `collective` whose agreed message
+// size (CollectiveArgs::AgreedMessageBytes) is `bytes` on `ranks` ranks, to compare
+// with a slot (without single copy the engine runs only calls that fit). Nullopt for
+// the v-collectives, whose sizes are not agreed.
+std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<size_t> bytes,
+                                           int ranks);
 
 using ScheduleGenerator = Schedule (*)(const CollectiveArgs& args, const Topology& topology,
                                        int rank);

@@ -54,6 +54,9 @@ class BuffersAfterFailureTest : public ::testing::TestWithParam<Providers> {};
 int RankMain(const Providers& providers, int rank, ForkMeeting& meeting) {
   setenv("ZCOLL_LOCAL_PROVIDER", providers.local, 1);
   setenv("ZCOLL_PROVIDER", providers.network, 1);
+  // The transports' messages: on one node the engine would read the stopped root's
+  // buffer in place and succeed (node_engine_failure_test covers the engine).
+  setenv("ZCOLL_ALGO_BCAST", "binomial", 1);
   const std::vector<std::string> pids = meeting.AllGather(rank, std::to_string(getpid()));
   pid_t root = 0;
   if (!absl::SimpleAtoi(pids[1], &root)) return 10;

@@ -421,7 +421,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     const CollectiveArgs full = call.FullArgs();
     // The choice sees only what every rank of the call passes alike.
     const SelectionInputs inputs =
-        AgreedSelectionInputs(full, state.topology, state.node != nullptr);
+        AgreedSelectionInputs(full, state.topology, state.node != nullptr,
+                              state.node != nullptr && state.node->single_copy());
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {
@@ -512,7 +513,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                   .element_bytes = call.args.element_bytes,
                   .root = call.args.root,
                   .in_place = call.args.in_place,
-                  .name = call.name});
+                  .name = call.name,
+                  .vectors = call.vectors});
   } else {
     std::shared_ptr<ScratchArena> scratch;
     if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());

@@ -116,10 +116,14 @@ std::string Where(const Communicator& comm, Collective collective, absl::string_
                       comm.size());
 }
 
-// Whether `comm` runs its node engine's collectives of `bytes` (node_engine.h): all its
-// ranks on one node, at least two, and a vector that fits a slot.
+// The bytes of a v-collective, whose sizes are not agreed: the engine runs it only
+// with single copy.
+constexpr size_t kUnagreed = ~size_t{0};
+
+// Whether `comm` runs its node engine's collectives of `bytes` (node_engine.h): it has
+// one, and either its ranks read each other's memory or the vector fits a slot.
 bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
-  return comm.topology().num_nodes() == 1 && comm.size() >= 2 && bytes <= kNodeSlotBytes;
+  return comm.node_segment_bytes() > 0 && (comm.node_single_copy() || bytes <= kNodeSlotBytes);
 }
 
 // The algorithms of `collective` that can run `op` (some need a commutative one), and
@@ -194,7 +198,8 @@ void CheckReductions(Communicator& comm) {
         const RankBytes all = AllInputs(op_case.type, size, total, salt);
         const RankBytes expected_blocks =
             *testing::ReferenceReduceScatter(op_case.op, op_case.type, all, counts);
-        for (absl::string_view algorithm : AlgorithmsOf(collective, op_case.op)) {
+        for (absl::string_view algorithm :
+             AlgorithmsOf(collective, op_case.op, &comm, total * width)) {
           ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
           for (bool in_place : {false, true}) {
             Bytes send = all[rank];
@@ -229,7 +234,8 @@ void CheckScatters(Communicator& comm) {
       std::vector<size_t> counts(size, count), displs(size);
       for (int r = 0; r < size; ++r) displs[r] = count * r;
       const RankBytes expected = *testing::ReferenceScatterv(type, root_send, counts, displs);
-      for (absl::string_view algorithm : AlgorithmsOf(Collective::kScatter)) {
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kScatter, PredefinedOp::kSum, &comm, count * size * width)) {
         ASSERT_TRUE(comm.SetAlgorithm(Collective::kScatter, algorithm).ok());
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
@@ -254,21 +260,25 @@ void CheckScatters(Communicator& comm) {
       const std::vector<size_t> vdispls = ReversedWithGaps(vcounts, &extent);
       const Bytes vsend_root = MakeInput(type, root, extent, salt);
       const RankBytes vexpected = *testing::ReferenceScatterv(type, vsend_root, vcounts, vdispls);
-      for (bool in_place : {false, true}) {
-        const bool here_in_place = in_place && rank == root;
-        Bytes send = rank == root ? vsend_root : Bytes();
-        Bytes recv(vcounts[rank] * width, 0x5a);
-        // Non-roots pass no counts: they matter at the root only.
-        const absl::Status status = comm.Scatterv(
-            rank == root ? send.data() : nullptr,
-            rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
-            rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(),
-            here_in_place ? kInPlace : recv.data(), vcounts[rank], type, root);
-        const std::string where =
-            Where(comm, Collective::kScatterv, "linear", "float", count, root, in_place);
-        ASSERT_TRUE(status.ok()) << where << ": " << status;
-        if (!here_in_place) {
-          ASSERT_EQ(recv, vexpected[rank]) << where;
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kScatterv, PredefinedOp::kSum, &comm, kUnagreed)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kScatterv, algorithm).ok());
+        for (bool in_place : {false, true}) {
+          const bool here_in_place = in_place && rank == root;
+          Bytes send = rank == root ? vsend_root : Bytes();
+          Bytes recv(vcounts[rank] * width, 0x5a);
+          // Non-roots pass no counts: they matter at the root only.
+          const absl::Status status = comm.Scatterv(
+              rank == root ? send.data() : nullptr,
+              rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
+              rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(),
+              here_in_place ? kInPlace : recv.data(), vcounts[rank], type, root);
+          const std::string where =
+              Where(comm, Collective::kScatterv, algorithm, "float", count, root, in_place);
+          ASSERT_TRUE(status.ok()) << where << ": " << status;
+          if (!here_in_place) {
+            ASSERT_EQ(recv, vexpected[rank]) << where;
+          }
         }
       }
     }
@@ -287,7 +297,8 @@ void CheckScans(Communicator& comm) {
         const bool exclusive = collective == Collective::kExscan;
         const RankBytes expected =
             *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, exclusive);
-        for (absl::string_view algorithm : AlgorithmsOf(collective)) {
+        for (absl::string_view algorithm :
+             AlgorithmsOf(collective, op_case.op, &comm, count * width)) {
           ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
           for (bool in_place : {false, true}) {
             Bytes send = inputs[rank];
@@ -337,7 +348,8 @@ void CheckBcastAndGathers(Communicator& comm) {
       for (int r = 0; r < size; ++r) displs[r] = count * r;
       const Bytes initial(count * size * width, 0x5a);
       const Bytes gathered = *testing::ReferenceGatherv(type, inputs, counts, displs, initial);
-      for (absl::string_view algorithm : AlgorithmsOf(Collective::kGather)) {
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kGather, PredefinedOp::kSum, &comm, count * width)) {
         ASSERT_TRUE(comm.SetAlgorithm(Collective::kGather, algorithm).ok());
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
@@ -368,24 +380,28 @@ void CheckBcastAndGathers(Communicator& comm) {
       }();
       const Bytes vinitial(extent * width, 0x5a);
       const Bytes vgathered = *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial);
-      for (bool in_place : {false, true}) {
-        const bool here_in_place = in_place && rank == root;
-        Bytes recv = rank == root ? vinitial : Bytes();
-        if (here_in_place) {
-          std::memcpy(recv.data() + vdispls[rank] * width, vinputs[rank].data(),
-                      vinputs[rank].size());
-        }
-        const absl::Status status = comm.Gatherv(
-            here_in_place ? kInPlace : vinputs[rank].data(), vcounts[rank],
-            rank == root ? recv.data() : nullptr,
-            rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
-            rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(), type,
-            root);
-        const std::string where =
-            Where(comm, Collective::kGatherv, "linear", "float", count, root, in_place);
-        ASSERT_TRUE(status.ok()) << where << ": " << status;
-        if (rank == root) {
-          ASSERT_EQ(recv, vgathered) << where;
+      for (absl::string_view algorithm :
+           AlgorithmsOf(Collective::kGatherv, PredefinedOp::kSum, &comm, kUnagreed)) {
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kGatherv, algorithm).ok());
+        for (bool in_place : {false, true}) {
+          const bool here_in_place = in_place && rank == root;
+          Bytes recv = rank == root ? vinitial : Bytes();
+          if (here_in_place) {
+            std::memcpy(recv.data() + vdispls[rank] * width, vinputs[rank].data(),
+                        vinputs[rank].size());
+          }
+          const absl::Status status = comm.Gatherv(
+              here_in_place ? kInPlace : vinputs[rank].data(), vcounts[rank],
+              rank == root ? recv.data() : nullptr,
+              rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
+              rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(), type,
+              root);
+          const std::string where =
+              Where(comm, Collective::kGatherv, algorithm, "float", count, root, in_place);
+          ASSERT_TRUE(status.ok()) << where << ": " << status;
+          if (rank == root) {
+            ASSERT_EQ(recv, vgathered) << where;
+          }
         }
       }
     }
@@ -404,7 +420,8 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     for (int r = 0; r < size; ++r) displs[r] = count * r;
     const Bytes initial(count * size * width, 0x5a);
     const Bytes gathered = *testing::ReferenceGatherv(type, inputs, counts, displs, initial);
-    for (absl::string_view algorithm : AlgorithmsOf(Collective::kAllgather)) {
+    for (absl::string_view algorithm :
+         AlgorithmsOf(Collective::kAllgather, PredefinedOp::kSum, &comm, count * width)) {
       ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllgather, algorithm).ok());
       for (bool in_place : {false, true}) {
         Bytes recv = initial;
@@ -429,7 +446,8 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     for (int r = 0; r < size; ++r) vinputs.push_back(MakeInput(type, r, vcounts[r], salt));
     const Bytes vinitial(extent * width, 0x5a);
     const Bytes vgathered = *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial);
-    for (absl::string_view algorithm : AlgorithmsOf(Collective::kAllgatherv)) {
+    for (absl::string_view algorithm :
+         AlgorithmsOf(Collective::kAllgatherv, PredefinedOp::kSum, &comm, kUnagreed)) {
       ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllgatherv, algorithm).ok());
       for (bool in_place : {false, true}) {
         Bytes recv = vinitial;
@@ -449,7 +467,8 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     // Alltoall.
     const RankBytes all = AllInputs(type, size, count * size, salt);
     const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
-    for (absl::string_view algorithm : AlgorithmsOf(Collective::kAlltoall)) {
+    for (absl::string_view algorithm :
+         AlgorithmsOf(Collective::kAlltoall, PredefinedOp::kSum, &comm, count * size * width)) {
       ASSERT_TRUE(comm.SetAlgorithm(Collective::kAlltoall, algorithm).ok());
       for (bool in_place : {false, true}) {
         Bytes recv = in_place ? all[rank] : Bytes(count * size * width, 0x5a);
@@ -479,22 +498,26 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
       std::memcpy(expected.data() + my_displs[from] * width,
                   their_input.data() + their_displs[rank] * width, my_counts[from] * width);
     }
-    for (bool in_place : {false, true}) {
-      Bytes recv = in_place ? my_input : Bytes(span * width, 0x5a);
-      if (in_place) {
-        // Gaps keep their bytes in place; fill them as the expectation has them.
-        for (int r = 0; r < size; ++r) {
-          const size_t gap = my_displs[r] + my_counts[r];
-          if (gap < span) std::memset(recv.data() + gap * width, 0x5a, width);
+    for (absl::string_view algorithm :
+         AlgorithmsOf(Collective::kAlltoallv, PredefinedOp::kSum, &comm, kUnagreed)) {
+      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAlltoallv, algorithm).ok());
+      for (bool in_place : {false, true}) {
+        Bytes recv = in_place ? my_input : Bytes(span * width, 0x5a);
+        if (in_place) {
+          // Gaps keep their bytes in place; fill them as the expectation has them.
+          for (int r = 0; r < size; ++r) {
+            const size_t gap = my_displs[r] + my_counts[r];
+            if (gap < span) std::memset(recv.data() + gap * width, 0x5a, width);
+          }
         }
+        const absl::Status status =
+            comm.Alltoallv(in_place ? kInPlace : my_input.data(), my_counts, my_displs, recv.data(),
+                           my_counts, my_displs, type);
+        const std::string where =
+            Where(comm, Collective::kAlltoallv, algorithm, "float", count, 0, in_place);
+        ASSERT_TRUE(status.ok()) << where << ": " << status;
+        ASSERT_EQ(recv, expected) << where;
       }
-      const absl::Status status =
-          comm.Alltoallv(in_place ? kInPlace : my_input.data(), my_counts, my_displs, recv.data(),
-                         my_counts, my_displs, type);
-      const std::string where =
-          Where(comm, Collective::kAlltoallv, "pairwise", "float", count, 0, in_place);
-      ASSERT_TRUE(status.ok()) << where << ": " << status;
-      ASSERT_EQ(recv, expected) << where;
     }
   }
 }

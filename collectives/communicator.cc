@@ -223,6 +223,12 @@ const Topology& Communicator::topology() const {
   static const Topology* const none = new Topology();
   return state_ != nullptr ? state_->topology : *none;
 }
+size_t Communicator::node_segment_bytes() const {
+  return state_ != nullptr && state_->node != nullptr ? state_->node->segment().bytes() : 0;
+}
+bool Communicator::node_single_copy() const {
+  return state_ != nullptr && state_->node != nullptr && state_->node->single_copy();
+}
 absl::Duration Communicator::timeout() const {
   return state_ != nullptr ? state_->timeout : absl::ZeroDuration();
 }

@@ -110,6 +110,12 @@ class Communicator {
   int rank() const;
   int size() const;
   const Topology& topology() const;
+  // The node engine (README, "Node collectives"): the bytes of this communicator's
+  // shared segment on this node, 0 when its collectives run by messages (it spans
+  // nodes, has one rank, or ZCOLL_NODE_ENGINE=0); and whether its ranks read each
+  // other's memory, so that node calls of any size run there.
+  size_t node_segment_bytes() const;
+  bool node_single_copy() const;
   absl::Duration timeout() const;
   // The deadline of an operation started now under the default timeout (read off
   // the kernel's coarse clock, which costs a few nanoseconds where absl::Now costs

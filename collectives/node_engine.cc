@@ -1,8 +1,12 @@
 #include "collectives/node_engine.h"
 
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -25,7 +29,8 @@ namespace {
 // and what they answer (whether they mapped it, or why not).
 struct SetupRecord {
   uint32_t ok;
-  char text[252];
+  uint32_t single_copy;  // an answer: this rank can read the leader's memory
+  char text[248];
 };
 
 void SetText(SetupRecord& record, absl::string_view text) {
@@ -50,18 +55,6 @@ std::string FreshSegmentName(const CommunicatorTransport& transport) {
 
 }  // namespace
 
-bool NodeEngineRuns(Collective collective) {
-  switch (collective) {
-    case Collective::kBarrier:
-    case Collective::kBcast:
-    case Collective::kReduce:
-    case Collective::kAllreduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
 absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTransport& transport,
                                                                const Topology& topology,
                                                                absl::Time deadline,
@@ -70,6 +63,9 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
   if (size < 2 || topology.num_nodes() != 1 || EnvironmentUnsigned("ZCOLL_NODE_ENGINE") == 0) {
     return nullptr;
   }
+  // Peers read this process's memory (process_vm_readv) under Yama's ptrace scope 1
+  // too (the shm transport does the same).
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   // One node: the communicator's ranks are the node's, rank 0 its leader. The leader
   // makes the segment and sends its name; each rank maps it and answers; the leader
   // writes its verdict into the segment, which the ranks that mapped it wait for.
@@ -106,10 +102,20 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     }
     RETURN_IF_ERROR(wait(0, 2 * peers));
     std::string why = segment.has_value() ? "" : state->offer.text;
-    for (int peer = 1; peer < size && why.empty(); ++peer) {
-      if (state->answers[peer].ok == 1) continue;
-      state->answers[peer].text[sizeof(state->answers[peer].text) - 1] = '\0';
-      why = absl::StrCat("rank ", peer, ": ", state->answers[peer].text);
+    bool single_copy = true;
+    for (int peer = 1; peer < size; ++peer) {
+      SetupRecord& answer = state->answers[peer];
+      answer.text[sizeof(answer.text) - 1] = '\0';
+      if (answer.ok == 1 && answer.single_copy == 1) continue;
+      if (answer.ok == 1 && single_copy) {
+        ZCOLL_LOG(WARNING) << "rank 0: this communicator's node collectives move what does not "
+                           << "fit their slots by messages: rank " << peer << ": " << answer.text;
+      }
+      if (answer.ok == 1) {
+        single_copy = false;
+      } else if (why.empty()) {
+        why = absl::StrCat("rank ", peer, ": ", answer.text);
+      }
     }
     if (!segment.has_value()) {
       ZCOLL_LOG(WARNING) << "rank 0: this communicator's ranks run their collectives by "
@@ -118,6 +124,7 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     }
     // Every rank that will ever map it has: the name can go.
     segment->Unlink();
+    segment->SetSingleCopy(single_copy);
     segment->SetSetup(why.empty() ? NodeSegment::SetupState::kReady
                                   : NodeSegment::SetupState::kAbandoned);
     if (!why.empty()) {
@@ -133,10 +140,14 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
   SetupRecord& answer = state->answers.emplace_back();
   if (state->offer.ok == 1) {
     state->offer.text[sizeof(state->offer.text) - 1] = '\0';
-    absl::StatusOr<NodeSegment> opened = NodeSegment::Open(state->offer.text, size, kSlotBytes);
+    absl::StatusOr<NodeSegment> opened =
+        NodeSegment::Open(state->offer.text, size, kSlotBytes, rank);
     answer.ok = opened.ok() ? 1 : 0;
     if (opened.ok()) {
       segment.emplace(std::move(*opened));
+      const absl::Status probe = segment->ProbeSingleCopy();
+      answer.single_copy = probe.ok() ? 1 : 0;
+      if (!probe.ok()) SetText(answer, probe.message());
     } else {
       SetText(answer, opened.status().ToString());
     }
@@ -180,14 +191,56 @@ void NodeEngine::AdvanceOlder(const NodeExecution* execution) {
   }
 }
 
+NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_sequence)
+    : segment_(std::move(segment)),
+      local_rank_(local_rank),
+      next_sequence_(first_sequence),
+      single_copy_(segment_.single_copy()),
+      pid_(static_cast<uint32_t>(getpid())) {}
+
+namespace {
+
+// A reduction reads this much of each peer's memory at a time (staying in cache).
+constexpr size_t kReduceChunkBytes = 64 * 1024;
+
+size_t SumOf(absl::Span<const size_t> values) {
+  size_t sum = 0;
+  for (size_t value : values) sum += value;
+  return sum;
+}
+
+size_t RoundUpTo(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// Whether a collective publishes a table of blocks (NodeExecution::ExposeBlocks).
+bool PublishesBlocks(Collective collective) {
+  return collective == Collective::kScatterv || collective == Collective::kAlltoallv;
+}
+
+}  // namespace
+
 NodeExecution::~NodeExecution() {
-  if (!finished_) engine_.Ended(this);
+  if (finished_) return;
+  engine_.Ended(this);
+  // The caller may reuse its buffers from now: peers that read them must know.
+  engine_.segment().Leave(me());
 }
 
 void NodeExecution::Restart(const Call& call) {
   call_ = call;
+  for (size_t i = 0; i < vectors_.size(); ++i) {
+    vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
+    call_.vectors[i] = vectors_[i];
+  }
   phase_ = Phase::kPublish;
   next_peer_ = 0;
+  partitioned_ =
+      (call.collective == Collective::kReduce || call.collective == Collective::kAllreduce) &&
+      bytes() > engine_.segment().slot_bytes();
+  exposed_ = false;
+  deferred_ = false;
+  consumed_ = false;
   finished_ = false;
   status_ = absl::OkStatus();
   engine_.Started(this);
@@ -198,26 +251,9 @@ void NodeExecution::End() {
   engine_.Ended(this);
 }
 
-bool NodeExecution::Contributes() const {
-  switch (call_.collective) {
-    case Collective::kBcast:
-      return engine_.local_rank() == call_.root;
-    case Collective::kReduce:
-    case Collective::kAllreduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
-const char* NodeExecution::Contribution(int rank) const {
-  NodeSegment& segment = engine_.segment();
-  return bytes() <= NodeSegment::kInlineBytes ? segment.InlinePayload(rank, call_.sequence)
-                                              : segment.Slot(rank, call_.sequence);
-}
-
 void NodeExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
+  engine_.segment().Leave(me());
   End();
 }
 
@@ -233,6 +269,454 @@ absl::Status NodeExecution::Disagreement(int rank, uint32_t theirs) const {
       "argument)"));
 }
 
+size_t NodeExecution::TableBytes() const {
+  return PublishesBlocks(call_.collective)
+             ? RoundUpTo(static_cast<size_t>(ranks()) * 2 * sizeof(uint64_t),
+                         NodeSegment::kSlotAlignment)
+             : 0;
+}
+
+absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  if (bytes <= NodeSegment::kInlineBytes) {
+    if (bytes > 0) std::memcpy(segment.InlinePayload(me(), sequence), data, bytes);
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, bytes);
+  } else if (bytes <= segment.slot_bytes()) {
+    std::memcpy(segment.Slot(me(), sequence), data, bytes);
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, bytes);
+  } else {
+    if (!engine_.single_copy()) {
+      return absl::InternalError(absl::StrCat(
+          "rank ", transport_.rank(), ": ", call_.name, ": ", bytes,
+          " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
+    }
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes);
+    exposed_ = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size_t> counts,
+                                         absl::Span<const size_t> displs) {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
+  // Pairs (offset from the data's start, bytes), one per rank.
+  auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
+  const size_t packed = SumOf(counts) * element_bytes;
+  if (table_bytes + packed <= segment.slot_bytes()) {
+    char* into = segment.Slot(me(), sequence) + table_bytes;
+    size_t at = 0;
+    for (int rank = 0; rank < ranks(); ++rank) {
+      const size_t length = counts[rank] * element_bytes;
+      table[2 * rank] = at;
+      table[2 * rank + 1] = length;
+      if (length > 0) std::memcpy(into + at, data + displs[rank] * element_bytes, length);
+      at += length;
+    }
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, packed);
+    return absl::OkStatus();
+  }
+  if (!engine_.single_copy()) {
+    return absl::InternalError(absl::StrCat(
+        "rank ", transport_.rank(), ": ", call_.name, ": ", packed,
+        " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
+  }
+  size_t extent = 0;
+  for (int rank = 0; rank < ranks(); ++rank) {
+    table[2 * rank] = displs[rank] * element_bytes;
+    table[2 * rank + 1] = counts[rank] * element_bytes;
+    extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
+  }
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, extent);
+  exposed_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::Publish() {
+  const size_t element_bytes = call_.element_bytes;
+  const char* send = static_cast<const char*>(call_.send);
+  char* recv = static_cast<char*>(call_.recv);
+  const char* input = call_.in_place ? recv : send;
+  const bool root = me() == call_.root;
+  absl::Span<const size_t> counts = vectors_[0], displs = vectors_[1];
+  absl::Status status;
+  switch (call_.collective) {
+    case Collective::kBarrier:
+      status = Expose(nullptr, 0);
+      break;
+    case Collective::kBcast:
+      status = Expose(root ? recv : nullptr, root ? bytes() : 0);
+      break;
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+    case Collective::kScan:
+    case Collective::kExscan:
+      status = Expose(input, bytes());
+      break;
+    case Collective::kReduceScatterBlock:
+      status = Expose(input, bytes() * static_cast<size_t>(ranks()));
+      break;
+    case Collective::kReduceScatter:
+      status = Expose(input, SumOf(counts) * element_bytes);
+      break;
+    case Collective::kScatter:
+      status = Expose(root ? send : nullptr, root ? bytes() * static_cast<size_t>(ranks()) : 0);
+      break;
+    case Collective::kScatterv:
+      status = root ? ExposeBlocks(send, counts, displs) : Expose(nullptr, 0);
+      break;
+    case Collective::kGather:
+    case Collective::kGatherv:
+      // Nobody reads the root's.
+      status = Expose(root ? nullptr : send, root ? 0 : bytes());
+      break;
+    case Collective::kAllgather:
+      status = Expose(call_.in_place ? recv + me() * bytes() : send, bytes());
+      break;
+    case Collective::kAllgatherv:
+      status = Expose(call_.in_place ? recv + displs[me()] * element_bytes : send, bytes());
+      break;
+    case Collective::kAlltoall:
+      status = Expose(input, bytes() * static_cast<size_t>(ranks()));
+      break;
+    case Collective::kAlltoallv:
+      status = ExposeBlocks(input, counts, displs);
+      break;
+  }
+  RETURN_IF_ERROR(status);
+  // In place, a result that overwrites what peers still read from this rank's buffer
+  // waits in scratch until they are done.
+  switch (call_.collective) {
+    case Collective::kReduceScatterBlock:
+    case Collective::kReduceScatter:
+    case Collective::kScan:
+    case Collective::kExscan:
+    case Collective::kAlltoall:
+    case Collective::kAlltoallv:
+      deferred_ = exposed_ && call_.in_place;
+      break;
+    default:
+      break;
+  }
+  if (deferred_) {
+    DeferredRanges(ranges_);
+    size_t extent = 0;
+    for (const auto& [offset, length] : ranges_) extent = std::max(extent, offset + length);
+    result_.resize(extent);
+  }
+  return absl::OkStatus();
+}
+
+void NodeExecution::DeferredRanges(std::vector<std::pair<size_t, size_t>>& ranges) const {
+  ranges.clear();
+  const size_t element_bytes = call_.element_bytes;
+  switch (call_.collective) {
+    case Collective::kReduceScatterBlock:
+    case Collective::kScan:
+      ranges.emplace_back(0, bytes());
+      break;
+    case Collective::kExscan:
+      if (me() > 0) ranges.emplace_back(0, bytes());
+      break;
+    case Collective::kReduceScatter:
+      ranges.emplace_back(0, vectors_[0][me()] * element_bytes);
+      break;
+    case Collective::kAlltoall:
+      ranges.emplace_back(0, bytes() * static_cast<size_t>(ranks()));
+      break;
+    case Collective::kAlltoallv:
+      for (int rank = 0; rank < ranks(); ++rank) {
+        ranges.emplace_back(vectors_[3][rank] * element_bytes, vectors_[2][rank] * element_bytes);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+size_t NodeExecution::BlockOffset(int rank, int to) const {
+  return reinterpret_cast<const uint64_t*>(engine_.segment().Slot(rank, call_.sequence))[2 * to];
+}
+
+const char* NodeExecution::Direct(int rank, size_t offset) const {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  switch (segment.where(rank, sequence)) {
+    case NodeSegment::Where::kInline:
+      return segment.InlinePayload(rank, sequence) + offset;
+    case NodeSegment::Where::kSlot:
+      return segment.Slot(rank, sequence) + TableBytes() + offset;
+    case NodeSegment::Where::kAddress:
+      if (!engine_.SameProcess(rank)) return nullptr;
+      return reinterpret_cast<const char*>(segment.address(rank, sequence)) + offset;
+  }
+  return nullptr;
+}
+
+absl::Status NodeExecution::ReadPeer(int rank, uint64_t address, size_t bytes, void* destination) {
+  NodeSegment& segment = engine_.segment();
+  if (engine_.SameProcess(rank)) {
+    std::memcpy(destination, reinterpret_cast<const void*>(address), bytes);
+  } else {
+    size_t done = 0;
+    while (done < bytes) {
+      iovec local{static_cast<char*>(destination) + done, bytes - done};
+      iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+      const ssize_t read =
+          process_vm_readv(static_cast<pid_t>(segment.pid(rank)), &local, 1, &remote, 1, 0);
+      if (read < 0 && errno == EINTR) continue;
+      if (read <= 0) {
+        const int error = read < 0 ? errno : EIO;
+        return absl::UnavailableError(absl::StrCat(
+            "rank ", transport_.rank(), ": ", call_.name, ": reading rank ", rank,
+            "'s buffer (process_vm_readv of ", bytes - done, " bytes): ", std::strerror(error)));
+      }
+      done += static_cast<size_t>(read);
+    }
+  }
+  // What was read counts only if the rank was still in the call afterwards.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (segment.left(rank)) {
+    return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ",
+                                           rank,
+                                           " left the call (its job failed) while this rank read "
+                                           "its buffer"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::Fetch(int rank, size_t offset, size_t bytes, void* destination) {
+  if (bytes == 0) return absl::OkStatus();
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const uint64_t extent = segment.extent(rank, sequence);
+  if (offset > extent || bytes > extent - offset) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", transport_.rank(), ": ", call_.name,
+        ": the ranks disagree on the counts: this rank needs bytes [", offset, ", ", offset + bytes,
+        ") of what rank ", rank, " published, which holds ", extent, " bytes"));
+  }
+  if (segment.where(rank, sequence) != NodeSegment::Where::kAddress) {
+    std::memcpy(destination, Direct(rank, offset), bytes);
+    return absl::OkStatus();
+  }
+  return ReadPeer(rank, segment.address(rank, sequence) + offset, bytes, destination);
+}
+
+std::pair<size_t, size_t> NodeExecution::Block(int rank) const {
+  const size_t element_bytes = call_.element_bytes;
+  const size_t align =
+      element_bytes <= 64 && 64 % element_bytes == 0 ? 64 / element_bytes : size_t{1};
+  auto start = [&](int r) -> size_t {
+    if (r >= ranks()) return call_.count;
+    const auto exact =
+        static_cast<size_t>(static_cast<unsigned __int128>(call_.count) * static_cast<unsigned>(r) /
+                            static_cast<unsigned>(ranks()));
+    return exact / align * align;
+  };
+  return {start(rank), start(rank + 1) - start(rank)};
+}
+
+absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_t count,
+                                       char* out) {
+  if (count == 0) return absl::OkStatus();
+  const size_t element_bytes = call_.element_bytes;
+  const size_t chunk = std::max<size_t>(1, kReduceChunkBytes / element_bytes);
+  int staged_ranks = 0;
+  for (int rank = first; rank <= last; ++rank) {
+    if (Direct(rank, offset) == nullptr) ++staged_ranks;
+  }
+  const size_t staging_bytes = static_cast<size_t>(staged_ranks) * chunk * element_bytes;
+  if (staging_.size() < staging_bytes) staging_.resize(staging_bytes);
+  NodeSegment& segment = engine_.segment();
+  absl::InlinedVector<const void*, 16> inputs;
+  for (size_t done = 0; done < count; done += chunk) {
+    const size_t length = std::min(chunk, count - done);
+    const size_t at = offset + done * element_bytes;
+    inputs.clear();
+    size_t staged = 0;
+    for (int rank = first; rank <= last; ++rank) {
+      const char* input = Direct(rank, at);
+      if (input == nullptr) {
+        char* into = staging_.data() + staged++ * chunk * element_bytes;
+        RETURN_IF_ERROR(ReadPeer(rank, segment.address(rank, call_.sequence) + at,
+                                 length * element_bytes, into));
+        input = into;
+      }
+      inputs.push_back(input);
+    }
+    absl::Status status =
+        ReduceMany(call_.op, call_.type, inputs, out + done * element_bytes, length);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
+    }
+  }
+  // A peer of this process read in place: still in the call?
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int rank = first; rank <= last; ++rank) {
+    if (rank != me() && segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress &&
+        segment.left(rank)) {
+      return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name,
+                                             ": rank ", rank,
+                                             " left the call (its job failed) while this rank "
+                                             "read its buffer"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::Gather() {
+  NodeSegment& segment = engine_.segment();
+  const size_t element_bytes = call_.element_bytes, block = bytes();
+  const char* send = static_cast<const char*>(call_.send);
+  char* recv = static_cast<char*>(call_.recv);
+  const bool root = me() == call_.root;
+  const int last = ranks() - 1;
+  // Copies this rank's own block where the result wants it (not in place).
+  auto own = [&](char* into, const char* from, size_t length) {
+    if (length > 0 && into != from) std::memcpy(into, from, length);
+  };
+  switch (call_.collective) {
+    case Collective::kBarrier:
+      return absl::OkStatus();
+    case Collective::kBcast:
+      return root ? absl::OkStatus() : Fetch(call_.root, 0, block, recv);
+    case Collective::kReduce:
+    case Collective::kAllreduce: {
+      const bool everywhere = call_.collective == Collective::kAllreduce;
+      if (!partitioned_) {
+        return everywhere || root ? ReduceFrom(0, last, 0, call_.count, recv) : absl::OkStatus();
+      }
+      // Each rank its block; then the others' blocks are read from them.
+      const auto [first, length] = Block(me());
+      char* out = recv + first * element_bytes;
+      if (!everywhere && !root) {
+        result_.resize(length * element_bytes);
+        out = result_.data();
+      }
+      RETURN_IF_ERROR(ReduceFrom(0, last, first * element_bytes, length, out));
+      segment.SetResultAddress(me(), call_.sequence, everywhere || root ? recv : out);
+      segment.PublishStage(me(), call_.sequence);
+      exposed_ = true;
+      if (everywhere || root) phase_ = Phase::kStage;
+      return absl::OkStatus();
+    }
+    case Collective::kReduceScatterBlock:
+      return ReduceFrom(0, last, me() * block, call_.count, Output());
+    case Collective::kReduceScatter: {
+      absl::Span<const size_t> counts = vectors_[0];
+      return ReduceFrom(0, last, SumOf(counts.subspan(0, me())) * element_bytes, counts[me()],
+                        Output());
+    }
+    case Collective::kScan:
+      return ReduceFrom(0, me(), 0, call_.count, Output());
+    case Collective::kExscan:
+      return me() == 0 ? absl::OkStatus() : ReduceFrom(0, me() - 1, 0, call_.count, Output());
+    case Collective::kScatter:
+      if (root) {
+        if (!call_.in_place) own(recv, send + me() * block, block);
+        return absl::OkStatus();
+      }
+      return Fetch(call_.root, me() * block, block, recv);
+    case Collective::kScatterv: {
+      if (root) {
+        if (!call_.in_place) {
+          own(recv, send + vectors_[1][me()] * element_bytes, vectors_[0][me()] * element_bytes);
+        }
+        return absl::OkStatus();
+      }
+      const uint64_t* table =
+          reinterpret_cast<const uint64_t*>(segment.Slot(call_.root, call_.sequence));
+      if (table[2 * me() + 1] != block) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": the root (rank ",
+                         call_.root, ") sends this rank ", table[2 * me() + 1] / element_bytes,
+                         " elements but recv_count is ", call_.count));
+      }
+      return Fetch(call_.root, BlockOffset(call_.root, me()), block, recv);
+    }
+    case Collective::kGather:
+    case Collective::kGatherv:
+    case Collective::kAllgather:
+    case Collective::kAllgatherv: {
+      const bool vectored =
+          call_.collective == Collective::kGatherv || call_.collective == Collective::kAllgatherv;
+      if (!root &&
+          (call_.collective == Collective::kGather || call_.collective == Collective::kGatherv)) {
+        return absl::OkStatus();
+      }
+      for (int rank = 0; rank <= last; ++rank) {
+        const size_t length = vectored ? vectors_[0][rank] * element_bytes : block;
+        char* into = recv + (vectored ? vectors_[1][rank] * element_bytes : rank * block);
+        if (rank == me()) {
+          if (!call_.in_place) own(into, send, length);
+          continue;
+        }
+        if (segment.extent(rank, call_.sequence) != length) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "rank ", transport_.rank(), ": ", call_.name, ": rank ", rank, " sent ",
+              segment.extent(rank, call_.sequence) / element_bytes, " elements but this rank ",
+              "expects ", length / element_bytes, " from it"));
+        }
+        RETURN_IF_ERROR(Fetch(rank, 0, length, into));
+      }
+      return absl::OkStatus();
+    }
+    case Collective::kAlltoall: {
+      const char* input = call_.in_place ? recv : send;
+      for (int rank = 0; rank <= last; ++rank) {
+        if (rank == me()) {
+          if (!call_.in_place || deferred_)
+            own(Output() + me() * block, input + me() * block, block);
+          continue;
+        }
+        RETURN_IF_ERROR(Fetch(rank, me() * block, block, Output() + rank * block));
+      }
+      return absl::OkStatus();
+    }
+    case Collective::kAlltoallv: {
+      const char* input = call_.in_place ? recv : send;
+      absl::Span<const size_t> send_displs = vectors_[1], recv_counts = vectors_[2],
+                               recv_displs = vectors_[3];
+      for (int rank = 0; rank <= last; ++rank) {
+        const size_t length = recv_counts[rank] * element_bytes;
+        char* into = Output() + recv_displs[rank] * element_bytes;
+        if (rank == me()) {
+          if (!call_.in_place || deferred_)
+            own(into, input + send_displs[me()] * element_bytes, length);
+          continue;
+        }
+        const uint64_t* table =
+            reinterpret_cast<const uint64_t*>(segment.Slot(rank, call_.sequence));
+        if (table[2 * me() + 1] != length) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ", rank,
+                           " sends this rank ", table[2 * me() + 1] / element_bytes,
+                           " elements but recv_counts[", rank, "] is ", recv_counts[rank]));
+        }
+        RETURN_IF_ERROR(Fetch(rank, table[2 * me()], length, into));
+      }
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::ReadStage(int rank) {
+  const auto [first, length] = Block(rank);
+  const size_t element_bytes = call_.element_bytes;
+  if (length == 0) return absl::OkStatus();
+  NodeSegment& segment = engine_.segment();
+  const bool everywhere = call_.collective == Collective::kAllreduce || rank == call_.root;
+  const uint64_t address =
+      segment.result_address(rank, call_.sequence) + (everywhere ? first * element_bytes : 0);
+  return ReadPeer(rank, address, length * element_bytes,
+                  static_cast<char*>(call_.recv) + first * element_bytes);
+}
+
 Transport::PollResult NodeExecution::Advance() {
   if (finished_) return Transport::PollResult::kDone;
   engine_.AdvanceOlder(this);
@@ -242,83 +726,99 @@ Transport::PollResult NodeExecution::Advance() {
 Transport::PollResult NodeExecution::Step() {
   if (finished_) return Transport::PollResult::kDone;
   NodeSegment& segment = engine_.segment();
-  const int me = engine_.local_rank(), ranks = engine_.local_size();
   const uint32_t sequence = call_.sequence;
   Transport::PollResult result = Transport::PollResult::kIdle;
+  auto fail = [this](absl::Status status) {
+    Fail(std::move(status));
+    return Transport::PollResult::kDone;
+  };
   if (phase_ == Phase::kPublish) {
-    // This rank's check word and buffer of the call's parity were last read in
+    // This rank's check word and slot of the call's parity were last read in
     // sequence - 2 (a rank that contributes nothing still publishes its word).
-    for (; next_peer_ < ranks; ++next_peer_) {
+    for (; next_peer_ < ranks(); ++next_peer_) {
       if (!SequenceReached(segment.consumed(next_peer_), sequence - 2)) return result;
     }
-    if (Contributes() && bytes() > 0) {
-      const bool from_recv = call_.in_place || call_.collective == Collective::kBcast;
-      std::memcpy(const_cast<char*>(Contribution(me)), from_recv ? call_.recv : call_.send,
-                  bytes());
-    }
-    segment.SetCheck(me, sequence, call_.check);
-    segment.Publish(me, sequence);
+    if (absl::Status status = Publish(); !status.ok()) return fail(std::move(status));
+    segment.SetCheck(me(), sequence, call_.check);
+    segment.Publish(me(), sequence);
     phase_ = Phase::kGather;
     next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
   }
-  // Every rank's word, even where this rank needs no data of it (a Bcast's root, a
-  // Reduce's leaf): so that ranks that disagree (on the root, say) all find out in the
-  // call, and none returns before every rank has entered it.
-  for (; next_peer_ < ranks; ++next_peer_) {
-    if (!SequenceReached(segment.published(next_peer_), sequence)) return result;
-    if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
-      Fail(Disagreement(next_peer_, theirs));
+  if (phase_ == Phase::kGather) {
+    // Every rank's word, even where this rank needs no data of it (a Bcast's root, a
+    // Reduce's leaf): so that ranks that disagree (on the root, say) all find out in
+    // the call, and none returns before every rank has entered it.
+    for (; next_peer_ < ranks(); ++next_peer_) {
+      if (!SequenceReached(segment.published(next_peer_), sequence)) return result;
+      if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
+        return fail(Disagreement(next_peer_, theirs));
+      }
+    }
+    if (absl::Status status = Gather(); !status.ok()) return fail(std::move(status));
+    next_peer_ = 0;
+    result = Transport::PollResult::kAdvanced;
+    if (phase_ == Phase::kGather) phase_ = Phase::kDrain;
+  }
+  if (phase_ == Phase::kStage) {
+    // The other ranks' blocks of a partitioned reduction, as each is ready.
+    for (; next_peer_ < ranks(); ++next_peer_) {
+      if (next_peer_ == me()) continue;
+      if (!SequenceReached(segment.stage(next_peer_), sequence)) return result;
+      if (absl::Status status = ReadStage(next_peer_); !status.ok()) {
+        return fail(std::move(status));
+      }
+      result = Transport::PollResult::kAdvanced;
+    }
+    next_peer_ = 0;
+    phase_ = Phase::kDrain;
+  }
+  // kDrain: everything this rank reads is read. Its calls say so in order (a peer
+  // that sees `consumed` reach s takes every call up to s as read): an older call
+  // still waiting for its peers holds the newer ones back.
+  if (!consumed_) {
+    if (segment.consumed(me()) != sequence - 1) return result;
+    segment.Consume(me(), sequence);
+    consumed_ = true;
+    if (!exposed_) {
+      End();
       return Transport::PollResult::kDone;
     }
   }
-  absl::Status status = Finish();
-  segment.Consume(me, sequence);
-  if (!status.ok()) {
-    Fail(std::move(status));
-  } else {
-    End();
+  // Peers read this rank's memory: its caller may not reuse it before they are done.
+  for (; next_peer_ < ranks(); ++next_peer_) {
+    if (!SequenceReached(segment.consumed(next_peer_), sequence)) return result;
   }
-  return Transport::PollResult::kDone;
-}
-
-absl::Status NodeExecution::Finish() {
-  const int me = engine_.local_rank(), ranks = engine_.local_size();
-  switch (call_.collective) {
-    case Collective::kBcast:
-      if (me != call_.root && bytes() > 0) {
-        std::memcpy(call_.recv, Contribution(call_.root), bytes());
-      }
-      return absl::OkStatus();
-    case Collective::kReduce:
-      if (me != call_.root) return absl::OkStatus();
-      [[fallthrough]];
-    case Collective::kAllreduce: {
-      if (call_.count == 0) return absl::OkStatus();
-      // Every rank's contribution, in rank order: the canonical order, and the same
-      // sums on every rank.
-      absl::InlinedVector<const void*, 16> inputs;
-      for (int rank = 0; rank < ranks; ++rank) inputs.push_back(Contribution(rank));
-      absl::Status status = ReduceMany(call_.op, call_.type, inputs, call_.recv, call_.count);
-      if (!status.ok()) {
-        return absl::Status(status.code(),
-                            absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
-      }
-      return absl::OkStatus();
+  if (deferred_) {
+    char* recv = static_cast<char*>(call_.recv);
+    for (const auto& [offset, length] : ranges_) {
+      if (length > 0) std::memcpy(recv + offset, result_.data() + offset, length);
     }
-    default:
-      return absl::OkStatus();
   }
+  End();
+  return Transport::PollResult::kDone;
 }
 
 std::vector<int> NodeExecution::PendingPeers() const {
   std::vector<int> peers;
   if (finished_) return peers;
   NodeSegment& segment = engine_.segment();
-  for (int rank = 0; rank < engine_.local_size(); ++rank) {
-    const bool waiting = phase_ == Phase::kPublish
-                             ? !SequenceReached(segment.consumed(rank), call_.sequence - 2)
-                             : !SequenceReached(segment.published(rank), call_.sequence);
+  for (int rank = 0; rank < ranks(); ++rank) {
+    bool waiting = false;
+    switch (phase_) {
+      case Phase::kPublish:
+        waiting = !SequenceReached(segment.consumed(rank), call_.sequence - 2);
+        break;
+      case Phase::kGather:
+        waiting = !SequenceReached(segment.published(rank), call_.sequence);
+        break;
+      case Phase::kStage:
+        waiting = rank != me() && !SequenceReached(segment.stage(rank), call_.sequence);
+        break;
+      case Phase::kDrain:
+        waiting = !SequenceReached(segment.consumed(rank), call_.sequence);
+        break;
+    }
     if (waiting) peers.push_back(rank);
   }
   return peers;
@@ -330,11 +830,10 @@ absl::Status NodeExecution::WaitFor(Transport& transport,
                                     absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) {
   return transport.WaitFor(poll, deadline, on_clock, [this](absl::Duration timeout) {
     NodeSegment& segment = engine_.segment();
-    const int me = engine_.local_rank();
     // Announced before looking once more: a rank that publishes after the look rings.
-    const uint32_t doorbell = segment.BeginSleep(me);
-    if (Advance() == Transport::PollResult::kIdle) segment.Sleep(me, doorbell, timeout);
-    segment.EndSleep(me);
+    const uint32_t doorbell = segment.BeginSleep(me());
+    if (Advance() == Transport::PollResult::kIdle) segment.Sleep(me(), doorbell, timeout);
+    segment.EndSleep(me());
   });
 }
 

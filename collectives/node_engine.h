@@ -8,13 +8,33 @@
 // "node"), chosen from the agreed inputs like any other, and ZCOLL_ALGO_<COLL> can still
 // force the message-passing ones. A Request drives either kind through CallExecution.
 //
-// This first part runs Barrier, Bcast, Reduce and Allreduce of communicators whose
-// ranks all share one node, for vectors up to one slot (kSlotBytes), flat: every rank
-// publishes its contribution in its own slot (or, up to NodeSegment::kInlineBytes,
-// inside its control line) and reads the others' directly; reductions combine all
-// contributions in rank order with the ops' SIMD kernels, so Allreduce's result is
-// bit-identical on every rank and any op (non-commutative included) is reduced in the
-// canonical order.
+// Every collective of the API runs here, at every size, flat: each rank publishes
+// what the others need of it and reads what it needs of them.
+//   - How a rank publishes is its own choice, recorded in the segment with the
+//     publication, so that ranks need not agree on it (a Scatterv's root alone knows
+//     how much it sends): up to NodeSegment::kInlineBytes inside its control line, up to
+//     a slot (kSlotBytes) copied into its slot, beyond that not copied at all: the
+//     segment records the address of the caller's own buffer, and a reader copies
+//     straight from it into its destination with process_vm_readv (a plain memcpy when
+//     the ranks are threads of one process), each rank reading what it needs, so the
+//     copies run in parallel. Scatterv and Alltoallv publish a table of where each
+//     rank's block starts in the slot.
+//   - Reductions combine all contributions in rank order with the ops' SIMD kernels, so
+//     any op (non-commutative included) is reduced in the canonical order and
+//     Allreduce's result is bit-identical on every rank. Up to a slot every rank of an
+//     Allreduce (the root of a Reduce) reduces the whole vector from the slots; beyond
+//     it the vector is split into one block per rank (cache-line aligned, a function of
+//     the count alone), each rank reduces its block reading the peers' buffers in
+//     chunks, publishes the result (a second, `stage` publication), and the others copy
+//     it (Allreduce) or the root does (Reduce). ReduceScatter(Block) is the first half
+//     alone, Scan and Exscan each rank's prefix.
+//   - A rank whose memory others read returns only once they all say they have read
+//     the call (their `consumed`), since its caller may then reuse the buffer; a
+//     result that would overwrite what peers still read (in place: ReduceScatter's,
+//     Scan's, Alltoall's) is made in scratch and copied in after that.
+//   - Without process_vm_readv between the node's processes (a ptrace policy that
+//     forbids it; probed at setup, agreed by all) the engine runs only calls whose
+//     publications fit a slot, and the selection table knows it.
 //
 // Agreement: each publication carries the call's check word (the same hash of the
 // collective, algorithm, count, root, type and op that messages carry), and every rank
@@ -25,18 +45,25 @@
 // Failures: a waiting node call drives the job's transport as any wait does, so a
 // rank that dies (its pidfd), a failure notice, or the deadline ends it with the
 // job's error on every rank; nothing of a call is read or written after it returns
-// (every access is to the segment, and to the caller's buffers inside the call).
+// (every access is to the segment, and to the caller's buffers inside the call). A rank
+// that leaves a call unfinished marks itself in the segment before its caller can
+// reuse its buffers, and a reader checks that mark after every read of another
+// process's memory: what it read is then suspect, and its call fails too.
 
 #ifndef ZCOLL_COLLECTIVES_NODE_ENGINE_H_
 #define ZCOLL_COLLECTIVES_NODE_ENGINE_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "collectives/algorithms.h"
 #include "collectives/call_execution.h"
 #include "collectives/node_segment.h"
@@ -52,7 +79,7 @@ class NodeExecution;
 class NodeEngine {
  public:
   // Bytes of a rank's slot: node collectives move vectors up to this size.
-  static constexpr size_t kSlotBytes = 16 * 1024;
+  static constexpr size_t kSlotBytes = kNodeSlotBytes;
 
   // Sets up the engine of the communicator of `transport` (every rank calls it, in
   // Create, Split and Dup): null when the communicator spans more than one node or
@@ -66,12 +93,16 @@ class NodeEngine {
                                                             absl::Time deadline,
                                                             uint32_t first_sequence = 1);
 
-  NodeEngine(NodeSegment segment, int local_rank, uint32_t first_sequence)
-      : segment_(std::move(segment)), local_rank_(local_rank), next_sequence_(first_sequence) {}
+  NodeEngine(NodeSegment segment, int local_rank, uint32_t first_sequence);
 
   NodeSegment& segment() { return segment_; }
   int local_rank() const { return local_rank_; }
   int local_size() const { return segment_.ranks(); }
+  // Whether every rank can read every other's memory (else only calls whose
+  // publications fit a slot run here): the same on every rank.
+  bool single_copy() const { return single_copy_; }
+  // Whether local rank `rank` is a thread of this process (its memory is read in place).
+  bool SameProcess(int rank) const { return segment_.pid(rank) == pid_; }
   // The sequence number of the next node call (every rank of the node numbers its
   // calls alike: they make the same calls in the same order and choose alike).
   uint32_t TakeSequence() { return next_sequence_++; }
@@ -88,11 +119,10 @@ class NodeEngine {
   NodeSegment segment_;
   int local_rank_;
   uint32_t next_sequence_;
+  bool single_copy_;
+  uint32_t pid_;
   std::vector<NodeExecution*> in_flight_;
 };
-
-// Whether the node engine runs `collective` (the selection table's "node" rules).
-bool NodeEngineRuns(Collective collective);
 
 // One node call. Restarted for each call (a small collective should not allocate).
 class NodeExecution final : public CallExecution {
@@ -110,6 +140,9 @@ class NodeExecution final : public CallExecution {
     int root = 0;
     bool in_place = false;
     const char* name = "";
+    // The v-collectives' counts and displacements, as CollectiveArgs names them
+    // (copied at Restart).
+    std::array<absl::Span<const size_t>, 4> vectors;
   };
 
   NodeExecution(NodeEngine& engine, Transport& transport)
@@ -130,14 +163,49 @@ class NodeExecution final : public CallExecution {
 
  private:
   friend class NodeEngine;
-  enum class Phase : uint8_t { kPublish, kGather };
+  // kPublish: waits until every rank consumed the call before last (this rank's slot
+  // of this parity is free), publishes; kGather: waits until every rank published,
+  // checks their words, reads; kStage: waits for the ranks' second publication, reads
+  // it; kDrain: waits until every rank has read this rank's memory.
+  enum class Phase : uint8_t { kPublish, kGather, kStage, kDrain };
   // Advances this call alone.
   Transport::PollResult Step();
-  // Whether this rank's contribution goes into its buffer in this call.
-  bool Contributes() const;
   size_t bytes() const { return call_.count * call_.element_bytes; }
-  // Where `rank`'s contribution lies in this call (inline or slot).
-  const char* Contribution(int rank) const;
+  int me() const { return engine_.local_rank(); }
+  int ranks() const { return engine_.local_size(); }
+  // Publishes this rank's part (before its sequence number).
+  absl::Status Publish();
+  // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is.
+  absl::Status Expose(const char* data, size_t bytes);
+  // Publishes the blocks of `data` at `displs` (elements) of `counts` elements, one per
+  // rank, with the table of where each starts.
+  absl::Status ExposeBlocks(const char* data, absl::Span<const size_t> counts,
+                            absl::Span<const size_t> displs);
+  // Where rank `rank`'s block for rank `to` starts in its publication (ExposeBlocks).
+  size_t BlockOffset(int rank, int to) const;
+  // Bytes before the data in a slot: the table of ExposeBlocks' collectives.
+  size_t TableBytes() const;
+  // Copies `bytes` at `offset` of `rank`'s publication into `destination`.
+  absl::Status Fetch(int rank, size_t offset, size_t bytes, void* destination);
+  // `bytes` at `address` of `rank`'s memory, through process_vm_readv.
+  absl::Status ReadPeer(int rank, uint64_t address, size_t bytes, void* destination);
+  // `rank`'s publication at `offset` where this rank can read it in place (inline,
+  // slot, or a rank of this process), else null.
+  const char* Direct(int rank, size_t offset) const;
+  // Reduces ranks first..last's publications, `count` elements from `offset` bytes,
+  // into `out`, in rank order.
+  absl::Status ReduceFrom(int first, int last, size_t offset, size_t count, char* out);
+  // The block of `count` elements that rank `rank` reduces (its first element, its
+  // length): split by the count alone, so every rank splits alike.
+  std::pair<size_t, size_t> Block(int rank) const;
+  // The reading of kGather; sets phase_ to what follows.
+  absl::Status Gather();
+  // The reading of kStage: rank `rank`'s block.
+  absl::Status ReadStage(int rank);
+  // Where results go: the caller's buffer, or scratch while peers still read it.
+  char* Output() { return deferred_ ? result_.data() : static_cast<char*>(call_.recv); }
+  // The (offset, bytes) ranges of the output a deferred result fills.
+  void DeferredRanges(std::vector<std::pair<size_t, size_t>>& ranges) const;
   void Fail(absl::Status status);
   // Marks the call finished (with status_) and leaves the engine's list.
   void End();
@@ -149,8 +217,21 @@ class NodeExecution final : public CallExecution {
   NodeEngine& engine_;
   Transport& transport_;
   Call call_;
+  std::array<std::vector<size_t>, 4> vectors_;  // call_.vectors, owned
   Phase phase_ = Phase::kPublish;
   int next_peer_ = 0;  // the first rank not yet seen to have published or consumed
+  // Beyond a slot, a Reduce or Allreduce splits the vector (ranks agree: the count).
+  bool partitioned_ = false;
+  // Peers read this rank's memory: it waits for them before it ends.
+  bool exposed_ = false;
+  // The result goes to result_ first (exposed_, in place, and overlapping what peers
+  // read).
+  bool deferred_ = false;
+  // This rank has said it read the call (its `consumed`).
+  bool consumed_ = false;
+  std::vector<char> staging_;  // peers' chunks, read for a reduction
+  std::vector<char> result_;   // a partitioned Reduce's block, or a deferred result
+  std::vector<std::pair<size_t, size_t>> ranges_;
 };
 
 }  // namespace zcoll

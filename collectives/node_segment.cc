@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,7 +18,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -33,14 +34,16 @@ struct NodeSegment::Header {
   uint32_t version;
   uint32_t ranks;
   uint64_t slot_bytes;
+  uint64_t creator_base;  // where the creator mapped it, for ProbeSingleCopy
   alignas(64) std::atomic<uint32_t> attached;
   std::atomic<uint32_t> setup;  // NodeSegment::SetupState
+  std::atomic<uint32_t> single_copy;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must be lock-free");
 
 size_t NodeSegment::SegmentBytes(int ranks, size_t slot_bytes) {
   static_assert(sizeof(Header) <= kHeaderBytes);
-  const size_t lines = static_cast<size_t>(ranks) * 3 * 64;
+  const size_t lines = static_cast<size_t>(ranks) * (3 * 64 + sizeof(ExposureLine));
   return kHeaderBytes + RoundUp(lines, kSlotAlignment) +
          static_cast<size_t>(ranks) * 2 * RoundUp(slot_bytes, kSlotAlignment);
 }
@@ -57,7 +60,9 @@ NodeSegment::NodeSegment(std::string name, int ranks, size_t slot_bytes, char* b
   controls_offset_ = kHeaderBytes;
   consumed_offset_ = controls_offset_ + static_cast<size_t>(ranks) * 64;
   sleep_offset_ = consumed_offset_ + static_cast<size_t>(ranks) * 64;
-  slots_offset_ = RoundUp(sleep_offset_ + static_cast<size_t>(ranks) * 64, kSlotAlignment);
+  exposure_offset_ = sleep_offset_ + static_cast<size_t>(ranks) * 64;
+  slots_offset_ =
+      RoundUp(exposure_offset_ + static_cast<size_t>(ranks) * sizeof(ExposureLine), kSlotAlignment);
 }
 
 NodeSegment::NodeSegment(NodeSegment&& other) noexcept { *this = std::move(other); }
@@ -75,6 +80,7 @@ NodeSegment& NodeSegment::operator=(NodeSegment&& other) noexcept {
   controls_offset_ = other.controls_offset_;
   consumed_offset_ = other.consumed_offset_;
   sleep_offset_ = other.sleep_offset_;
+  exposure_offset_ = other.exposure_offset_;
   slots_offset_ = other.slots_offset_;
   return *this;
 }
@@ -103,22 +109,50 @@ void NodeSegment::SetSetup(SetupState state) {
   header()->setup.store(static_cast<uint32_t>(state), std::memory_order_release);
 }
 
-absl::StatusOr<NodeSegment> NodeSegment::Create(const std::string& name, int ranks,
-                                                size_t slot_bytes, uint32_t first_sequence) {
-  return Map(name, ranks, slot_bytes, /*create=*/true, first_sequence);
+bool NodeSegment::single_copy() const {
+  return header()->single_copy.load(std::memory_order_acquire) != 0;
 }
 
-absl::StatusOr<NodeSegment> NodeSegment::Open(const std::string& name, int ranks,
-                                              size_t slot_bytes) {
-  return Map(name, ranks, slot_bytes, /*create=*/false, 0);
+void NodeSegment::SetSingleCopy(bool single_copy) {
+  header()->single_copy.store(single_copy ? 1 : 0, std::memory_order_release);
+}
+
+absl::Status NodeSegment::ProbeSingleCopy() const {
+  const pid_t creator = static_cast<pid_t>(pid(0));
+  if (creator == getpid()) return absl::OkStatus();
+  uint64_t magic = 0;
+  iovec local{&magic, sizeof(magic)};
+  iovec remote{reinterpret_cast<void*>(header()->creator_base), sizeof(magic)};
+  const ssize_t read = process_vm_readv(creator, &local, 1, &remote, 1, 0);
+  if (read == static_cast<ssize_t>(sizeof(magic)) && magic == kMagic) return absl::OkStatus();
+  const int error = errno;
+  return absl::PermissionDeniedError(
+      absl::StrCat("process_vm_readv of the node leader's memory (process ", creator,
+                   "): ", read < 0 ? Errno(error) : "it read something else",
+                   "; large node collectives go through the slots' copies"));
+}
+
+absl::StatusOr<NodeSegment> NodeSegment::Create(const std::string& name, int ranks,
+                                                size_t slot_bytes, uint32_t first_sequence) {
+  return Map(name, ranks, slot_bytes, /*rank=*/0, first_sequence);
+}
+
+absl::StatusOr<NodeSegment> NodeSegment::Open(const std::string& name, int ranks, size_t slot_bytes,
+                                              int rank) {
+  return Map(name, ranks, slot_bytes, rank, 0);
 }
 
 absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks, size_t slot_bytes,
-                                             bool create, uint32_t first_sequence) {
+                                             int rank, uint32_t first_sequence) {
   if (ranks < 1 || ranks > kMaxRanks) {
     return absl::InvalidArgumentError(
         absl::StrCat("a node segment is for 1 to ", kMaxRanks, " ranks; asked for ", ranks));
   }
+  if (rank < 0 || rank >= ranks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " of a node segment for ", ranks, " ranks"));
+  }
+  const bool create = rank == 0;
   const size_t bytes = SegmentBytes(ranks, slot_bytes);
   const std::string path = "/" + name;
   const int fd = create ? shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600)
@@ -160,7 +194,10 @@ absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks,
     for (int rank = 0; rank < ranks; ++rank) {
       segment.control(rank)->published.store(first_sequence - 1, std::memory_order_relaxed);
       segment.consumed_line(rank)->consumed.store(first_sequence - 1, std::memory_order_relaxed);
+      segment.exposure(rank)->stage.store(first_sequence - 1, std::memory_order_relaxed);
     }
+    segment.exposure(0)->pid = static_cast<uint32_t>(getpid());
+    header->creator_base = reinterpret_cast<uint64_t>(segment.base_);
     header->ranks = static_cast<uint32_t>(ranks);
     header->slot_bytes = segment.slot_bytes_;
     header->version = kVersion;
@@ -175,6 +212,7 @@ absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks,
           absl::StrCat("the node segment /dev/shm/", name, " is not one of this zcoll version for ",
                        ranks, " ranks and slots of ", segment.slot_bytes_, " bytes"));
     }
+    segment.exposure(rank)->pid = static_cast<uint32_t>(getpid());
     header->attached.fetch_add(1, std::memory_order_acq_rel);
   }
   return segment;

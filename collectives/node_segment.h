@@ -16,6 +16,10 @@
 //                       word and an inline payload
 //   R consumed lines    rank i's `consumed` sequence number
 //   R sleep lines       rank i's futex doorbell and whether it sleeps on it
+//   R exposure lines    rank i's process id, how its publication of a call is read
+//                       (inline, slot or its own memory) and where, its `stage`
+//                       sequence number (a second publication within a call) and
+//                       whether it left a call unfinished
 //   2R slots            rank i's two slots (by the parity of the call's sequence)
 //
 // Control, consumed lines and slots have a single writer, their rank (no atomic
@@ -76,8 +80,10 @@ class NodeSegment {
   static absl::StatusOr<NodeSegment> Create(const std::string& name, int ranks, size_t slot_bytes,
                                             uint32_t first_sequence = 1);
   // Maps the segment `name` that the leader created for `ranks` ranks and slots of
-  // `slot_bytes`; InvalidArgument if it was made for another shape.
-  static absl::StatusOr<NodeSegment> Open(const std::string& name, int ranks, size_t slot_bytes);
+  // `slot_bytes`, as local rank `rank`; InvalidArgument if it was made for another
+  // shape.
+  static absl::StatusOr<NodeSegment> Open(const std::string& name, int ranks, size_t slot_bytes,
+                                          int rank);
 
   NodeSegment(NodeSegment&& other) noexcept;
   NodeSegment& operator=(NodeSegment&& other) noexcept;
@@ -95,6 +101,14 @@ class NodeSegment {
   enum class SetupState : uint32_t { kPending = 0, kReady = 1, kAbandoned = 2 };
   SetupState setup() const;
   void SetSetup(SetupState state);
+
+  // Whether every rank can read every other's memory (process_vm_readv, or one
+  // process): the creator's verdict, with the setup's.
+  bool single_copy() const;
+  void SetSingleCopy(bool single_copy);
+  // The creator's address of its mapping and its process, for a rank that probes
+  // whether it can read another process's memory (ProbeSingleCopy).
+  absl::Status ProbeSingleCopy() const;
 
   const std::string& name() const { return name_; }
   int ranks() const { return ranks_; }
@@ -136,6 +150,48 @@ class NodeSegment {
     return base_ + slots_offset_ + (static_cast<size_t>(rank) * 2 + (sequence & 1)) * slot_bytes_;
   }
 
+  // How rank `rank`'s publication of a call is read: from its control line, its slot,
+  // or its own memory at `address` (in its process `pid`). Written before Publish.
+  enum class Where : uint32_t { kInline = 0, kSlot = 1, kAddress = 2 };
+  // `extent`: the bytes published, which a reader must stay within.
+  void SetWhere(int rank, uint32_t sequence, Where where, const void* address, uint64_t extent) {
+    ExposureLine* line = exposure(rank);
+    line->where[sequence & 1] = static_cast<uint32_t>(where);
+    line->address[sequence & 1] = reinterpret_cast<uint64_t>(address);
+    line->extent[sequence & 1] = extent;
+  }
+  uint64_t extent(int rank, uint32_t sequence) const {
+    return exposure(rank)->extent[sequence & 1];
+  }
+  Where where(int rank, uint32_t sequence) const {
+    return static_cast<Where>(exposure(rank)->where[sequence & 1]);
+  }
+  uint64_t address(int rank, uint32_t sequence) const {
+    return exposure(rank)->address[sequence & 1];
+  }
+  // A second address, of what the rank computed within the call (written before
+  // PublishStage).
+  void SetResultAddress(int rank, uint32_t sequence, const void* address) {
+    exposure(rank)->result_address[sequence & 1] = reinterpret_cast<uint64_t>(address);
+  }
+  uint64_t result_address(int rank, uint32_t sequence) const {
+    return exposure(rank)->result_address[sequence & 1];
+  }
+  uint32_t pid(int rank) const { return exposure(rank)->pid; }
+  // The second publication of a call: what the rank computed is ready.
+  uint32_t stage(int rank) const { return exposure(rank)->stage.load(std::memory_order_seq_cst); }
+  void PublishStage(int rank, uint32_t sequence) {
+    exposure(rank)->stage.store(sequence, std::memory_order_seq_cst);
+    WakeSleepers();
+  }
+  // The rank left a call before its end (its job failed): its memory may be reused, so
+  // whatever a peer read from it since is suspect.
+  bool left(int rank) const { return exposure(rank)->left.load(std::memory_order_seq_cst) != 0; }
+  void Leave(int rank) {
+    exposure(rank)->left.store(1, std::memory_order_seq_cst);
+    WakeSleepers();
+  }
+
   // Sleeping on rank `rank`'s doorbell: BeginSleep announces it and returns the
   // doorbell's value; the caller checks its condition again and, if it still waits,
   // calls Sleep with that value (which returns when the doorbell rings, on a signal,
@@ -158,11 +214,21 @@ class NodeSegment {
     std::atomic<uint32_t> doorbell;
     std::atomic<uint32_t> sleeping;
   };
-  static_assert(sizeof(ControlLine) == 64 && sizeof(ConsumedLine) == 64 && sizeof(SleepLine) == 64);
+  struct alignas(64) ExposureLine {
+    uint32_t pid;
+    std::atomic<uint32_t> stage;
+    std::atomic<uint32_t> left;
+    uint32_t where[2];  // by parity: Where
+    uint64_t address[2];
+    uint64_t result_address[2];
+    uint64_t extent[2];
+  };
+  static_assert(sizeof(ControlLine) == 64 && sizeof(ConsumedLine) == 64 &&
+                sizeof(SleepLine) == 64 && sizeof(ExposureLine) == 128);
 
   NodeSegment(std::string name, int ranks, size_t slot_bytes, char* base, size_t bytes, bool owner);
   static absl::StatusOr<NodeSegment> Map(const std::string& name, int ranks, size_t slot_bytes,
-                                         bool create, uint32_t first_sequence);
+                                         int rank, uint32_t first_sequence);
 
   Header* header() const { return reinterpret_cast<Header*>(base_); }
   ControlLine* control(int rank) const {
@@ -173,6 +239,9 @@ class NodeSegment {
   }
   SleepLine* sleep_line(int rank) const {
     return reinterpret_cast<SleepLine*>(base_ + sleep_offset_) + rank;
+  }
+  ExposureLine* exposure(int rank) const {
+    return reinterpret_cast<ExposureLine*>(base_ + exposure_offset_) + rank;
   }
   // Rings the doorbell of every rank that announced it sleeps.
   void WakeSleepers();
@@ -187,6 +256,7 @@ class NodeSegment {
   size_t controls_offset_ = 0;
   size_t consumed_offset_ = 0;
   size_t sleep_offset_ = 0;
+  size_t exposure_offset_ = 0;
   size_t slots_offset_ = 0;
 };
 

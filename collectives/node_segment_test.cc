@@ -68,16 +68,18 @@ TEST(NodeSegmentTest, OpenChecksTheShapeAndTheCreatorUnlinksTheName) {
   EXPECT_EQ(leader->bytes(), NodeSegment::SegmentBytes(3, 1000));
   EXPECT_TRUE(NameExists(name));
 
-  absl::StatusOr<NodeSegment> wrong = NodeSegment::Open(name, 4, 1000);
+  absl::StatusOr<NodeSegment> wrong = NodeSegment::Open(name, 4, 1000, 1);
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(wrong.status().message(), HasSubstr("another shape"));
 
-  absl::StatusOr<NodeSegment> first = NodeSegment::Open(name, 3, 1000);
-  absl::StatusOr<NodeSegment> second = NodeSegment::Open(name, 3, 1000);
+  absl::StatusOr<NodeSegment> first = NodeSegment::Open(name, 3, 1000, 1);
+  absl::StatusOr<NodeSegment> second = NodeSegment::Open(name, 3, 1000, 2);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(leader->attached(), 2);
+  EXPECT_EQ(second->pid(2), static_cast<uint32_t>(getpid()));
+  EXPECT_TRUE(first->ProbeSingleCopy().ok()) << "one process reads its own memory";
   leader->Unlink();
   EXPECT_FALSE(NameExists(name));
   // The memory stays shared after the name is gone.
@@ -86,7 +88,7 @@ TEST(NodeSegmentTest, OpenChecksTheShapeAndTheCreatorUnlinksTheName) {
   EXPECT_EQ(first->published(0), 7u);
   EXPECT_STREQ(second->Slot(0, 7), "hello");
 
-  absl::StatusOr<NodeSegment> gone = NodeSegment::Open(name, 3, 1000);
+  absl::StatusOr<NodeSegment> gone = NodeSegment::Open(name, 3, 1000, 1);
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(gone.status().message(), HasSubstr(name));
@@ -156,7 +158,7 @@ TEST(NodeSegmentTest, ThreadsExchangeAcrossTheSequenceWrap) {
   ASSERT_TRUE(leader.ok()) << leader.status();
   std::vector<std::optional<NodeSegment>> segments(kRanks);
   for (int rank = 1; rank < kRanks; ++rank) {
-    absl::StatusOr<NodeSegment> opened = NodeSegment::Open(name, kRanks, 256);
+    absl::StatusOr<NodeSegment> opened = NodeSegment::Open(name, kRanks, 256, rank);
     ASSERT_TRUE(opened.ok()) << opened.status();
     segments[rank].emplace(std::move(*opened));
   }
@@ -180,8 +182,13 @@ TEST(NodeSegmentTest, ProcessesExchangeAndWakeEachOther) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    absl::StatusOr<NodeSegment> mine = NodeSegment::Open(name, kRanks, 4096);
+    absl::StatusOr<NodeSegment> mine = NodeSegment::Open(name, kRanks, 4096, 1);
     if (!mine.ok()) _exit(2);
+    // A child may read its parent's memory (Yama's scope 1 allows it too).
+    if (!mine->ProbeSingleCopy().ok()) _exit(3);
+    if (mine->pid(0) != static_cast<uint32_t>(getppid()) ||
+        mine->pid(1) != static_cast<uint32_t>(getpid()))
+      _exit(4);
     std::vector<std::string> errors(kRanks);
     RunRounds(*mine, 1, 0xFFFFFF00u, 600, errors);
     _exit(errors[1].empty() ? 0 : 1);

@@ -22,12 +22,23 @@ constexpr int kAnyRanks = std::numeric_limits<int>::max();
 // (README's ratio table shows where they stand); later rules catch what earlier ones
 // leave.
 constexpr SelectionRule kTable[] = {
-    // One node whose ranks share a segment: no messages at all (node_engine.h), for
-    // vectors that fit a slot.
-    {Collective::kReduce, "node", kNodeSlotBytes},
-    {Collective::kAllreduce, "node", kNodeSlotBytes},
-    {Collective::kBcast, "node", kNodeSlotBytes},
+    // One node whose ranks share a segment: no messages at all (node_engine.h).
+    {Collective::kReduce, "node"},
+    {Collective::kAllreduce, "node"},
+    {Collective::kReduceScatterBlock, "node"},
+    {Collective::kReduceScatter, "node"},
+    {Collective::kScatter, "node"},
+    {Collective::kScatterv, "node"},
+    {Collective::kBcast, "node"},
+    {Collective::kGather, "node"},
+    {Collective::kGatherv, "node"},
+    {Collective::kAllgather, "node"},
+    {Collective::kAllgatherv, "node"},
+    {Collective::kAlltoall, "node"},
+    {Collective::kAlltoallv, "node"},
     {Collective::kBarrier, "node"},
+    {Collective::kScan, "node"},
+    {Collective::kExscan, "node"},
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.
     // Across nodes: each node's ranks combine before anything crosses the network.

@@ -13,11 +13,11 @@ namespace {
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_ALGO_ALLGATHER", "",
-     "Forces the allgather algorithm (linear, ring, bruck); unset: the selection table "
+     "Forces the allgather algorithm (node, linear, ring, bruck); unset: the selection table "
      "(zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLGATHERV", "",
-     "Forces the allgatherv algorithm (linear, ring); unset: the selection table (zcoll_info "
+     "Forces the allgatherv algorithm (node, linear, ring); unset: the selection table (zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLREDUCE", "",
@@ -26,11 +26,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLTOALL", "",
-     "Forces the alltoall algorithm (pairwise, bruck); unset: the selection table (zcoll_info "
+     "Forces the alltoall algorithm (node, pairwise, bruck); unset: the selection table "
+     "(zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLTOALLV", "",
-     "Forces the alltoallv algorithm (pairwise); unset: the selection table (zcoll_info "
+     "Forces the alltoallv algorithm (node, pairwise); unset: the selection table (zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_BARRIER", "",
@@ -45,15 +46,15 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_EXSCAN", "",
-     "Forces the exscan algorithm (recursive_doubling, chain); unset: the selection table "
+     "Forces the exscan algorithm (node, recursive_doubling, chain); unset: the selection table "
      "(zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_GATHER", "",
-     "Forces the gather algorithm (linear, binomial); unset: the selection table (zcoll_info "
+     "Forces the gather algorithm (node, linear, binomial); unset: the selection table (zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_GATHERV", "",
-     "Forces the gatherv algorithm (linear); unset: the selection table (zcoll_info "
+     "Forces the gatherv algorithm (node, linear); unset: the selection table (zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE", "",
@@ -61,23 +62,25 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
-     "Forces the reduce_scatter algorithm (pairwise, recursive_halving); unset: the selection "
+     "Forces the reduce_scatter algorithm (node, pairwise, recursive_halving); unset: the "
+     "selection "
      "table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE_SCATTER_BLOCK", "",
-     "Forces the reduce_scatter_block algorithm (pairwise, recursive_halving); unset: the "
+     "Forces the reduce_scatter_block algorithm (node, pairwise, recursive_halving); unset: the "
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_SCAN", "",
-     "Forces the scan algorithm (recursive_doubling, chain); unset: the selection table "
+     "Forces the scan algorithm (node, recursive_doubling, chain); unset: the selection table "
      "(zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_SCATTER", "",
-     "Forces the scatter algorithm (linear, binomial); unset: the selection table (zcoll_info "
+     "Forces the scatter algorithm (node, linear, binomial); unset: the selection table "
+     "(zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_SCATTERV", "",
-     "Forces the scatterv algorithm (linear); unset: the selection table (zcoll_info "
+     "Forces the scatterv algorithm (node, linear); unset: the selection table (zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_BOOTSTRAP", "auto",

@@ -1,0 +1,177 @@
+// The node engine's failure paths (node_engine.h), with ranks that are processes on
+// one node sharing a segment: a rank killed or stopped in the middle of node
+// collectives ends the call on every other rank with an error within the deadline,
+// naming what happened; and a rank that reads a peer's buffer in place never returns
+// success with what that peer's caller wrote after the peer's call failed.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "collectives/communicator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/communicator_harness.h"
+
+namespace zcoll {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::zcoll::testing::CommunicatorJob;
+using ::zcoll::testing::RankControl;
+using ::zcoll::testing::RunCommunicatorJob;
+
+constexpr absl::Duration kTimeout = absl::Seconds(3);
+
+// One node collective of a loop, sized to take the path named.
+struct NodeCall {
+  const char* name;
+  std::function<absl::Status(Communicator&, std::vector<float>&, std::vector<float>&)> call;
+  size_t elements;  // per buffer
+};
+
+std::vector<NodeCall> NodeCalls() {
+  return {
+      {"allreduce_inline",
+       [](Communicator& comm, std::vector<float>& in, std::vector<float>& out) {
+         return comm.Allreduce(in.data(), out.data(), 2, DataType::kFloat, PredefinedOp::kSum);
+       },
+       2},
+      {"allreduce_partitioned",
+       [](Communicator& comm, std::vector<float>& in, std::vector<float>& out) {
+         return comm.Allreduce(in.data(), out.data(), in.size(), DataType::kFloat,
+                               PredefinedOp::kSum);
+       },
+       1 << 18},
+      {"bcast_in_place_from_the_root",
+       [](Communicator& comm, std::vector<float>& in, std::vector<float>&) {
+         return comm.Bcast(in.data(), in.size(), DataType::kFloat, 0);
+       },
+       1 << 16},
+      {"alltoall",
+       [](Communicator& comm, std::vector<float>& in, std::vector<float>& out) {
+         return comm.Alltoall(in.data(), out.data(), in.size() / comm.size(), DataType::kFloat);
+       },
+       3 << 12},
+  };
+}
+
+class NodeEngineFailureTest : public ::testing::TestWithParam<NodeCall> {};
+
+// The last rank dies at the 5th call; the others end within the deadline with the
+// death named.
+TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
+  const NodeCall& node_call = GetParam();
+  const CommunicatorJob job{
+      .local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(20)};
+  const absl::Status status =
+      RunCommunicatorJob(job, [&](Communicator& comm, RankControl& control) {
+        ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+        std::vector<float> in(node_call.elements, 1.0f), out(node_call.elements);
+        absl::Status result;
+        absl::Time died_at = absl::InfiniteFuture(), failed_at = absl::InfiniteFuture();
+        for (int i = 0; i < 200 && result.ok(); ++i) {
+          if (i == 5) {
+            if (comm.rank() == comm.size() - 1) control.Die();
+            died_at = absl::Now();
+          }
+          result = node_call.call(comm, in, out);
+          if (!result.ok()) failed_at = absl::Now();
+        }
+        ASSERT_FALSE(result.ok()) << "rank " << comm.rank() << ": 200 calls without the dead rank";
+        EXPECT_THAT(std::string(result.message()), HasSubstr("rank 2")) << result;
+        EXPECT_LT(failed_at - died_at, absl::Seconds(5)) << result;
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// The last rank stops itself (SIGSTOP) at the 5th call: the others end at their
+// deadline, naming it stopped, and then let it go on (SIGCONT), after which it finds
+// the job failed.
+TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
+  const NodeCall& node_call = GetParam();
+  const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
+  const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    const int stopping = comm.size() - 1;
+    std::vector<int64_t> pids(comm.size());
+    const int64_t mine = getpid();
+    ASSERT_TRUE(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64).ok());
+    std::vector<float> in(node_call.elements, 1.0f), out(node_call.elements);
+    absl::Status result;
+    absl::Time stopped_at = absl::InfiniteFuture(), failed_at = absl::InfiniteFuture();
+    for (int i = 0; i < 200 && result.ok(); ++i) {
+      if (i == 5) {
+        if (comm.rank() == stopping) raise(SIGSTOP);
+        stopped_at = absl::Now();
+      }
+      result = node_call.call(comm, in, out);
+      if (!result.ok()) failed_at = absl::Now();
+    }
+    if (comm.rank() == stopping) {
+      EXPECT_FALSE(result.ok()) << "the stopped rank went on as if nothing happened";
+      return;
+    }
+    // Resumed by whichever rank fails first (a stopped process ignores the second).
+    kill(static_cast<pid_t>(pids[stopping]), SIGCONT);
+    ASSERT_FALSE(result.ok()) << "rank " << comm.rank() << ": 200 calls past a stopped rank";
+    EXPECT_THAT(std::string(result.message()), AnyOf(HasSubstr("stopped"), HasSubstr("rank 2")))
+        << result;
+    EXPECT_LT(failed_at - stopped_at, kTimeout + absl::Seconds(1)) << result;
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, NodeEngineFailureTest, ::testing::ValuesIn(NodeCalls()),
+                         [](const ::testing::TestParamInfo<NodeCall>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// Rank 1 starts an Allgather whose blocks are read in place (beyond a slot) and stops
+// before rank 0 has published. Rank 0 reads rank 1's block, then waits for rank 1 to
+// read its own, fails at its deadline and overwrites its send buffer with a canary
+// before resuming rank 1. Rank 1 then reads the canary: it must not return success
+// with it.
+TEST(NodeEngineExposureTest, AReaderOfAFailedRanksBufferFailsToo) {
+  constexpr size_t kElements = 1 << 16;
+  constexpr float kCanary = -7.0f;
+  const CommunicatorJob job{.local_provider = "shm", .size = 2, .communicator_timeout = kTimeout};
+  const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(comm.node_single_copy()) << "this node's ranks cannot read each other's memory";
+    std::vector<int64_t> pids(2);
+    const int64_t mine = getpid();
+    ASSERT_TRUE(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64).ok());
+    std::vector<float> send(kElements, static_cast<float>(comm.rank() + 1));
+    std::vector<float> recv(2 * kElements, 0.0f);
+    if (comm.rank() == 1) {
+      absl::StatusOr<Request> request =
+          comm.IAllgather(send.data(), recv.data(), kElements, DataType::kFloat);
+      ASSERT_TRUE(request.ok()) << request.status();
+      raise(SIGSTOP);
+      const absl::Status result = request->Wait();
+      bool canary = false;
+      for (size_t i = 0; i < kElements; ++i) canary = canary || recv[i] == kCanary;
+      EXPECT_FALSE(result.ok() && canary)
+          << "rank 1 returned success with what rank 0's caller wrote after its call failed";
+      EXPECT_FALSE(result.ok()) << "rank 0's call failed, so rank 1's cannot have succeeded";
+      return;
+    }
+    absl::SleepFor(absl::Milliseconds(300));
+    const absl::Status result =
+        comm.Allgather(send.data(), recv.data(), kElements, DataType::kFloat);
+    std::fill(send.begin(), send.end(), kCanary);
+    kill(static_cast<pid_t>(pids[1]), SIGCONT);
+    EXPECT_FALSE(result.ok()) << "rank 0 returned before rank 1 had read its buffer";
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace zcoll
