@@ -104,7 +104,17 @@ RankBytes AllInputs(DataType type, int size, size_t count, int salt) {
 
 // Element counts that matter to the algorithms: none, one, odd, around a chunk and
 // several chunks.
+// Set by NodeEngineLargeTest before its jobs start (read-only while they run): the
+// node engine's algorithms alone, at sizes across its slot (16 KiB) and its
+// cooperative-copy size (64 KiB), and up to 1 MiB.
+bool large_node_sizes = false;
+
 std::vector<size_t> Sizes(DataType type) {
+  if (large_node_sizes) {
+    const size_t width = DataTypeSize(type);
+    return {kNodeSlotBytes / width + 1, 65536 / width - 1, 65536 / width + 17,
+            (size_t{1} << 20) / width + 5};
+  }
   const size_t chunk = kChunkBytes / DataTypeSize(type);
   return {0, 1, 37, chunk - 1, chunk + 1, 5 * chunk + 3};
 }
@@ -134,6 +144,7 @@ std::vector<absl::string_view> AlgorithmsOf(Collective collective,
   std::vector<absl::string_view> names;
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, bytes))) continue;
+    if (large_node_sizes && !algorithm.on_node()) continue;
     if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
       names.push_back(algorithm.name);
     }
@@ -584,6 +595,38 @@ TEST_P(CollectivesTest, BarriersHoldEveryRankUntilAllEntered) {
       RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) { CheckBarriers(comm); });
   EXPECT_TRUE(status.ok()) << status;
 }
+
+// The node engine beyond its slot: partitioned reductions, peers' buffers read in
+// place, and transfers copied by both sides at once, between processes (process_vm_*)
+// and between threads.
+class NodeEngineLargeTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("ZCOLL_CHUNK_BYTES", "4096", 1);
+    large_node_sizes = true;
+  }
+  static void TearDownTestSuite() { large_node_sizes = false; }
+};
+
+TEST_P(NodeEngineLargeTest, EveryCollectiveMatchesTheReference) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    CheckReductions(comm);
+    CheckScatters(comm);
+    CheckScans(comm);
+    CheckBcastAndGathers(comm);
+    CheckAllgathersAndAlltoalls(comm);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineLargeTest,
+                         ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 2},
+                                           CommunicatorJob{.local_provider = "shm", .size = 3},
+                                           CommunicatorJob{.size = 4}),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
 
 // Plans are cached by the arguments and the algorithm asked for: forcing another
 // algorithm between calls with equal arguments runs that algorithm, not the cached

@@ -201,7 +201,13 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
 namespace {
 
 // A reduction reads this much of each peer's memory at a time (staying in cache).
-constexpr size_t kReduceChunkBytes = 64 * 1024;
+constexpr size_t kReduceChunkBytes = 256 * 1024;
+
+// From this size a transfer between a rank with nothing else to do in the call (a
+// Bcast's or Scatter's root, a Gather's leaves) and one that needs the data is copied
+// by both at once: one writes into the other's memory (process_vm_writev) while the
+// other reads the rest. Below it, the extra handshake costs more than half a copy.
+constexpr size_t kCooperativeBytes = 64 * 1024;
 
 size_t SumOf(absl::Span<const size_t> values) {
   size_t sum = 0;
@@ -213,9 +219,19 @@ size_t RoundUpTo(size_t value, size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-// Whether a collective publishes a table of blocks (NodeExecution::ExposeBlocks).
+// Whether a collective publishes a table of blocks: of what a rank sends each rank
+// (Scatterv's root, Alltoallv; NodeExecution::ExposeBlocks), or of where a Gather's
+// root wants each rank's block.
 bool PublishesBlocks(Collective collective) {
-  return collective == Collective::kScatterv || collective == Collective::kAlltoallv;
+  switch (collective) {
+    case Collective::kScatterv:
+    case Collective::kAlltoallv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -223,8 +239,19 @@ bool PublishesBlocks(Collective collective) {
 NodeExecution::~NodeExecution() {
   if (finished_) return;
   engine_.Ended(this);
-  // The caller may reuse its buffers from now: peers that read them must know.
-  engine_.segment().Leave(me());
+  Leave();
+}
+
+void NodeExecution::Leave() {
+  // The caller may reuse its buffers from now: peers that read them must know, and
+  // none may still be writing into them.
+  NodeSegment& segment = engine_.segment();
+  segment.Leave(me());
+  if (!segment.AwaitNoWriters(me(), absl::Seconds(1))) {
+    ZCOLL_LOG(WARNING) << "rank " << transport_.rank() << ": " << call_.name
+                       << ": a peer of this node was still writing into this rank's buffer "
+                       << "a second after the call failed (stopped mid-copy?)";
+  }
 }
 
 void NodeExecution::Restart(const Call& call) {
@@ -241,6 +268,7 @@ void NodeExecution::Restart(const Call& call) {
   exposed_ = false;
   deferred_ = false;
   consumed_ = false;
+  awaits_stage_ = false;
   finished_ = false;
   status_ = absl::OkStatus();
   engine_.Started(this);
@@ -253,7 +281,7 @@ void NodeExecution::End() {
 
 void NodeExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
-  engine_.segment().Leave(me());
+  Leave();
   End();
 }
 
@@ -279,11 +307,12 @@ size_t NodeExecution::TableBytes() const {
 absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
+  const size_t table_bytes = TableBytes();
   if (bytes <= NodeSegment::kInlineBytes) {
     if (bytes > 0) std::memcpy(segment.InlinePayload(me(), sequence), data, bytes);
     segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, bytes);
-  } else if (bytes <= segment.slot_bytes()) {
-    std::memcpy(segment.Slot(me(), sequence), data, bytes);
+  } else if (bytes <= segment.slot_bytes() - table_bytes) {
+    std::memcpy(segment.Slot(me(), sequence) + table_bytes, data, bytes);
     segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, bytes);
   } else {
     if (!engine_.single_copy()) {
@@ -335,6 +364,8 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
 }
 
 absl::Status NodeExecution::Publish() {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes;
   const char* send = static_cast<const char*>(call_.send);
   char* recv = static_cast<char*>(call_.recv);
@@ -348,12 +379,17 @@ absl::Status NodeExecution::Publish() {
       break;
     case Collective::kBcast:
       status = Expose(root ? recv : nullptr, root ? bytes() : 0);
+      if (!root) segment.SetDestination(me(), sequence, recv, bytes());
       break;
     case Collective::kReduce:
     case Collective::kAllreduce:
     case Collective::kScan:
     case Collective::kExscan:
       status = Expose(input, bytes());
+      // A partitioned Reduce's leaves write their blocks into the root's buffer.
+      if (root && call_.collective == Collective::kReduce) {
+        segment.SetDestination(me(), sequence, recv, bytes());
+      }
       break;
     case Collective::kReduceScatterBlock:
       status = Expose(input, bytes() * static_cast<size_t>(ranks()));
@@ -363,15 +399,32 @@ absl::Status NodeExecution::Publish() {
       break;
     case Collective::kScatter:
       status = Expose(root ? send : nullptr, root ? bytes() * static_cast<size_t>(ranks()) : 0);
+      if (!root) segment.SetDestination(me(), sequence, recv, bytes());
       break;
     case Collective::kScatterv:
       status = root ? ExposeBlocks(send, counts, displs) : Expose(nullptr, 0);
+      if (!root) segment.SetDestination(me(), sequence, recv, bytes());
       break;
     case Collective::kGather:
-    case Collective::kGatherv:
-      // Nobody reads the root's.
-      status = Expose(root ? nullptr : send, root ? 0 : bytes());
+    case Collective::kGatherv: {
+      if (!root) {
+        status = Expose(send, bytes());
+        break;
+      }
+      // The root publishes no data (nobody reads its block) but where it wants each
+      // rank's, for the ranks that write theirs.
+      auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
+      const bool vectored = call_.collective == Collective::kGatherv;
+      size_t extent = 0;
+      for (int rank = 0; rank < ranks(); ++rank) {
+        table[2 * rank] = vectored ? displs[rank] * element_bytes : rank * bytes();
+        table[2 * rank + 1] = vectored ? counts[rank] * element_bytes : bytes();
+        extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
+      }
+      segment.SetDestination(me(), sequence, recv, extent);
+      status = Expose(nullptr, 0);
       break;
+    }
     case Collective::kAllgather:
       status = Expose(call_.in_place ? recv + me() * bytes() : send, bytes());
       break;
@@ -487,6 +540,77 @@ absl::Status NodeExecution::ReadPeer(int rank, uint64_t address, size_t bytes, v
   return absl::OkStatus();
 }
 
+size_t NodeExecution::HubShare(size_t length) const {
+  if (!engine_.single_copy() || length < kCooperativeBytes) return 0;
+  return length / static_cast<size_t>(ranks()) / 64 * 64;
+}
+
+bool NodeExecution::AwaitsStageOf(int rank) const {
+  if (rank == me()) return false;
+  switch (call_.collective) {
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+      return true;  // (awaits_stage_ only where it reads the others' blocks)
+    case Collective::kBcast:
+    case Collective::kScatter:
+    case Collective::kScatterv:
+      return rank == call_.root;
+    case Collective::kGather:
+      return HubShare(bytes()) > 0;
+    case Collective::kGatherv:
+      return HubShare(vectors_[0][rank] * call_.element_bytes) > 0;
+    default:
+      return false;
+  }
+}
+
+absl::Status NodeExecution::WriteDestination(int rank, size_t offset, size_t length,
+                                             const char* from, size_t bytes, size_t at) {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  // The length the rank expects (its count, or the root's for this rank), so that a
+  // disagreement is an error here, not a write past its buffer.
+  const bool gather =
+      call_.collective == Collective::kGather || call_.collective == Collective::kGatherv;
+  const uint64_t expected =
+      gather ? reinterpret_cast<const uint64_t*>(segment.Slot(rank, sequence))[2 * me() + 1]
+             : segment.destination_extent(rank, sequence);
+  if (expected != length) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", transport_.rank(), ": ", call_.name, ": the ranks disagree on the counts: rank ",
+        rank, " expects ", expected / call_.element_bytes, " elements from this rank, which has ",
+        length / call_.element_bytes));
+  }
+  const uint64_t address = segment.destination(rank, sequence) + offset + at;
+  if (!segment.BeginWriting(rank)) {
+    return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ",
+                                           rank, " left the call (its job failed)"));
+  }
+  absl::Status status;
+  if (engine_.SameProcess(rank)) {
+    std::memcpy(reinterpret_cast<void*>(address), from, bytes);
+  } else {
+    size_t done = 0;
+    while (done < bytes) {
+      iovec local{const_cast<char*>(from) + done, bytes - done};
+      iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+      const ssize_t wrote =
+          process_vm_writev(static_cast<pid_t>(segment.pid(rank)), &local, 1, &remote, 1, 0);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) {
+        const int error = wrote < 0 ? errno : EIO;
+        status = absl::UnavailableError(absl::StrCat(
+            "rank ", transport_.rank(), ": ", call_.name, ": writing into rank ", rank,
+            "'s buffer (process_vm_writev of ", bytes - done, " bytes): ", std::strerror(error)));
+        break;
+      }
+      done += static_cast<size_t>(wrote);
+    }
+  }
+  segment.EndWriting(rank);
+  return status;
+}
+
 absl::Status NodeExecution::Fetch(int rank, size_t offset, size_t bytes, void* destination) {
   if (bytes == 0) return absl::OkStatus();
   NodeSegment& segment = engine_.segment();
@@ -509,11 +633,20 @@ std::pair<size_t, size_t> NodeExecution::Block(int rank) const {
   const size_t element_bytes = call_.element_bytes;
   const size_t align =
       element_bytes <= 64 && 64 % element_bytes == 0 ? 64 / element_bytes : size_t{1};
+  // Equal blocks, but for a Reduce, whose leaves also write their blocks into the
+  // root: there the root's block weighs p and a leaf's p - 1 (each reads p - 1 inputs
+  // per element, a leaf writes one more), so that all finish together.
+  const bool weighted = call_.collective == Collective::kReduce;
+  const auto p = static_cast<unsigned __int128>(ranks());
+  auto weight_before = [&](int r) -> unsigned __int128 {
+    if (!weighted) return static_cast<unsigned>(r);
+    return static_cast<unsigned>(r) * (p - 1) + (r > call_.root ? 1 : 0);
+  };
+  const unsigned __int128 total = weighted ? p + (p - 1) * (p - 1) : p;
   auto start = [&](int r) -> size_t {
     if (r >= ranks()) return call_.count;
     const auto exact =
-        static_cast<size_t>(static_cast<unsigned __int128>(call_.count) * static_cast<unsigned>(r) /
-                            static_cast<unsigned>(ranks()));
+        static_cast<size_t>(static_cast<unsigned __int128>(call_.count) * weight_before(r) / total);
     return exact / align * align;
   };
   return {start(rank), start(rank + 1) - start(rank)};
@@ -582,26 +715,52 @@ absl::Status NodeExecution::Gather() {
   switch (call_.collective) {
     case Collective::kBarrier:
       return absl::OkStatus();
-    case Collective::kBcast:
-      return root ? absl::OkStatus() : Fetch(call_.root, 0, block, recv);
+    case Collective::kBcast: {
+      // A large vector: the root writes the first share of every rank's copy while
+      // each reads the rest.
+      const size_t share = HubShare(block);
+      if (!root) {
+        awaits_stage_ = share > 0;
+        return Fetch(call_.root, share, block - share, recv + share);
+      }
+      if (share > 0) {
+        for (int rank = 0; rank <= last; ++rank) {
+          if (rank == me()) continue;
+          RETURN_IF_ERROR(WriteDestination(rank, 0, block, recv, share));
+        }
+      }
+      segment.PublishStage(me(), call_.sequence);
+      return absl::OkStatus();
+    }
     case Collective::kReduce:
     case Collective::kAllreduce: {
       const bool everywhere = call_.collective == Collective::kAllreduce;
       if (!partitioned_) {
         return everywhere || root ? ReduceFrom(0, last, 0, call_.count, recv) : absl::OkStatus();
       }
-      // Each rank its block; then the others' blocks are read from them.
+      // Each rank its block. Allreduce: then each reads the others' blocks from them.
+      // Reduce: a leaf writes its block into the root's buffer a chunk at a time as it
+      // reduces it (the chunk still in cache), and the root waits for those writes.
       const auto [first, length] = Block(me());
-      char* out = recv + first * element_bytes;
-      if (!everywhere && !root) {
-        result_.resize(length * element_bytes);
-        out = result_.data();
-      }
-      RETURN_IF_ERROR(ReduceFrom(0, last, first * element_bytes, length, out));
-      segment.SetResultAddress(me(), call_.sequence, everywhere || root ? recv : out);
-      segment.PublishStage(me(), call_.sequence);
       exposed_ = true;
-      if (everywhere || root) phase_ = Phase::kStage;
+      if (everywhere || root) {
+        RETURN_IF_ERROR(
+            ReduceFrom(0, last, first * element_bytes, length, recv + first * element_bytes));
+        segment.SetResultAddress(me(), call_.sequence, recv);
+        segment.PublishStage(me(), call_.sequence);
+        awaits_stage_ = true;
+        return absl::OkStatus();
+      }
+      const size_t chunk = std::max<size_t>(1, kReduceChunkBytes / element_bytes);
+      result_.resize(std::min(chunk, length) * element_bytes);
+      for (size_t done = 0; done < length; done += chunk) {
+        const size_t part = std::min(chunk, length - done);
+        const size_t at = (first + done) * element_bytes;
+        RETURN_IF_ERROR(ReduceFrom(0, last, at, part, result_.data()));
+        RETURN_IF_ERROR(
+            WriteDestination(call_.root, 0, bytes(), result_.data(), part * element_bytes, at));
+      }
+      segment.PublishStage(me(), call_.sequence);
       return absl::OkStatus();
     }
     case Collective::kReduceScatterBlock:
@@ -616,18 +775,26 @@ absl::Status NodeExecution::Gather() {
     case Collective::kExscan:
       return me() == 0 ? absl::OkStatus() : ReduceFrom(0, me() - 1, 0, call_.count, Output());
     case Collective::kScatter:
-      if (root) {
-        if (!call_.in_place) own(recv, send + me() * block, block);
-        return absl::OkStatus();
-      }
-      return Fetch(call_.root, me() * block, block, recv);
     case Collective::kScatterv: {
+      // Large blocks: the root writes the first share of each while its rank reads the
+      // rest.
+      const bool vectored = call_.collective == Collective::kScatterv;
       if (root) {
-        if (!call_.in_place) {
-          own(recv, send + vectors_[1][me()] * element_bytes, vectors_[0][me()] * element_bytes);
+        for (int rank = 0; rank <= last; ++rank) {
+          const size_t length = vectored ? vectors_[0][rank] * element_bytes : block;
+          const char* from = send + (vectored ? vectors_[1][rank] * element_bytes : rank * block);
+          if (rank == me()) {
+            if (!call_.in_place) own(recv, from, length);
+          } else if (const size_t share = HubShare(length); share > 0) {
+            RETURN_IF_ERROR(WriteDestination(rank, 0, length, from, share));
+          }
         }
+        segment.PublishStage(me(), call_.sequence);
         return absl::OkStatus();
       }
+      const size_t share = HubShare(block);
+      awaits_stage_ = share > 0;
+      if (!vectored) return Fetch(call_.root, me() * block + share, block - share, recv + share);
       const uint64_t* table =
           reinterpret_cast<const uint64_t*>(segment.Slot(call_.root, call_.sequence));
       if (table[2 * me() + 1] != block) {
@@ -636,7 +803,7 @@ absl::Status NodeExecution::Gather() {
                          call_.root, ") sends this rank ", table[2 * me() + 1] / element_bytes,
                          " elements but recv_count is ", call_.count));
       }
-      return Fetch(call_.root, BlockOffset(call_.root, me()), block, recv);
+      return Fetch(call_.root, BlockOffset(call_.root, me()) + share, block - share, recv + share);
     }
     case Collective::kGather:
     case Collective::kGatherv:
@@ -644,8 +811,16 @@ absl::Status NodeExecution::Gather() {
     case Collective::kAllgatherv: {
       const bool vectored =
           call_.collective == Collective::kGatherv || call_.collective == Collective::kAllgatherv;
-      if (!root &&
-          (call_.collective == Collective::kGather || call_.collective == Collective::kGatherv)) {
+      const bool gather =
+          call_.collective == Collective::kGather || call_.collective == Collective::kGatherv;
+      if (!root && gather) {
+        // A large block: this rank writes all but the root's share of it into the
+        // root's buffer while the root reads that share.
+        if (const size_t share = HubShare(block); share > 0) {
+          RETURN_IF_ERROR(WriteDestination(call_.root, BlockOffset(call_.root, me()), block,
+                                           send + share, block - share, share));
+        }
+        segment.PublishStage(me(), call_.sequence);
         return absl::OkStatus();
       }
       for (int rank = 0; rank <= last; ++rank) {
@@ -661,7 +836,9 @@ absl::Status NodeExecution::Gather() {
               segment.extent(rank, call_.sequence) / element_bytes, " elements but this rank ",
               "expects ", length / element_bytes, " from it"));
         }
-        RETURN_IF_ERROR(Fetch(rank, 0, length, into));
+        const size_t share = gather ? HubShare(length) : 0;
+        awaits_stage_ = awaits_stage_ || share > 0;
+        RETURN_IF_ERROR(Fetch(rank, 0, share > 0 ? share : length, into));
       }
       return absl::OkStatus();
     }
@@ -710,9 +887,7 @@ absl::Status NodeExecution::ReadStage(int rank) {
   const size_t element_bytes = call_.element_bytes;
   if (length == 0) return absl::OkStatus();
   NodeSegment& segment = engine_.segment();
-  const bool everywhere = call_.collective == Collective::kAllreduce || rank == call_.root;
-  const uint64_t address =
-      segment.result_address(rank, call_.sequence) + (everywhere ? first * element_bytes : 0);
+  const uint64_t address = segment.result_address(rank, call_.sequence) + first * element_bytes;
   return ReadPeer(rank, address, length * element_bytes,
                   static_cast<char*>(call_.recv) + first * element_bytes);
 }
@@ -758,15 +933,19 @@ Transport::PollResult NodeExecution::Step() {
     if (absl::Status status = Gather(); !status.ok()) return fail(std::move(status));
     next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
-    if (phase_ == Phase::kGather) phase_ = Phase::kDrain;
+    phase_ = awaits_stage_ ? Phase::kStage : Phase::kDrain;
   }
   if (phase_ == Phase::kStage) {
-    // The other ranks' blocks of a partitioned reduction, as each is ready.
+    // The ranks whose second publication this rank needs: the other blocks of a
+    // partitioned reduction, read as each is ready, or the end of a peer's writes into
+    // this rank's buffer.
     for (; next_peer_ < ranks(); ++next_peer_) {
-      if (next_peer_ == me()) continue;
+      if (!AwaitsStageOf(next_peer_)) continue;
       if (!SequenceReached(segment.stage(next_peer_), sequence)) return result;
-      if (absl::Status status = ReadStage(next_peer_); !status.ok()) {
-        return fail(std::move(status));
+      if (partitioned_ && call_.collective == Collective::kAllreduce) {
+        if (absl::Status status = ReadStage(next_peer_); !status.ok()) {
+          return fail(std::move(status));
+        }
       }
       result = Transport::PollResult::kAdvanced;
     }

@@ -189,6 +189,20 @@ class NodeExecution final : public CallExecution {
   absl::Status Fetch(int rank, size_t offset, size_t bytes, void* destination);
   // `bytes` at `address` of `rank`'s memory, through process_vm_readv.
   absl::Status ReadPeer(int rank, uint64_t address, size_t bytes, void* destination);
+  // Writes `bytes` at `from` into `rank`'s destination (the buffer it published for
+  // this call), `offset` + `at` bytes in, after checking that the rank expects
+  // `length` bytes there (its block, of which this is a part).
+  absl::Status WriteDestination(int rank, size_t offset, size_t length, const char* from,
+                                size_t bytes, size_t at = 0);
+  // The first bytes of a transfer of `length` that the rank with nothing else to do in
+  // the call copies (writing; a Gather's root reading), the other side the rest: 0
+  // below the cooperative size (node_engine.cc).
+  size_t HubShare(size_t length) const;
+  // Whether this rank waits for `rank`'s second publication in this call.
+  bool AwaitsStageOf(int rank) const;
+  // Marks this rank out of the call (its caller may reuse its buffers) and waits for
+  // peers still writing into them.
+  void Leave();
   // `rank`'s publication at `offset` where this rank can read it in place (inline,
   // slot, or a rank of this process), else null.
   const char* Direct(int rank, size_t offset) const;
@@ -229,6 +243,8 @@ class NodeExecution final : public CallExecution {
   bool deferred_ = false;
   // This rank has said it read the call (its `consumed`).
   bool consumed_ = false;
+  // It waits for some peers' second publication (kStage).
+  bool awaits_stage_ = false;
   std::vector<char> staging_;  // peers' chunks, read for a reduction
   std::vector<char> result_;   // a partitioned Reduce's block, or a deferred result
   std::vector<std::pair<size_t, size_t>> ranges_;

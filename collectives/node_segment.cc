@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace zcoll {
 namespace {
@@ -216,6 +217,15 @@ absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks,
     header->attached.fetch_add(1, std::memory_order_acq_rel);
   }
   return segment;
+}
+
+bool NodeSegment::AwaitNoWriters(int rank, absl::Duration patience) const {
+  const absl::Time give_up = absl::Now() + patience;
+  while (exposure(rank)->writers.load(std::memory_order_seq_cst) != 0) {
+    if (absl::Now() >= give_up) return false;
+    absl::SleepFor(absl::Microseconds(20));
+  }
+  return true;
 }
 
 uint32_t NodeSegment::BeginSleep(int rank) {

@@ -191,6 +191,31 @@ class NodeSegment {
     exposure(rank)->left.store(1, std::memory_order_seq_cst);
     WakeSleepers();
   }
+  // Where the rank wants a peer to write into its memory in a call (its destination,
+  // of `extent` bytes), written before Publish.
+  void SetDestination(int rank, uint32_t sequence, const void* address, uint64_t extent) {
+    ExposureLine* line = exposure(rank);
+    line->destination[sequence & 1] = reinterpret_cast<uint64_t>(address);
+    line->destination_extent[sequence & 1] = extent;
+  }
+  uint64_t destination(int rank, uint32_t sequence) const {
+    return exposure(rank)->destination[sequence & 1];
+  }
+  uint64_t destination_extent(int rank, uint32_t sequence) const {
+    return exposure(rank)->destination_extent[sequence & 1];
+  }
+  // A peer that writes into the rank's memory counts itself in first and gives up if
+  // the rank has left (BeginWriting false); a rank that leaves waits, up to `patience`,
+  // until no writer is counted in, so that none writes after it returns (false if one
+  // still was: a writer stopped between counting in and writing).
+  bool BeginWriting(int rank) {
+    exposure(rank)->writers.fetch_add(1, std::memory_order_seq_cst);
+    if (!left(rank)) return true;
+    EndWriting(rank);
+    return false;
+  }
+  void EndWriting(int rank) { exposure(rank)->writers.fetch_sub(1, std::memory_order_seq_cst); }
+  bool AwaitNoWriters(int rank, absl::Duration patience) const;
 
   // Sleeping on rank `rank`'s doorbell: BeginSleep announces it and returns the
   // doorbell's value; the caller checks its condition again and, if it still waits,
@@ -222,6 +247,9 @@ class NodeSegment {
     uint64_t address[2];
     uint64_t result_address[2];
     uint64_t extent[2];
+    std::atomic<uint32_t> writers;  // peers inside a write into this rank's memory
+    uint64_t destination[2];
+    uint64_t destination_extent[2];
   };
   static_assert(sizeof(ControlLine) == 64 && sizeof(ConsumedLine) == 64 &&
                 sizeof(SleepLine) == 64 && sizeof(ExposureLine) == 128);
