@@ -257,6 +257,7 @@ void NodeExecution::Leave() {
 void NodeExecution::Restart(const Call& call) {
   call_ = call;
   for (size_t i = 0; i < vectors_.size(); ++i) {
+    if (call.vectors[i].empty() && vectors_[i].empty()) continue;
     vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
     call_.vectors[i] = vectors_[i];
   }
@@ -411,15 +412,20 @@ absl::Status NodeExecution::Publish() {
         status = Expose(send, bytes());
         break;
       }
-      // The root publishes no data (nobody reads its block) but where it wants each
-      // rank's, for the ranks that write theirs.
-      auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
+      // The root publishes no data (nobody reads its block) but, where some block is
+      // large enough for its rank to write it, where it wants each rank's (else a
+      // destination of no bytes, so that no rank writes by a stale one).
       const bool vectored = call_.collective == Collective::kGatherv;
+      size_t largest = vectored ? 0 : bytes();
+      for (size_t count : counts) largest = std::max(largest, count * element_bytes);
       size_t extent = 0;
-      for (int rank = 0; rank < ranks(); ++rank) {
-        table[2 * rank] = vectored ? displs[rank] * element_bytes : rank * bytes();
-        table[2 * rank + 1] = vectored ? counts[rank] * element_bytes : bytes();
-        extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
+      if (HubShare(largest) > 0) {
+        auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
+        for (int rank = 0; rank < ranks(); ++rank) {
+          table[2 * rank] = vectored ? displs[rank] * element_bytes : rank * bytes();
+          table[2 * rank + 1] = vectored ? counts[rank] * element_bytes : bytes();
+          extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
+        }
       }
       segment.SetDestination(me(), sequence, recv, extent);
       status = Expose(nullptr, 0);
@@ -573,13 +579,16 @@ absl::Status NodeExecution::WriteDestination(int rank, size_t offset, size_t len
   const bool gather =
       call_.collective == Collective::kGather || call_.collective == Collective::kGatherv;
   const uint64_t expected =
-      gather ? reinterpret_cast<const uint64_t*>(segment.Slot(rank, sequence))[2 * me() + 1]
-             : segment.destination_extent(rank, sequence);
+      segment.destination_extent(rank, sequence) == 0 ? ~uint64_t{0}
+      : gather ? reinterpret_cast<const uint64_t*>(segment.Slot(rank, sequence))[2 * me() + 1]
+               : segment.destination_extent(rank, sequence);
   if (expected != length) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", transport_.rank(), ": ", call_.name, ": the ranks disagree on the counts: rank ",
-        rank, " expects ", expected / call_.element_bytes, " elements from this rank, which has ",
-        length / call_.element_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", transport_.rank(), ": ", call_.name,
+                     ": the ranks disagree on the counts: rank ", rank, " expects ",
+                     expected == ~uint64_t{0} ? std::string("fewer")
+                                              : absl::StrCat(expected / call_.element_bytes),
+                     " elements from this rank, which has ", length / call_.element_bytes));
   }
   const uint64_t address = segment.destination(rank, sequence) + offset + at;
   if (!segment.BeginWriting(rank)) {
@@ -655,38 +664,62 @@ std::pair<size_t, size_t> NodeExecution::Block(int rank) const {
 absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_t count,
                                        char* out) {
   if (count == 0) return absl::OkStatus();
-  const size_t element_bytes = call_.element_bytes;
-  const size_t chunk = std::max<size_t>(1, kReduceChunkBytes / element_bytes);
-  int staged_ranks = 0;
-  for (int rank = first; rank <= last; ++rank) {
-    if (Direct(rank, offset) == nullptr) ++staged_ranks;
+  // The kernels, looked up once for a run of calls with one op and type.
+  if (!reduction_.has_value() || reduction_->type() != call_.type || reduction_->op() != call_.op) {
+    absl::StatusOr<ResolvedReduction> resolved = ResolvedReduction::Resolve(call_.op, call_.type);
+    if (!resolved.ok()) {
+      return absl::Status(resolved.status().code(), absl::StrCat("rank ", transport_.rank(), ": ",
+                                                                 resolved.status().message()));
+    }
+    reduction_.emplace(std::move(*resolved));
   }
-  const size_t staging_bytes = static_cast<size_t>(staged_ranks) * chunk * element_bytes;
-  if (staging_.size() < staging_bytes) staging_.resize(staging_bytes);
+  auto reduce = [&](absl::Span<const void* const> inputs, char* into, size_t length) {
+    absl::Status status = reduction_->Run(inputs, into, length);
+    if (status.ok()) return status;
+    return absl::Status(status.code(),
+                        absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
+  };
   NodeSegment& segment = engine_.segment();
+  const size_t element_bytes = call_.element_bytes;
   absl::InlinedVector<const void*, 16> inputs;
-  for (size_t done = 0; done < count; done += chunk) {
-    const size_t length = std::min(chunk, count - done);
-    const size_t at = offset + done * element_bytes;
-    inputs.clear();
-    size_t staged = 0;
-    for (int rank = first; rank <= last; ++rank) {
-      const char* input = Direct(rank, at);
-      if (input == nullptr) {
-        char* into = staging_.data() + staged++ * chunk * element_bytes;
-        RETURN_IF_ERROR(ReadPeer(rank, segment.address(rank, call_.sequence) + at,
-                                 length * element_bytes, into));
-        input = into;
-      }
-      inputs.push_back(input);
+  int staged_ranks = 0;
+  bool in_place_peers = false;  // a peer's buffer read in place (a rank of this process)
+  for (int rank = first; rank <= last; ++rank) {
+    const char* input = Direct(rank, offset);
+    if (input == nullptr) {
+      ++staged_ranks;
+    } else if (rank != me() &&
+               segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress) {
+      in_place_peers = true;
     }
-    absl::Status status =
-        ReduceMany(call_.op, call_.type, inputs, out + done * element_bytes, length);
-    if (!status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
+    inputs.push_back(input);
+  }
+  if (staged_ranks == 0) {
+    // Every contribution readable where it lies (slots, or ranks of this process).
+    RETURN_IF_ERROR(reduce(inputs, out, count));
+  } else {
+    // Chunks of the others' buffers read into staging, in cache.
+    const size_t chunk = std::max<size_t>(1, kReduceChunkBytes / element_bytes);
+    const size_t staging_bytes = static_cast<size_t>(staged_ranks) * chunk * element_bytes;
+    if (staging_.size() < staging_bytes) staging_.resize(staging_bytes);
+    for (size_t done = 0; done < count; done += chunk) {
+      const size_t length = std::min(chunk, count - done);
+      const size_t at = offset + done * element_bytes;
+      size_t staged = 0;
+      for (int rank = first; rank <= last; ++rank) {
+        const char* input = Direct(rank, at);
+        if (input == nullptr) {
+          char* into = staging_.data() + staged++ * chunk * element_bytes;
+          RETURN_IF_ERROR(ReadPeer(rank, segment.address(rank, call_.sequence) + at,
+                                   length * element_bytes, into));
+          input = into;
+        }
+        inputs[static_cast<size_t>(rank - first)] = input;
+      }
+      RETURN_IF_ERROR(reduce(inputs, out + done * element_bytes, length));
     }
   }
+  if (!in_place_peers) return absl::OkStatus();
   // A peer of this process read in place: still in the call?
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int rank = first; rank <= last; ++rank) {
@@ -723,11 +756,11 @@ absl::Status NodeExecution::Gather() {
         awaits_stage_ = share > 0;
         return Fetch(call_.root, share, block - share, recv + share);
       }
-      if (share > 0) {
-        for (int rank = 0; rank <= last; ++rank) {
-          if (rank == me()) continue;
-          RETURN_IF_ERROR(WriteDestination(rank, 0, block, recv, share));
-        }
+      // (Small: nothing to announce; every rank knows it from the agreed count.)
+      if (share == 0) return absl::OkStatus();
+      for (int rank = 0; rank <= last; ++rank) {
+        if (rank == me()) continue;
+        RETURN_IF_ERROR(WriteDestination(rank, 0, block, recv, share));
       }
       segment.PublishStage(me(), call_.sequence);
       return absl::OkStatus();
@@ -789,7 +822,9 @@ absl::Status NodeExecution::Gather() {
             RETURN_IF_ERROR(WriteDestination(rank, 0, length, from, share));
           }
         }
-        segment.PublishStage(me(), call_.sequence);
+        // Scatter's readers know from the agreed block whether to wait for this;
+        // Scatterv's each from its own count, so the root always announces.
+        if (vectored || HubShare(block) > 0) segment.PublishStage(me(), call_.sequence);
         return absl::OkStatus();
       }
       const size_t share = HubShare(block);
@@ -816,11 +851,12 @@ absl::Status NodeExecution::Gather() {
       if (!root && gather) {
         // A large block: this rank writes all but the root's share of it into the
         // root's buffer while the root reads that share.
+        // (The root waits for this only from ranks whose blocks it knows are large.)
         if (const size_t share = HubShare(block); share > 0) {
           RETURN_IF_ERROR(WriteDestination(call_.root, BlockOffset(call_.root, me()), block,
                                            send + share, block - share, share));
+          segment.PublishStage(me(), call_.sequence);
         }
-        segment.PublishStage(me(), call_.sequence);
         return absl::OkStatus();
       }
       for (int rank = 0; rank <= last; ++rank) {

@@ -70,6 +70,7 @@
 #include "core/datatype.h"
 #include "core/reduce_op.h"
 #include "core/topology.h"
+#include "ops/reduce.h"
 
 namespace zcoll {
 
@@ -245,6 +246,8 @@ class NodeExecution final : public CallExecution {
   bool consumed_ = false;
   // It waits for some peers' second publication (kStage).
   bool awaits_stage_ = false;
+  // The op's kernels for the last reduction (calls in a loop share them).
+  std::optional<ResolvedReduction> reduction_;
   std::vector<char> staging_;  // peers' chunks, read for a reduction
   std::vector<char> result_;   // a partitioned Reduce's block, or a deferred result
   std::vector<std::pair<size_t, size_t>> ranges_;

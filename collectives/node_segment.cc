@@ -39,6 +39,9 @@ struct NodeSegment::Header {
   alignas(64) std::atomic<uint32_t> attached;
   std::atomic<uint32_t> setup;  // NodeSegment::SetupState
   std::atomic<uint32_t> single_copy;
+  // How many ranks announced they sleep: a publisher with none to wake looks at no
+  // rank's line.
+  alignas(64) std::atomic<uint32_t> sleepers;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must be lock-free");
 
@@ -231,6 +234,7 @@ bool NodeSegment::AwaitNoWriters(int rank, absl::Duration patience) const {
 uint32_t NodeSegment::BeginSleep(int rank) {
   SleepLine* line = sleep_line(rank);
   line->sleeping.store(1, std::memory_order_seq_cst);
+  header()->sleepers.fetch_add(1, std::memory_order_seq_cst);
   return line->doorbell.load(std::memory_order_seq_cst);
 }
 
@@ -246,9 +250,13 @@ void NodeSegment::Sleep(int rank, uint32_t doorbell, absl::Duration timeout) {
 
 void NodeSegment::EndSleep(int rank) {
   sleep_line(rank)->sleeping.store(0, std::memory_order_relaxed);
+  header()->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void NodeSegment::WakeSleepers() {
+  // After the publication (both sequentially consistent): a sleeper that counted
+  // itself in after this load sees the publication when it looks once more.
+  if (header()->sleepers.load(std::memory_order_seq_cst) == 0) return;
   for (int rank = 0; rank < ranks_; ++rank) {
     SleepLine* line = sleep_line(rank);
     if (line->sleeping.load(std::memory_order_seq_cst) == 0) continue;

@@ -65,7 +65,7 @@ inline bool SequenceReached(uint32_t value, uint32_t target) {
 class NodeSegment {
  public:
   // Bytes of a contribution that travel inside the control line.
-  static constexpr size_t kInlineBytes = 24;
+  static constexpr size_t kInlineBytes = 20;
   // Slots are whole cache lines.
   static constexpr size_t kSlotAlignment = 64;
   // At most this many ranks per node share a segment.
@@ -155,16 +155,24 @@ class NodeSegment {
   enum class Where : uint32_t { kInline = 0, kSlot = 1, kAddress = 2 };
   // `extent`: the bytes published, which a reader must stay within.
   void SetWhere(int rank, uint32_t sequence, Where where, const void* address, uint64_t extent) {
-    ExposureLine* line = exposure(rank);
-    line->where[sequence & 1] = static_cast<uint32_t>(where);
-    line->address[sequence & 1] = reinterpret_cast<uint64_t>(address);
-    line->extent[sequence & 1] = extent;
+    if (where == Where::kAddress) {
+      ExposureLine* line = exposure(rank);
+      line->address[sequence & 1] = reinterpret_cast<uint64_t>(address);
+      line->extent[sequence & 1] = extent;
+      extent = 0;
+    }
+    control(rank)->descriptor[sequence & 1] =
+        (static_cast<uint32_t>(where) << kWhereShift) | static_cast<uint32_t>(extent);
   }
   uint64_t extent(int rank, uint32_t sequence) const {
-    return exposure(rank)->extent[sequence & 1];
+    const uint32_t descriptor = control(rank)->descriptor[sequence & 1];
+    if ((descriptor >> kWhereShift) == static_cast<uint32_t>(Where::kAddress)) {
+      return exposure(rank)->extent[sequence & 1];
+    }
+    return descriptor & ((uint32_t{1} << kWhereShift) - 1);
   }
   Where where(int rank, uint32_t sequence) const {
-    return static_cast<Where>(exposure(rank)->where[sequence & 1]);
+    return static_cast<Where>(control(rank)->descriptor[sequence & 1] >> kWhereShift);
   }
   uint64_t address(int rank, uint32_t sequence) const {
     return exposure(rank)->address[sequence & 1];
@@ -227,9 +235,13 @@ class NodeSegment {
 
  private:
   struct Header;
+  static constexpr int kWhereShift = 30;
   struct alignas(64) ControlLine {
     std::atomic<uint32_t> published;
     uint32_t check[2];  // by parity
+    // By parity: Where in the top 2 bits; for inline and slot publications their
+    // bytes below (a small call's readers touch this line alone).
+    uint32_t descriptor[2];
     unsigned char inline_payload[2][kInlineBytes];
   };
   struct alignas(64) ConsumedLine {
@@ -243,7 +255,6 @@ class NodeSegment {
     uint32_t pid;
     std::atomic<uint32_t> stage;
     std::atomic<uint32_t> left;
-    uint32_t where[2];  // by parity: Where
     uint64_t address[2];
     uint64_t result_address[2];
     uint64_t extent[2];

@@ -66,12 +66,20 @@ absl::Status CheckOutput(absl::string_view function, absl::string_view input_nam
 // uint8 (its logical ops give 0 or 1 either way), and a complex sum to a float or
 // double sum of twice as many elements (real and imaginary parts add independently).
 // Resolving once keeps the per-call cost to one atomic load and one table lookup.
+}  // namespace
+
+namespace internal_reduce {
 struct ResolvedKernels {
   ops_internal::BinaryKernel binary = nullptr;
   ops_internal::ManyKernel many = nullptr;
   size_t count_multiplier = 1;
   size_t element_size = 0;  // of the user's datatype
 };
+}  // namespace internal_reduce
+
+namespace {
+
+using internal_reduce::ResolvedKernels;
 
 struct Dispatch {
   const ResolvedKernels& at(PredefinedOp op, DataType type) const {
@@ -335,6 +343,27 @@ absl::Status ReduceMany(const ReduceOp& op, DataType type, absl::Span<const void
     kernels->binary(inputs[0], inputs[1], out, count * kernels->count_multiplier);
   } else {
     kernels->many(inputs.data(), inputs.size(), out, count * kernels->count_multiplier);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ResolvedReduction> ResolvedReduction::Resolve(const ReduceOp& op, DataType type) {
+  ASSIGN_OR_RETURN(const ResolvedKernels* kernels, KernelsFor(op, type));
+  return ResolvedReduction(op, type, kernels);
+}
+
+absl::Status ResolvedReduction::Run(absl::Span<const void* const> inputs, void* out,
+                                    size_t count) const {
+  if (count == 0) return absl::OkStatus();
+  if (inputs.size() == 1) {
+    if (inputs[0] != out) std::memcpy(out, inputs[0], count * DataTypeSize(type_));
+    return absl::OkStatus();
+  }
+  if (kernels_ == nullptr) return ApplyUserOp(op_, type_, inputs, out, count);
+  if (inputs.size() == 2) {
+    kernels_->binary(inputs[0], inputs[1], out, count * kernels_->count_multiplier);
+  } else {
+    kernels_->many(inputs.data(), inputs.size(), out, count * kernels_->count_multiplier);
   }
   return absl::OkStatus();
 }

@@ -42,6 +42,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/datatype.h"
@@ -73,6 +74,30 @@ absl::Status ReduceTwo(const ReduceOp& op, DataType type, const void* left, cons
 // overlap any. One input is a copy.
 absl::Status ReduceMany(const ReduceOp& op, DataType type, absl::Span<const void* const> inputs,
                         void* out, size_t count);
+
+namespace internal_reduce {
+struct ResolvedKernels;
+}  // namespace internal_reduce
+
+// ReduceMany's kernels for one op and type, looked up once, for a caller that reduces
+// often with them and has checked its buffers itself: Run is ReduceMany without the
+// checks (inputs non-null unless `count` is 0, `out` exactly one of them or overlapping
+// none). A user op's exception still comes back as an error.
+class ResolvedReduction {
+ public:
+  static absl::StatusOr<ResolvedReduction> Resolve(const ReduceOp& op, DataType type);
+  absl::Status Run(absl::Span<const void* const> inputs, void* out, size_t count) const;
+  const ReduceOp& op() const { return op_; }
+  DataType type() const { return type_; }
+
+ private:
+  ResolvedReduction(const ReduceOp& op, DataType type,
+                    const internal_reduce::ResolvedKernels* kernels)
+      : op_(op), type_(type), kernels_(kernels) {}
+  ReduceOp op_;
+  DataType type_;
+  const internal_reduce::ResolvedKernels* kernels_;  // null: a user op
+};
 
 // Finishes AVG over `contributions` contributions that were reduced with SUM:
 // data[i] /= contributions. `type` must be a floating type (float16 and bfloat16
