@@ -115,8 +115,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Least severe message printed to stderr: error, warning, info, debug or trace "
      "(or 0-4)."},
     {"ZCOLL_NODE_ENGINE", "1",
-     "1: the ranks of a communicator that share one node run Barrier, and Bcast, Reduce and "
-     "Allreduce up to 16 KiB, through a shared segment with no messages; 0: by messages.",
+     "1: the ranks of a communicator that share one node run its collectives through a "
+     "shared segment with no messages (node collectives); 0: by messages.",
      true},
     {"ZCOLL_OFI_MR_LOCAL", "0",
      "1: libfabric transports register every buffer and pass its descriptor even when "

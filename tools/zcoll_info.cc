@@ -8,6 +8,12 @@
 //
 //   bazel run //tools:zcoll_info
 
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -17,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collectives/algorithms.h"
+#include "collectives/node_segment.h"
 #include "collectives/selection.h"
 #include "collectives/topology_discovery.h"
 #include "core/config.h"
@@ -149,6 +156,45 @@ void PrintAlgorithms() {
   absl::PrintF("\n");
 }
 
+// Whether a process can read its parent's memory with process_vm_readv after the
+// parent allowed any tracer, as the node engine's ranks do (siblings under a launcher
+// then read each other's): a child probes this process.
+std::string SingleCopyHere() {
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  static volatile uint64_t word = 0x7a636f6c6cULL;
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child < 0) return "unknown (fork failed)";
+  if (child == 0) {
+    uint64_t read = 0;
+    iovec local{&read, sizeof(read)};
+    iovec remote{const_cast<uint64_t*>(&word), sizeof(read)};
+    const bool ok =
+        process_vm_readv(parent, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof(read)) &&
+        read == word;
+    _exit(ok ? 0 : errno == EPERM ? 2 : 1);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return "unknown (the probe died)";
+  if (WEXITSTATUS(status) == 0) return "yes";
+  return WEXITSTATUS(status) == 2 ? "no (EPERM: a ptrace policy forbids it)" : "no";
+}
+
+void PrintNodeEngine() {
+  absl::PrintF(
+      "Node collectives (ZCOLL_NODE_ENGINE): one shared segment per communicator and node,\n"
+      "  %s per rank for its slots plus a header page:\n",
+      Bytes(2 * kNodeSlotBytes));
+  std::vector<std::string> sizes;
+  for (int ranks : {2, 4, 8, 16, 64}) {
+    sizes.push_back(
+        absl::StrCat(ranks, " ranks ", Bytes(NodeSegment::SegmentBytes(ranks, kNodeSlotBytes))));
+  }
+  absl::PrintF("  segment for %s\n", absl::StrJoin(sizes, ", "));
+  absl::PrintF("  ranks read each other's memory (process_vm_readv, calls beyond a slot): %s\n\n",
+               SingleCopyHere());
+}
+
 constexpr char kUsage[] =
     "usage: zcoll_info [--algorithms]\n"
     "Prints the zcoll version, this node's hardware (hwloc), the libfabric providers\n"
@@ -179,6 +225,7 @@ int main(int argc, char** argv) {
   zcoll::PrintOfi();
   zcoll::PrintUcx();
   zcoll::PrintProviders();
+  zcoll::PrintNodeEngine();
   zcoll::PrintEnvironment();
   return 0;
 }
