@@ -10,10 +10,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/mutex.h"
 
 namespace zcoll {
 namespace {
@@ -27,6 +30,47 @@ size_t RoundUp(size_t value, size_t multiple) {
 }
 
 std::string Errno(int error) { return std::strerror(error); }
+
+// The segments this process maps, by name: ranks that are threads of one process map a
+// segment once and share the mapping, so every access to a word goes through one
+// address (ThreadSanitizer then sees the publications order the reads, and the
+// process maps the memory once, not once per rank).
+struct Mapping {
+  char* base;
+  size_t bytes;
+  int users;
+};
+Mutex mappings_mutex;
+std::map<std::string, Mapping>& Mappings() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mappings_mutex) {
+  static auto* mappings = new std::map<std::string, Mapping>();
+  return *mappings;
+}
+
+// This process's mapping of `name`, shared, or null.
+char* ShareMapping(const std::string& name, size_t bytes) {
+  MutexLock lock(&mappings_mutex);
+  auto found = Mappings().find(name);
+  if (found == Mappings().end() || found->second.bytes != bytes) return nullptr;
+  ++found->second.users;
+  return found->second.base;
+}
+
+void RecordMapping(const std::string& name, char* base, size_t bytes) {
+  MutexLock lock(&mappings_mutex);
+  Mappings()[name] = {base, bytes, 1};
+}
+
+void ReleaseMapping(const std::string& name, char* base, size_t bytes) {
+  {
+    MutexLock lock(&mappings_mutex);
+    auto found = Mappings().find(name);
+    if (found != Mappings().end() && found->second.base == base) {
+      if (--found->second.users > 0) return;
+      Mappings().erase(found);
+    }
+  }
+  munmap(base, bytes);
+}
 
 }  // namespace
 
@@ -91,7 +135,7 @@ NodeSegment& NodeSegment::operator=(NodeSegment&& other) noexcept {
 
 NodeSegment::~NodeSegment() {
   Unlink();
-  if (base_ != nullptr) munmap(base_, bytes_);
+  if (base_ != nullptr) ReleaseMapping(name_, base_, bytes_);
   base_ = nullptr;
 }
 
@@ -183,14 +227,19 @@ absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks,
                        " (its creator made it for another shape)"));
     }
   }
-  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const int map_error = errno;
-  close(fd);
-  if (mapped == MAP_FAILED) {
-    if (create) shm_unlink(path.c_str());
-    return absl::ResourceExhaustedError(absl::StrCat("mapping the node segment /dev/shm/", name,
-                                                     " (", bytes, " bytes): ", Errno(map_error)));
+  void* mapped = create ? nullptr : ShareMapping(name, bytes);
+  if (mapped == nullptr) {
+    mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const int map_error = errno;
+    if (mapped == MAP_FAILED) {
+      close(fd);
+      if (create) shm_unlink(path.c_str());
+      return absl::ResourceExhaustedError(absl::StrCat("mapping the node segment /dev/shm/", name,
+                                                       " (", bytes, " bytes): ", Errno(map_error)));
+    }
+    RecordMapping(name, static_cast<char*>(mapped), bytes);
   }
+  close(fd);
   NodeSegment segment(name, ranks, slot_bytes, static_cast<char*>(mapped), bytes, create);
   Header* header = segment.header();
   if (create) {
