@@ -159,7 +159,7 @@ SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology
 // Bytes of a rank's slot in the node engine's segment: what a rank publishes up to
 // this size is copied there, beyond it read from the rank's own buffer
 // (node_engine.h).
-inline constexpr size_t kNodeSlotBytes = 16 * 1024;
+inline constexpr size_t kNodeSlotBytes = 64 * 1024;
 
 // The most bytes a rank publishes in a node call of `collective` whose agreed message
 // size (CollectiveArgs::AgreedMessageBytes) is `bytes` on `ranks` ranks, to compare

@@ -105,15 +105,16 @@ RankBytes AllInputs(DataType type, int size, size_t count, int salt) {
 // Element counts that matter to the algorithms: none, one, odd, around a chunk and
 // several chunks.
 // Set by NodeEngineLargeTest before its jobs start (read-only while they run): the
-// node engine's algorithms alone, at sizes across its slot (16 KiB) and its
-// cooperative-copy size (64 KiB), and up to 1 MiB.
+// node engine's algorithms alone, at sizes across its copy-in limits (16 KiB for
+// Allgather and Alltoall, its 64 KiB slot elsewhere) and its cooperative-copy size
+// (64 KiB), and up to 1 MiB.
 bool large_node_sizes = false;
 
 std::vector<size_t> Sizes(DataType type) {
   if (large_node_sizes) {
     const size_t width = DataTypeSize(type);
-    return {kNodeSlotBytes / width + 1, 65536 / width - 1, 65536 / width + 17,
-            (size_t{1} << 20) / width + 5};
+    return {16384 / width + 1, kNodeSlotBytes / width - 1, kNodeSlotBytes / width + 1,
+            65536 / width + 17, (size_t{1} << 20) / width + 5};
   }
   const size_t chunk = kChunkBytes / DataTypeSize(type);
   return {0, 1, 37, chunk - 1, chunk + 1, 5 * chunk + 3};

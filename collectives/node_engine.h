@@ -13,7 +13,8 @@
 //   - How a rank publishes is its own choice, recorded in the segment with the
 //     publication, so that ranks need not agree on it (a Scatterv's root alone knows
 //     how much it sends): up to NodeSegment::kInlineBytes inside its control line, up to
-//     a slot (kSlotBytes) copied into its slot, beyond that not copied at all: the
+//     a slot (kSlotBytes; 16 KiB for Allgather and Alltoall: CopyInLimit) copied into
+//     its slot, beyond that not copied at all: the
 //     segment records the address of the caller's own buffer, and a reader copies
 //     straight from it into its destination with process_vm_readv (a plain memcpy when
 //     the ranks are threads of one process), each rank reading what it needs, so the
@@ -195,6 +196,9 @@ class NodeExecution final : public CallExecution {
   // `length` bytes there (its block, of which this is a part).
   absl::Status WriteDestination(int rank, size_t offset, size_t length, const char* from,
                                 size_t bytes, size_t at = 0);
+  // Up to how many bytes (its table included) this rank copies what it publishes into
+  // its slot; beyond, peers read it where it lies.
+  size_t CopyInLimit() const;
   // The first bytes of a transfer of `length` that the rank with nothing else to do in
   // the call copies (writing; a Gather's root reading), the other side the rest: 0
   // below the cooperative size (node_engine.cc).
