@@ -324,10 +324,11 @@ std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
 }
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
-                                      bool node_engine, bool node_single_copy) {
+                                      bool node_engine, bool node_single_copy,
+                                      bool node_oversubscribed) {
   return {args.collective,  args.AgreedMessageBytes(), args.size,
           args.commutative, topology.num_nodes(),      node_engine,
-          node_single_copy};
+          node_single_copy, node_oversubscribed};
 }
 
 std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<size_t> bytes,

@@ -150,11 +150,16 @@ struct SelectionInputs {
   // process; the leader told them all alike): its calls of any size run there, not
   // only those whose publications fit a slot.
   bool node_single_copy = false;
+  // And that node has more of the job's ranks than cores (the leader's view): there a
+  // node call, in which every rank waits for every other, costs the context switches
+  // that a rooted collective's messages do not.
+  bool node_oversubscribed = false;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
-                                      bool node_engine = false, bool node_single_copy = false);
+                                      bool node_engine = false, bool node_single_copy = false,
+                                      bool node_oversubscribed = false);
 
 // Bytes of a rank's slot in the node engine's segment: what a rank publishes up to
 // this size is copied there, beyond it read from the rank's own buffer

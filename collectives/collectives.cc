@@ -422,7 +422,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     // The choice sees only what every rank of the call passes alike.
     const SelectionInputs inputs =
         AgreedSelectionInputs(full, state.topology, state.node != nullptr,
-                              state.node != nullptr && state.node->single_copy());
+                              state.node != nullptr && state.node->single_copy(),
+                              state.node != nullptr && state.node->oversubscribed());
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {

@@ -125,6 +125,7 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     // Every rank that will ever map it has: the name can go.
     segment->Unlink();
     segment->SetSingleCopy(single_copy);
+    segment->SetOversubscribed(CoresOversubscribed());
     segment->SetSetup(why.empty() ? NodeSegment::SetupState::kReady
                                   : NodeSegment::SetupState::kAbandoned);
     if (!why.empty()) {
@@ -196,6 +197,7 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
       local_rank_(local_rank),
       next_sequence_(first_sequence),
       single_copy_(segment_.single_copy()),
+      oversubscribed_(segment_.oversubscribed()),
       pid_(static_cast<uint32_t>(getpid())) {}
 
 namespace {

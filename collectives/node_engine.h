@@ -103,6 +103,9 @@ class NodeEngine {
   // Whether every rank can read every other's memory (else only calls whose
   // publications fit a slot run here): the same on every rank.
   bool single_copy() const { return single_copy_; }
+  // Whether the job has more ranks on this machine than it has cores (the leader's
+  // view at setup): the same on every rank.
+  bool oversubscribed() const { return oversubscribed_; }
   // Whether local rank `rank` is a thread of this process (its memory is read in place).
   bool SameProcess(int rank) const { return segment_.pid(rank) == pid_; }
   // The sequence number of the next node call (every rank of the node numbers its
@@ -122,6 +125,7 @@ class NodeEngine {
   int local_rank_;
   uint32_t next_sequence_;
   bool single_copy_;
+  bool oversubscribed_;
   uint32_t pid_;
   std::vector<NodeExecution*> in_flight_;
 };

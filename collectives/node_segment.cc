@@ -83,6 +83,7 @@ struct NodeSegment::Header {
   alignas(64) std::atomic<uint32_t> attached;
   std::atomic<uint32_t> setup;  // NodeSegment::SetupState
   std::atomic<uint32_t> single_copy;
+  std::atomic<uint32_t> oversubscribed;
   // How many ranks announced they sleep: a publisher with none to wake looks at no
   // rank's line.
   alignas(64) std::atomic<uint32_t> sleepers;
@@ -159,6 +160,14 @@ void NodeSegment::SetSetup(SetupState state) {
 
 bool NodeSegment::single_copy() const {
   return header()->single_copy.load(std::memory_order_acquire) != 0;
+}
+
+bool NodeSegment::oversubscribed() const {
+  return header()->oversubscribed.load(std::memory_order_acquire) != 0;
+}
+
+void NodeSegment::SetOversubscribed(bool oversubscribed) {
+  header()->oversubscribed.store(oversubscribed ? 1 : 0, std::memory_order_release);
 }
 
 void NodeSegment::SetSingleCopy(bool single_copy) {

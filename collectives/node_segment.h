@@ -106,6 +106,10 @@ class NodeSegment {
   // process): the creator's verdict, with the setup's.
   bool single_copy() const;
   void SetSingleCopy(bool single_copy);
+  // Whether the machine's cores are fewer than the job's ranks on it: the creator's
+  // view, with the setup's, so that every rank chooses alike.
+  bool oversubscribed() const;
+  void SetOversubscribed(bool oversubscribed);
   // The creator's address of its mapping and its process, for a rank that probes
   // whether it can read another process's memory (ProbeSingleCopy).
   absl::Status ProbeSingleCopy() const;

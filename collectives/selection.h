@@ -32,6 +32,12 @@ struct SelectionRule {
   int max_ranks = std::numeric_limits<int>::max();
   // And to topologies of at least this many nodes (two-level algorithms).
   int min_nodes = 1;
+  // And to messages of at least this size (a call without an agreed size matches
+  // only rules without a size limit either way).
+  size_t min_bytes = 0;
+  // Only where the node engine's node is not oversubscribed (more of the job's ranks
+  // than cores: SelectionInputs::node_oversubscribed).
+  bool not_oversubscribed = false;
 };
 
 absl::Span<const SelectionRule> SelectionTable();
