@@ -508,6 +508,20 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNodeUntil64Ki
   }
 }
 
+// And a barrier of 3 to 8 ranks there is linear, so that rank 0 leaves it first.
+TEST(SelectionTest, ABarrierOnAnOversubscribedNodeIsLinear) {
+  for (const bool oversubscribed : {false, true}) {
+    for (const int size : {2, 4, 8, 12}) {
+      const SelectionInputs inputs = AgreedSelectionInputs(
+          MakeArgs(Collective::kBarrier, size, 0, 0, false), *Topology::Uniform(1, size),
+          /*node_engine=*/true, /*node_single_copy=*/true, oversubscribed);
+      const bool linear = oversubscribed && size >= 3 && size <= 8;
+      EXPECT_EQ(SelectAlgorithm(inputs).name, linear ? "linear" : "node")
+          << size << " ranks, oversubscribed " << oversubscribed;
+    }
+  }
+}
+
 TEST(AlgorithmLookupTest, UnknownNamesAreRefusedWithTheKnownOnes) {
   absl::StatusOr<const Algorithm*> found = FindAlgorithm(Collective::kReduce, "ring");
   ASSERT_FALSE(found.ok());

@@ -47,7 +47,11 @@ constexpr SelectionRule kTable[] = {
     {Collective::kAllgatherv, "node"},
     {Collective::kAlltoall, "node"},
     {Collective::kAlltoallv, "node"},
-    {Collective::kBarrier, "node"},
+    // A barrier on an oversubscribed node of 3 to 8 ranks is linear (below), whatever
+    // the engine: its node barrier is faster on its own (4 ranks on 2 cores: 3.4-4.9 us
+    // against 5.2-7.9) but lets every rank go at once, so a root-0 collective after it
+    // waits for the root to get a core (8 B bcast 1.8-2.9 us after it against 0.3).
+    {Collective::kBarrier, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
     {Collective::kScan, "node"},
     {Collective::kExscan, "node"},
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
@@ -120,6 +124,7 @@ constexpr SelectionRule kTable[] = {
     // coll_tuned_barrier_algorithm=3). 2 ranks: one exchange, both ways at once
     // (linear: 1.5x).
     {Collective::kBarrier, "linear", kAnySize, 3, 8},
+    {Collective::kBarrier, "node"},
     {Collective::kBarrier, "dissemination"},
     // Long vectors on few ranks: the pipelined chain moves each once.
     {Collective::kScan, "chain", kAnySize, 1, 2},
