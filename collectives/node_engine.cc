@@ -174,6 +174,12 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
   return waited;
 }
 
+NodeEngine::~NodeEngine() {
+  // Ranks still waiting for this one in a call fail at once rather than at their
+  // deadline (it will publish nothing more).
+  segment_.Leave(local_rank_);
+}
+
 void NodeEngine::Ended(NodeExecution* execution) {
   for (size_t i = 0; i < in_flight_.size(); ++i) {
     if (in_flight_[i] != execution) continue;
@@ -968,11 +974,20 @@ Transport::PollResult NodeExecution::Step() {
     Fail(std::move(status));
     return Transport::PollResult::kDone;
   };
+  // A rank this call waits for that has left (its communicator destroyed, or its call
+  // failed) will never get there: the call fails at once, naming it.
+  auto waiting = [&](int rank) {
+    if (!segment.left(rank)) return result;
+    return fail(absl::UnavailableError(absl::StrCat(
+        "rank ", transport_.rank(), ": ", call_.name, ": ", transport_.DescribePeer(rank),
+        " left the communicator (destroyed it, or failed in a call) while this rank waited "
+        "for it in the node's shared segment")));
+  };
   if (phase_ == Phase::kPublish) {
     // This rank's check word and slot of the call's parity were last read in
     // sequence - 2 (a rank that contributes nothing still publishes its word).
     for (; next_peer_ < ranks(); ++next_peer_) {
-      if (!SequenceReached(segment.consumed(next_peer_), sequence - 2)) return result;
+      if (!SequenceReached(segment.consumed(next_peer_), sequence - 2)) return waiting(next_peer_);
     }
     if (absl::Status status = Publish(); !status.ok()) return fail(std::move(status));
     segment.SetCheck(me(), sequence, call_.check);
@@ -986,7 +1001,7 @@ Transport::PollResult NodeExecution::Step() {
     // Reduce's leaf): so that ranks that disagree (on the root, say) all find out in
     // the call, and none returns before every rank has entered it.
     for (; next_peer_ < ranks(); ++next_peer_) {
-      if (!SequenceReached(segment.published(next_peer_), sequence)) return result;
+      if (!SequenceReached(segment.published(next_peer_), sequence)) return waiting(next_peer_);
       if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
         return fail(Disagreement(next_peer_, theirs));
       }
@@ -1002,7 +1017,7 @@ Transport::PollResult NodeExecution::Step() {
     // this rank's buffer.
     for (; next_peer_ < ranks(); ++next_peer_) {
       if (!AwaitsStageOf(next_peer_)) continue;
-      if (!SequenceReached(segment.stage(next_peer_), sequence)) return result;
+      if (!SequenceReached(segment.stage(next_peer_), sequence)) return waiting(next_peer_);
       if (partitioned_ && call_.collective == Collective::kAllreduce) {
         if (absl::Status status = ReadStage(next_peer_); !status.ok()) {
           return fail(std::move(status));
@@ -1027,7 +1042,7 @@ Transport::PollResult NodeExecution::Step() {
   }
   // Peers read this rank's memory: its caller may not reuse it before they are done.
   for (; next_peer_ < ranks(); ++next_peer_) {
-    if (!SequenceReached(segment.consumed(next_peer_), sequence)) return result;
+    if (!SequenceReached(segment.consumed(next_peer_), sequence)) return waiting(next_peer_);
   }
   if (deferred_) {
     char* recv = static_cast<char*>(call_.recv);

@@ -96,6 +96,9 @@ class NodeEngine {
                                                             uint32_t first_sequence = 1);
 
   NodeEngine(NodeSegment segment, int local_rank, uint32_t first_sequence);
+  ~NodeEngine();
+  NodeEngine(const NodeEngine&) = delete;
+  NodeEngine& operator=(const NodeEngine&) = delete;
 
   NodeSegment& segment() { return segment_; }
   int local_rank() const { return local_rank_; }
