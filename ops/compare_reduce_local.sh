@@ -8,8 +8,8 @@
 # 1000 timed calls after 100 warm-up ones up to 8 KiB, 100 after 10 above.
 #   - zcoll:   //ops:reduce_local_osu
 #   - peers:   ops/peers/mpi_reduce_local.c built with mpicc.openmpi and mpicc.mpich
-#              (float/double/int32 x sum/max), and ../shared/peers/run_peers.sh for
-#              the reference float sum rows
+#              (float/double/int32 x sum/max), and tools/peers/run_peers.sh for the
+#              reference float sum rows
 # For each (dtype, op, bytes) the three programs run back to back, N times (default
 # 3), and the fastest of each is kept, so that a burst of noise on this shared
 # machine does not decide a ratio. Ratios are peer time / zcoll time: above 1 means
@@ -18,7 +18,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-shared=$(cd "$root/../shared" 2>/dev/null && pwd || true)
 repeat=3 max=67108864
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -70,11 +69,9 @@ for pair in float:sum float:max double:sum double:max int32:sum int32:max; do
   done
 done
 
-if [ -n "$shared" ] && [ -x "$shared/peers/run_peers.sh" ]; then
-  echo
-  echo "# reference rows from ../shared/peers/run_peers.sh -n 1 reduce_local (float sum)"
-  "$shared/peers/run_peers.sh" -n 1 --min 8 --max "$max" reduce_local
-fi
+echo
+echo "# reference rows from tools/peers/run_peers.sh -n 1 reduce_local (float sum)"
+"$root/tools/peers/run_peers.sh" -n 1 --min 8 --max "$max" reduce_local
 
 echo
 echo "# element rates (Google Benchmark, same binary): bytes/s and elements/s"

@@ -1,5 +1,5 @@
-// ReduceLocal timed with the OSU method of ../shared/BENCHMARKS.md, exactly as
-// ../shared/peers/mpi_coll_bench.c and ops/peers/mpi_reduce_local.c time
+// ReduceLocal timed with the OSU method (README, "Performance"), exactly as
+// tools/peers/mpi_coll_bench.c and ops/peers/mpi_reduce_local.c time
 // MPI_Reduce_local: `in[i] = i % 7`, `inout` zeroed once, each call timed alone with a
 // monotonic clock, 1000 timed calls after 100 warm-up ones up to 8 KiB and 100 after
 // 10 above. Prints `zcoll,reduce_local,<dtype>,<op>,<bytes>,<usec>` rows.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures zcoll (tools/zcoll_bench) and the peers (../shared/peers/run_peers.sh:
+# Measures zcoll (tools/zcoll_bench) and the peers (tools/peers/run_peers.sh:
 # Open MPI and MPICH) back to back in one run and prints the ratio zcoll/peer for
 # every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
@@ -13,7 +13,7 @@
 # Needs a built bench: bazel build -c opt //tools:zcoll_bench.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-peers_dir=${ZCOLL_PEERS_DIR:-$here/../shared/peers}
+peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
 np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in

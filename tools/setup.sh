@@ -14,7 +14,7 @@ packages=(
   libfabric-dev libucx-dev libhwloc-dev libpmix-dev
   # Provider tools for comparisons (fi_info, fi_pingpong, ucx_info, ucx_perftest).
   libfabric-bin ucx-utils
-  # Peers measured side by side (../shared/peers/run_peers.sh) and the PMIx launcher.
+  # Peers measured side by side (tools/peers/run_peers.sh) and the PMIx launcher.
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # Extra test hosts in network namespaces.
   iproute2

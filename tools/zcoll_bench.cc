@@ -1,7 +1,7 @@
 // zcoll_bench: times zcoll's collectives with the OSU method of BENCHMARKS.md, on a
 // job it forks itself (emulated nodes on this machine), verifies every collective's
 // result, and prints a table, CSV rows `coll,ranks,bytes,usec` that line up with
-// ../shared/peers/run_peers.sh, or JSON.
+// tools/peers/run_peers.sh, or JSON.
 //
 //   bazel run -c opt //tools:zcoll_bench                       # 4 ranks, 2 nodes
 //   bazel run -c opt //tools:zcoll_bench -- --np 2 --nodes 1 --max 8388608 --format=csv

@@ -1,5 +1,5 @@
 /* MPI_Reduce_local of an installed MPI, timed with the OSU method exactly like
- * ../../../shared/peers/mpi_coll_bench.c (which covers only float sum): in[i] = i % 7,
+ * tools/peers/mpi_coll_bench.c (which covers only float sum): in[i] = i % 7,
  * inout zeroed once, each call timed alone with MPI_Wtime, 1000 timed calls after
  * 100 warm-up ones up to 8 KiB, 100 after 10 above.
  * Usage: mpirun -np 1 mpi_reduce_local DTYPE OP MIN MAX
