@@ -531,35 +531,46 @@ const char* NodeExecution::Direct(int rank, size_t offset) const {
   return nullptr;
 }
 
-absl::Status NodeExecution::ReadPeer(int rank, uint64_t address, size_t bytes, void* destination) {
-  NodeSegment& segment = engine_.segment();
+absl::Status NodeExecution::CopyWithPeer(int rank, bool write, uint64_t address, void* local,
+                                         size_t bytes) {
   if (engine_.SameProcess(rank)) {
-    std::memcpy(destination, reinterpret_cast<const void*>(address), bytes);
-  } else {
-    size_t done = 0;
-    while (done < bytes) {
-      iovec local{static_cast<char*>(destination) + done, bytes - done};
-      iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
-      const ssize_t read =
-          process_vm_readv(static_cast<pid_t>(segment.pid(rank)), &local, 1, &remote, 1, 0);
-      if (read < 0 && errno == EINTR) continue;
-      if (read <= 0) {
-        const int error = read < 0 ? errno : EIO;
-        return absl::UnavailableError(absl::StrCat(
-            "rank ", transport_.rank(), ": ", call_.name, ": reading rank ", rank,
-            "'s buffer (process_vm_readv of ", bytes - done, " bytes): ", std::strerror(error)));
-      }
-      done += static_cast<size_t>(read);
-    }
+    void* remote = reinterpret_cast<void*>(address);
+    std::memcpy(write ? remote : local, write ? local : remote, bytes);
+    return absl::OkStatus();
   }
+  const auto pid = static_cast<pid_t>(engine_.segment().pid(rank));
+  size_t done = 0;
+  while (done < bytes) {
+    iovec here{static_cast<char*>(local) + done, bytes - done};
+    iovec there{reinterpret_cast<void*>(address + done), bytes - done};
+    const ssize_t copied = write ? process_vm_writev(pid, &here, 1, &there, 1, 0)
+                                 : process_vm_readv(pid, &here, 1, &there, 1, 0);
+    if (copied < 0 && errno == EINTR) continue;
+    if (copied <= 0) {
+      const int error = copied < 0 ? errno : EIO;
+      return absl::UnavailableError(
+          absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": ",
+                       write ? "writing into rank " : "reading rank ", rank, "'s buffer (",
+                       write ? "process_vm_writev" : "process_vm_readv", " of ", bytes - done,
+                       " bytes): ", std::strerror(error)));
+    }
+    done += static_cast<size_t>(copied);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::Departed(int rank) const {
+  return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ",
+                                         rank,
+                                         " left the call (its job failed) while this rank copied "
+                                         "to or from its buffer"));
+}
+
+absl::Status NodeExecution::ReadPeer(int rank, uint64_t address, size_t bytes, void* destination) {
+  RETURN_IF_ERROR(CopyWithPeer(rank, /*write=*/false, address, destination, bytes));
   // What was read counts only if the rank was still in the call afterwards.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (segment.left(rank)) {
-    return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ",
-                                           rank,
-                                           " left the call (its job failed) while this rank read "
-                                           "its buffer"));
-  }
+  if (engine_.segment().left(rank)) return Departed(rank);
   return absl::OkStatus();
 }
 
@@ -622,31 +633,9 @@ absl::Status NodeExecution::WriteDestination(int rank, size_t offset, size_t len
                      " elements from this rank, which has ", length / call_.element_bytes));
   }
   const uint64_t address = segment.destination(rank, sequence) + offset + at;
-  if (!segment.BeginWriting(rank)) {
-    return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ",
-                                           rank, " left the call (its job failed)"));
-  }
-  absl::Status status;
-  if (engine_.SameProcess(rank)) {
-    std::memcpy(reinterpret_cast<void*>(address), from, bytes);
-  } else {
-    size_t done = 0;
-    while (done < bytes) {
-      iovec local{const_cast<char*>(from) + done, bytes - done};
-      iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
-      const ssize_t wrote =
-          process_vm_writev(static_cast<pid_t>(segment.pid(rank)), &local, 1, &remote, 1, 0);
-      if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) {
-        const int error = wrote < 0 ? errno : EIO;
-        status = absl::UnavailableError(absl::StrCat(
-            "rank ", transport_.rank(), ": ", call_.name, ": writing into rank ", rank,
-            "'s buffer (process_vm_writev of ", bytes - done, " bytes): ", std::strerror(error)));
-        break;
-      }
-      done += static_cast<size_t>(wrote);
-    }
-  }
+  if (!segment.BeginWriting(rank)) return Departed(rank);
+  const absl::Status status =
+      CopyWithPeer(rank, /*write=*/true, address, const_cast<char*>(from), bytes);
   segment.EndWriting(rank);
   return status;
 }
@@ -756,10 +745,7 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
   for (int rank = first; rank <= last; ++rank) {
     if (rank != me() && segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress &&
         segment.left(rank)) {
-      return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name,
-                                             ": rank ", rank,
-                                             " left the call (its job failed) while this rank "
-                                             "read its buffer"));
+      return Departed(rank);
     }
   }
   return absl::OkStatus();

@@ -196,6 +196,11 @@ class NodeExecution final : public CallExecution {
   size_t TableBytes() const;
   // Copies `bytes` at `offset` of `rank`'s publication into `destination`.
   absl::Status Fetch(int rank, size_t offset, size_t bytes, void* destination);
+  // Copies `bytes` between `local` and `address` in `rank`'s memory (into it when
+  // `write`): process_vm_readv/writev, or memcpy for a rank of this process.
+  absl::Status CopyWithPeer(int rank, bool write, uint64_t address, void* local, size_t bytes);
+  // The error of a call whose peer left while this rank copied to or from its memory.
+  absl::Status Departed(int rank) const;
   // `bytes` at `address` of `rank`'s memory, through process_vm_readv.
   absl::Status ReadPeer(int rank, uint64_t address, size_t bytes, void* destination);
   // Writes `bytes` at `from` into `rank`'s destination (the buffer it published for

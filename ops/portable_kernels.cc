@@ -81,8 +81,8 @@ struct ProdScalar {
   }
 };
 
-// MINLOC and MAXLOC (the MPI standard's MPI_MINLOC and MPI_MAXLOC): the better value wins; equal values keep
-// the lower index. A NaN value wins over a number (NaN propagates, as for MAX/MIN);
+// MINLOC and MAXLOC (the MPI standard's MPI_MINLOC and MPI_MAXLOC): the better value wins; equal
+// values keep the lower index. A NaN value wins over a number (NaN propagates, as for MAX/MIN);
 // between two NaNs the lower index wins. Both rules are symmetric, so the ops stay
 // commutative.
 template <bool kMax>
