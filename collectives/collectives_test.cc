@@ -629,6 +629,138 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineLargeTest,
                            return info.param.Name();
                          });
 
+// Buffers from AllocateBuffer, which peers map and touch directly, mixed with ordinary
+// ones in one call: a rank's send buffer is zcoll's on even ranks, its receive buffer
+// on ranks r with r % 3 != 1, so every call reads and writes both kinds (a peer's
+// publication, its partitioned result, the destination it wants written).
+class ZcollBuffer {
+ public:
+  ZcollBuffer(const Bytes& contents, bool shared) : shared_(shared), size_(contents.size()) {
+    if (shared_ && size_ > 0) {
+      absl::StatusOr<void*> data = Communicator::AllocateBuffer(size_);
+      EXPECT_TRUE(data.ok()) << data.status();
+      data_ = data.ok() ? static_cast<char*>(*data) : nullptr;
+    } else {
+      own_.resize(size_);
+      data_ = own_.data();
+    }
+    if (size_ > 0 && data_ != nullptr) std::memcpy(data_, contents.data(), size_);
+  }
+  ~ZcollBuffer() {
+    if (shared_ && data_ != nullptr) {
+      EXPECT_TRUE(Communicator::FreeBuffer(data_).ok());
+    }
+  }
+  ZcollBuffer(const ZcollBuffer&) = delete;
+  ZcollBuffer& operator=(const ZcollBuffer&) = delete;
+  char* data() { return data_; }
+  Bytes contents() const { return Bytes(data_, data_ + size_); }
+
+ private:
+  bool shared_;
+  size_t size_;
+  std::vector<char> own_;
+  char* data_ = nullptr;
+};
+
+Bytes Concatenated(const RankBytes& blocks) {
+  Bytes all;
+  for (const Bytes& block : blocks) all.insert(all.end(), block.begin(), block.end());
+  return all;
+}
+
+void CheckWithZcollBuffers(Communicator& comm) {
+  const int size = comm.size(), rank = comm.rank();
+  const bool shared_send = rank % 2 == 0, shared_recv = rank % 3 != 1;
+  int salt = 300;
+  for (const OpCase& op_case : {OpCases()[0], OpCases()[1]}) {
+    const size_t width = DataTypeSize(op_case.type);
+    for (size_t count : {(size_t{65536} + 68) / width, (size_t{1} << 20) / width + 5}) {
+      ++salt;
+      const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
+      const Bytes expected = *testing::ReferenceReduce(op_case.op, op_case.type, inputs, count);
+      const std::string where = absl::StrCat(op_case.name, " count ", count, " on rank ", rank);
+      for (int root : {0, size - 1}) {
+        ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
+        ASSERT_TRUE(
+            comm.Reduce(send.data(), recv.data(), count, op_case.type, op_case.op, root).ok());
+        if (rank == root) {
+          ASSERT_EQ(recv.contents(), expected) << "reduce " << where;
+        }
+      }
+      {
+        ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
+        ASSERT_TRUE(comm.Allreduce(send.data(), recv.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_EQ(recv.contents(), expected) << "allreduce " << where;
+        ZcollBuffer in_place(inputs[rank], shared_recv);
+        ASSERT_TRUE(
+            comm.Allreduce(kInPlace, in_place.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_EQ(in_place.contents(), expected) << "allreduce in place " << where;
+      }
+      {
+        const RankBytes all = AllInputs(op_case.type, size, count * size, salt);
+        const RankBytes blocks = *testing::ReferenceReduceScatter(op_case.op, op_case.type, all,
+                                                                  std::vector<size_t>(size, count));
+        ZcollBuffer send(all[rank], shared_send), recv(Bytes(count * width), shared_recv);
+        ASSERT_TRUE(
+            comm.ReduceScatterBlock(send.data(), recv.data(), count, op_case.type, op_case.op)
+                .ok());
+        ASSERT_EQ(recv.contents(), blocks[rank]) << "reduce_scatter_block " << where;
+      }
+      {
+        const RankBytes expected_scan =
+            *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, false);
+        ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
+        ASSERT_TRUE(comm.Scan(send.data(), recv.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_EQ(recv.contents(), expected_scan[rank]) << "scan " << where;
+      }
+    }
+  }
+  // The movements, of floats.
+  const DataType type = DataType::kFloat;
+  for (size_t count : {size_t{17000}, (size_t{1} << 18) + 3}) {
+    ++salt;
+    const size_t bytes = count * sizeof(float);
+    const RankBytes inputs = AllInputs(type, size, count, salt);
+    const std::string where = absl::StrCat("count ", count, " on rank ", rank);
+    for (int root : {0, size - 1}) {
+      ZcollBuffer buffer(rank == root ? inputs[root] : Bytes(bytes), shared_recv);
+      ASSERT_TRUE(comm.Bcast(buffer.data(), count, type, root).ok());
+      ASSERT_EQ(buffer.contents(), inputs[root]) << "bcast " << where;
+      const Bytes root_send = MakeInput(type, root, count * size, salt);
+      ZcollBuffer scatter_send(rank == root ? root_send : Bytes(), shared_send),
+          scatter_recv(Bytes(bytes), shared_recv);
+      ASSERT_TRUE(comm.Scatter(scatter_send.data(), scatter_recv.data(), count, type, root).ok());
+      ASSERT_EQ(scatter_recv.contents(),
+                Bytes(root_send.begin() + rank * bytes, root_send.begin() + (rank + 1) * bytes))
+          << "scatter " << where;
+      ZcollBuffer gather_send(inputs[rank], shared_send),
+          gather_recv(Bytes(rank == root ? bytes * size : 0), shared_recv);
+      ASSERT_TRUE(comm.Gather(gather_send.data(), gather_recv.data(), count, type, root).ok());
+      if (rank == root) {
+        ASSERT_EQ(gather_recv.contents(), Concatenated(inputs)) << "gather " << where;
+      }
+    }
+    ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(bytes * size), shared_recv);
+    ASSERT_TRUE(comm.Allgather(send.data(), recv.data(), count, type).ok());
+    ASSERT_EQ(recv.contents(), Concatenated(inputs)) << "allgather " << where;
+    const RankBytes all = AllInputs(type, size, count * size, salt);
+    const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
+    ZcollBuffer alltoall_send(all[rank], shared_send),
+        alltoall_recv(Bytes(bytes * size), shared_recv);
+    ASSERT_TRUE(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type).ok());
+    ASSERT_EQ(alltoall_recv.contents(), exchanged[rank]) << "alltoall " << where;
+  }
+}
+
+TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    CheckWithZcollBuffers(comm);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // Plans are cached by the arguments and the algorithm asked for: forcing another
 // algorithm between calls with equal arguments runs that algorithm, not the cached
 // plan. Seen through a commutative user op's calls at the root of a 4-rank reduce:

@@ -18,6 +18,7 @@
 #include "collectives/communicator_state.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/control_records.h"
+#include "collectives/shared_buffers.h"
 #include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/status_macros.h"
@@ -226,6 +227,12 @@ const Topology& Communicator::topology() const {
 size_t Communicator::node_segment_bytes() const {
   return state_ != nullptr && state_->node != nullptr ? state_->node->segment().bytes() : 0;
 }
+absl::StatusOr<void*> Communicator::AllocateBuffer(size_t bytes) {
+  return AllocateSharedBuffer(bytes);
+}
+
+absl::Status Communicator::FreeBuffer(void* data) { return FreeSharedBuffer(data); }
+
 bool Communicator::node_single_copy() const {
   return state_ != nullptr && state_->node != nullptr && state_->node->single_copy();
 }

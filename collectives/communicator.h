@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
@@ -102,6 +103,27 @@ inline size_t SaturatingExtent(absl::Span<const size_t> counts, absl::Span<const
 class Communicator {
  public:
   static absl::StatusOr<Communicator> Create(CommunicatorOptions options);
+
+  // MPI_Alloc_mem's role: `bytes` (> 0) of page-aligned, zeroed memory that the other
+  // processes on this node map into their own address space, so that node collectives
+  // on it move data with one memcpy per byte and reduce straight from the peers'
+  // memory (README, "Node collectives"). Any buffer works in any call; these are the
+  // fastest. Free it with FreeBuffer (not free()). Not tied to a communicator.
+  static absl::StatusOr<void*> AllocateBuffer(size_t bytes);
+  // A typed span of `count` elements of T (trivially copyable), from AllocateBuffer.
+  template <typename T>
+  static absl::StatusOr<absl::Span<T>> AllocateBuffer(size_t count) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (count > SIZE_MAX / sizeof(T)) {
+      return absl::InvalidArgumentError("AllocateBuffer: count times the element size overflows");
+    }
+    absl::StatusOr<void*> data = AllocateBuffer(count * sizeof(T));
+    if (!data.ok()) return data.status();
+    return absl::Span<T>(static_cast<T*>(*data), count);
+  }
+  // Frees a buffer of AllocateBuffer; InvalidArgument for any other pointer. A peer
+  // that mapped it keeps its pages until it drops its mapping (README).
+  static absl::Status FreeBuffer(void* data);
 
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;

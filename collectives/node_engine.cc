@@ -294,6 +294,7 @@ void NodeExecution::Restart(const Call& call) {
 
 void NodeExecution::End() {
   finished_ = true;
+  mapped_.clear();
   engine_.Ended(this);
 }
 
@@ -301,6 +302,11 @@ void NodeExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
   Leave();
   End();
+}
+
+void NodeExecution::ExposeDestination(void* recv, uint64_t extent) {
+  engine_.segment().SetDestination(me(), call_.sequence, recv, extent,
+                                   FindSharedBuffer(recv, extent));
 }
 
 absl::Status NodeExecution::Disagreement(int rank, uint32_t theirs) const {
@@ -338,7 +344,8 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
           "rank ", transport_.rank(), ": ", call_.name, ": ", bytes,
           " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
     }
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes);
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes,
+                     FindSharedBuffer(data, bytes));
     exposed_ = true;
   }
   return absl::OkStatus();
@@ -376,7 +383,8 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
     table[2 * rank + 1] = counts[rank] * element_bytes;
     extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
   }
-  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, extent);
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, extent,
+                   FindSharedBuffer(data, extent));
   exposed_ = true;
   return absl::OkStatus();
 }
@@ -397,7 +405,7 @@ absl::Status NodeExecution::Publish() {
       break;
     case Collective::kBcast:
       status = Expose(root ? recv : nullptr, root ? bytes() : 0);
-      if (!root) segment.SetDestination(me(), sequence, recv, bytes());
+      if (!root) ExposeDestination(recv, bytes());
       break;
     case Collective::kReduce:
     case Collective::kAllreduce:
@@ -406,7 +414,7 @@ absl::Status NodeExecution::Publish() {
       status = Expose(input, bytes());
       // A partitioned Reduce's leaves write their blocks into the root's buffer.
       if (root && call_.collective == Collective::kReduce) {
-        segment.SetDestination(me(), sequence, recv, bytes());
+        ExposeDestination(recv, bytes());
       }
       break;
     case Collective::kReduceScatterBlock:
@@ -417,11 +425,11 @@ absl::Status NodeExecution::Publish() {
       break;
     case Collective::kScatter:
       status = Expose(root ? send : nullptr, root ? bytes() * static_cast<size_t>(ranks()) : 0);
-      if (!root) segment.SetDestination(me(), sequence, recv, bytes());
+      if (!root) ExposeDestination(recv, bytes());
       break;
     case Collective::kScatterv:
       status = root ? ExposeBlocks(send, counts, displs) : Expose(nullptr, 0);
-      if (!root) segment.SetDestination(me(), sequence, recv, bytes());
+      if (!root) ExposeDestination(recv, bytes());
       break;
     case Collective::kGather:
     case Collective::kGatherv: {
@@ -444,7 +452,7 @@ absl::Status NodeExecution::Publish() {
           extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
         }
       }
-      segment.SetDestination(me(), sequence, recv, extent);
+      ExposeDestination(recv, extent);
       status = Expose(nullptr, 0);
       break;
     }
@@ -516,7 +524,7 @@ size_t NodeExecution::BlockOffset(int rank, int to) const {
   return reinterpret_cast<const uint64_t*>(engine_.segment().Slot(rank, call_.sequence))[2 * to];
 }
 
-const char* NodeExecution::Direct(int rank, size_t offset) const {
+const char* NodeExecution::Direct(int rank, size_t offset) {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   switch (segment.where(rank, sequence)) {
@@ -525,16 +533,33 @@ const char* NodeExecution::Direct(int rank, size_t offset) const {
     case NodeSegment::Where::kSlot:
       return segment.Slot(rank, sequence) + TableBytes() + offset;
     case NodeSegment::Where::kAddress:
-      if (!engine_.SameProcess(rank)) return nullptr;
-      return reinterpret_cast<const char*>(segment.address(rank, sequence)) + offset;
+      return Mapped(
+          rank, NodeSegment::Exposed::kPublication, segment.address(rank, sequence) + offset,
+          segment.extent(rank, sequence) - std::min(offset, segment.extent(rank, sequence)));
   }
   return nullptr;
 }
 
-absl::Status NodeExecution::CopyWithPeer(int rank, bool write, uint64_t address, void* local,
-                                         size_t bytes) {
-  if (engine_.SameProcess(rank)) {
-    void* remote = reinterpret_cast<void*>(address);
+char* NodeExecution::Mapped(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes) {
+  if (engine_.SameProcess(rank)) return reinterpret_cast<char*>(address);
+  const BufferRef buffer = engine_.segment().buffer(rank, call_.sequence, what);
+  if (!buffer) return nullptr;
+  // The call keeps what it maps, so that nothing unmaps it while the call reads.
+  for (const auto& [ref_rank, ref, mapping] : mapped_) {
+    if (ref_rank == rank && ref.fd == buffer.fd && ref.serial == buffer.serial) {
+      return mapping == nullptr ? nullptr : mapping->Translate(address, bytes);
+    }
+  }
+  std::shared_ptr<const PeerBufferMapping> mapping =
+      MapPeerBuffer(engine_.segment().pid(rank), buffer);
+  char* local = mapping == nullptr ? nullptr : mapping->Translate(address, bytes);
+  mapped_.emplace_back(rank, buffer, std::move(mapping));
+  return local;
+}
+
+absl::Status NodeExecution::CopyWithPeer(int rank, bool write, NodeSegment::Exposed what,
+                                         uint64_t address, void* local, size_t bytes) {
+  if (char* remote = Mapped(rank, what, address, bytes); remote != nullptr) {
     std::memcpy(write ? remote : local, write ? local : remote, bytes);
     return absl::OkStatus();
   }
@@ -566,8 +591,9 @@ absl::Status NodeExecution::Departed(int rank) const {
                                          "to or from its buffer"));
 }
 
-absl::Status NodeExecution::ReadPeer(int rank, uint64_t address, size_t bytes, void* destination) {
-  RETURN_IF_ERROR(CopyWithPeer(rank, /*write=*/false, address, destination, bytes));
+absl::Status NodeExecution::ReadPeer(int rank, NodeSegment::Exposed what, uint64_t address,
+                                     size_t bytes, void* destination) {
+  RETURN_IF_ERROR(CopyWithPeer(rank, /*write=*/false, what, address, destination, bytes));
   // What was read counts only if the rank was still in the call afterwards.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (engine_.segment().left(rank)) return Departed(rank);
@@ -634,8 +660,8 @@ absl::Status NodeExecution::WriteDestination(int rank, size_t offset, size_t len
   }
   const uint64_t address = segment.destination(rank, sequence) + offset + at;
   if (!segment.BeginWriting(rank)) return Departed(rank);
-  const absl::Status status =
-      CopyWithPeer(rank, /*write=*/true, address, const_cast<char*>(from), bytes);
+  const absl::Status status = CopyWithPeer(rank, /*write=*/true, NodeSegment::Exposed::kDestination,
+                                           address, const_cast<char*>(from), bytes);
   segment.EndWriting(rank);
   return status;
 }
@@ -655,7 +681,8 @@ absl::Status NodeExecution::Fetch(int rank, size_t offset, size_t bytes, void* d
     std::memcpy(destination, Direct(rank, offset), bytes);
     return absl::OkStatus();
   }
-  return ReadPeer(rank, segment.address(rank, sequence) + offset, bytes, destination);
+  return ReadPeer(rank, NodeSegment::Exposed::kPublication,
+                  segment.address(rank, sequence) + offset, bytes, destination);
 }
 
 std::pair<size_t, size_t> NodeExecution::Block(int rank) const {
@@ -730,7 +757,8 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
         const char* input = Direct(rank, at);
         if (input == nullptr) {
           char* into = staging_.data() + staged++ * chunk * element_bytes;
-          RETURN_IF_ERROR(ReadPeer(rank, segment.address(rank, call_.sequence) + at,
+          RETURN_IF_ERROR(ReadPeer(rank, NodeSegment::Exposed::kPublication,
+                                   segment.address(rank, call_.sequence) + at,
                                    length * element_bytes, into));
           input = into;
         }
@@ -796,7 +824,7 @@ absl::Status NodeExecution::Gather() {
       if (everywhere || root) {
         RETURN_IF_ERROR(
             ReduceFrom(0, last, first * element_bytes, length, recv + first * element_bytes));
-        segment.SetResultAddress(me(), call_.sequence, recv);
+        segment.SetResultAddress(me(), call_.sequence, recv, FindSharedBuffer(recv, bytes()));
         segment.PublishStage(me(), call_.sequence);
         awaits_stage_ = true;
         return absl::OkStatus();
@@ -941,7 +969,7 @@ absl::Status NodeExecution::ReadStage(int rank) {
   if (length == 0) return absl::OkStatus();
   NodeSegment& segment = engine_.segment();
   const uint64_t address = segment.result_address(rank, call_.sequence) + first * element_bytes;
-  return ReadPeer(rank, address, length * element_bytes,
+  return ReadPeer(rank, NodeSegment::Exposed::kResult, address, length * element_bytes,
                   static_cast<char*>(call_.recv) + first * element_bytes);
 }
 

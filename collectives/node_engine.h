@@ -59,6 +59,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/call_execution.h"
 #include "collectives/node_segment.h"
+#include "collectives/shared_buffers.h"
 #include "core/datatype.h"
 #include "core/reduce_op.h"
 #include "core/topology.h"
@@ -198,11 +200,20 @@ class NodeExecution final : public CallExecution {
   absl::Status Fetch(int rank, size_t offset, size_t bytes, void* destination);
   // Copies `bytes` between `local` and `address` in `rank`'s memory (into it when
   // `write`): process_vm_readv/writev, or memcpy for a rank of this process.
-  absl::Status CopyWithPeer(int rank, bool write, uint64_t address, void* local, size_t bytes);
+  // `what` says which of the rank's exposed addresses `address` lies in.
+  absl::Status CopyWithPeer(int rank, bool write, NodeSegment::Exposed what, uint64_t address,
+                            void* local, size_t bytes);
+  // Where this rank can touch `bytes` at `address` of `rank`'s memory directly: the
+  // same address (a rank of this process), or its zcoll buffer (`what` names the
+  // exposed address it lies in) mapped here; null if neither.
+  char* Mapped(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes);
+  // Publishes where this rank wants peers to write its result (`extent` bytes).
+  void ExposeDestination(void* recv, uint64_t extent);
   // The error of a call whose peer left while this rank copied to or from its memory.
   absl::Status Departed(int rank) const;
   // `bytes` at `address` of `rank`'s memory, through process_vm_readv.
-  absl::Status ReadPeer(int rank, uint64_t address, size_t bytes, void* destination);
+  absl::Status ReadPeer(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes,
+                        void* destination);
   // Writes `bytes` at `from` into `rank`'s destination (the buffer it published for
   // this call), `offset` + `at` bytes in, after checking that the rank expects
   // `length` bytes there (its block, of which this is a part).
@@ -222,7 +233,7 @@ class NodeExecution final : public CallExecution {
   void Leave();
   // `rank`'s publication at `offset` where this rank can read it in place (inline,
   // slot, or a rank of this process), else null.
-  const char* Direct(int rank, size_t offset) const;
+  const char* Direct(int rank, size_t offset);
   // Reduces ranks first..last's publications, `count` elements from `offset` bytes,
   // into `out`, in rank order.
   absl::Status ReduceFrom(int first, int last, size_t offset, size_t count, char* out);
@@ -267,6 +278,8 @@ class NodeExecution final : public CallExecution {
   std::vector<char> staging_;  // peers' chunks, read for a reduction
   std::vector<char> result_;   // a partitioned Reduce's block, or a deferred result
   std::vector<std::pair<size_t, size_t>> ranges_;
+  // Peers' zcoll buffers this call mapped (null: could not), held until it ends.
+  std::vector<std::tuple<int, BufferRef, std::shared_ptr<const PeerBufferMapping>>> mapped_;
 };
 
 }  // namespace zcoll

@@ -22,7 +22,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {

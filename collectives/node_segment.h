@@ -53,6 +53,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "collectives/shared_buffers.h"
 
 namespace zcoll {
 
@@ -157,12 +158,15 @@ class NodeSegment {
   // How rank `rank`'s publication of a call is read: from its control line, its slot,
   // or its own memory at `address` (in its process `pid`). Written before Publish.
   enum class Where : uint32_t { kInline = 0, kSlot = 1, kAddress = 2 };
-  // `extent`: the bytes published, which a reader must stay within.
-  void SetWhere(int rank, uint32_t sequence, Where where, const void* address, uint64_t extent) {
+  // `extent`: the bytes published, which a reader must stay within; `buffer`: the
+  // zcoll buffer (shared_buffers.h) that holds them, if any.
+  void SetWhere(int rank, uint32_t sequence, Where where, const void* address, uint64_t extent,
+                BufferRef buffer = {}) {
     if (where == Where::kAddress) {
       ExposureLine* line = exposure(rank);
       line->address[sequence & 1] = reinterpret_cast<uint64_t>(address);
       line->extent[sequence & 1] = extent;
+      line->buffers[static_cast<int>(Exposed::kPublication)][sequence & 1] = buffer;
       extent = 0;
     }
     control(rank)->descriptor[sequence & 1] =
@@ -183,11 +187,18 @@ class NodeSegment {
   }
   // A second address, of what the rank computed within the call (written before
   // PublishStage).
-  void SetResultAddress(int rank, uint32_t sequence, const void* address) {
+  void SetResultAddress(int rank, uint32_t sequence, const void* address, BufferRef buffer) {
     exposure(rank)->result_address[sequence & 1] = reinterpret_cast<uint64_t>(address);
+    exposure(rank)->buffers[static_cast<int>(Exposed::kResult)][sequence & 1] = buffer;
   }
   uint64_t result_address(int rank, uint32_t sequence) const {
     return exposure(rank)->result_address[sequence & 1];
+  }
+  // Which of a rank's exposed addresses: its publication, its result, its destination.
+  enum class Exposed { kPublication = 0, kResult = 1, kDestination = 2 };
+  // The zcoll buffer that holds it (none: serial 0), which a peer may map.
+  BufferRef buffer(int rank, uint32_t sequence, Exposed what) const {
+    return exposure(rank)->buffers[static_cast<int>(what)][sequence & 1];
   }
   uint32_t pid(int rank) const { return exposure(rank)->pid; }
   // The second publication of a call: what the rank computed is ready.
@@ -205,10 +216,12 @@ class NodeSegment {
   }
   // Where the rank wants a peer to write into its memory in a call (its destination,
   // of `extent` bytes), written before Publish.
-  void SetDestination(int rank, uint32_t sequence, const void* address, uint64_t extent) {
+  void SetDestination(int rank, uint32_t sequence, const void* address, uint64_t extent,
+                      BufferRef buffer) {
     ExposureLine* line = exposure(rank);
     line->destination[sequence & 1] = reinterpret_cast<uint64_t>(address);
     line->destination_extent[sequence & 1] = extent;
+    line->buffers[static_cast<int>(Exposed::kDestination)][sequence & 1] = buffer;
   }
   uint64_t destination(int rank, uint32_t sequence) const {
     return exposure(rank)->destination[sequence & 1];
@@ -265,9 +278,10 @@ class NodeSegment {
     std::atomic<uint32_t> writers;  // peers inside a write into this rank's memory
     uint64_t destination[2];
     uint64_t destination_extent[2];
+    BufferRef buffers[3][2];  // by Exposed, by parity
   };
   static_assert(sizeof(ControlLine) == 64 && sizeof(ConsumedLine) == 64 &&
-                sizeof(SleepLine) == 64 && sizeof(ExposureLine) == 128);
+                sizeof(SleepLine) == 64 && sizeof(ExposureLine) == 192);
 
   NodeSegment(std::string name, int ranks, size_t slot_bytes, char* base, size_t bytes, bool owner);
   static absl::StatusOr<NodeSegment> Map(const std::string& name, int ranks, size_t slot_bytes,

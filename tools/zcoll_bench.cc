@@ -12,6 +12,12 @@
 // t0; coll; t1; barrier); the per-rank mean averaged over ranks. Float sum. Ranks are
 // bound to a core each while they fit the machine's (--bind=none: not), as mpirun binds
 // the peers'.
+//
+// --alloc=zcoll puts every buffer in memory from Communicator::AllocateBuffer (the
+// node engine's zero-copy path; MPI_Alloc_mem's role) instead of malloc, and adds
+// after each allreduce row a `sum_loop` row: rank 0 alone timing a plain loop
+// c[i] = a[i] + b[i] over the same bytes (reading twice the message, writing it once),
+// the memory bound a 2-rank allreduce is measured against (README).
 
 #include <sched.h>
 #include <unistd.h>
@@ -24,6 +30,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -56,13 +63,14 @@ struct Options {
   std::string local_provider;  // empty: ZCOLL_LOCAL_PROVIDER
   std::string algorithm;       // forced where the collective has it
   std::string format = "table";
-  bool bind = true;  // a core per rank, while they fit (BindToCore)
+  bool bind = true;            // a core per rank, while they fit (BindToCore)
+  bool zcoll_buffers = false;  // --alloc=zcoll
 };
 
 constexpr const char* kUsage =
     "usage: zcoll_bench [--np N] [--nodes K] [--colls=a,b,...] [--min BYTES] [--max BYTES]\n"
     "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
-    "                   [--format=table|csv|json] [--bind=core|none]\n"
+    "                   [--format=table|csv|json] [--bind=core|none] [--alloc=malloc|zcoll]\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
     "gather allgather alltoall reduce_local barrier\n"
     "(barrier: one row, bytes 0, OSU's osu_barrier method; the peers' benchmark has none)\n";
@@ -112,6 +120,12 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
         return false;
       }
       options.bind = value == "core";
+    } else if (argument == "--alloc") {
+      if (value != "malloc" && value != "zcoll") {
+        error = "--alloc is malloc or zcoll (Communicator::AllocateBuffer)";
+        return false;
+      }
+      options.zcoll_buffers = value == "zcoll";
     } else if (argument == "--format") {
       options.format = value;
       if (value != "table" && value != "csv" && value != "json") {
@@ -143,13 +157,57 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
 
 int IterationsFor(size_t bytes) { return bytes <= 8192 ? 1000 : 100; }
 
+// A benchmark buffer of floats, zeroed: from malloc, or from AllocateBuffer.
+class Floats {
+ public:
+  Floats() = default;
+  Floats(size_t count, bool zcoll) : count_(count), zcoll_(zcoll) {
+    const size_t bytes = std::max<size_t>(1, count) * sizeof(float);
+    if (zcoll) {
+      absl::StatusOr<void*> data = Communicator::AllocateBuffer(bytes);
+      if (!data.ok()) {
+        std::fprintf(stderr, "zcoll_bench: %s\n", data.status().ToString().c_str());
+        std::exit(2);
+      }
+      data_ = static_cast<float*>(*data);
+    } else {
+      data_ = static_cast<float*>(std::calloc(1, bytes));
+    }
+  }
+  Floats(Floats&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(other.count_), zcoll_(other.zcoll_) {}
+  Floats& operator=(Floats&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    std::swap(zcoll_, other.zcoll_);
+    return *this;
+  }
+  ~Floats() {
+    if (data_ == nullptr) return;
+    if (zcoll_) {
+      Communicator::FreeBuffer(data_).IgnoreError();
+    } else {
+      std::free(data_);
+    }
+  }
+  float* data() const { return data_; }
+  float* begin() const { return data_; }
+  float* end() const { return data_ + count_; }
+  float& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  float* data_ = nullptr;
+  size_t count_ = 0;
+  bool zcoll_ = false;
+};
+
 // One collective of the benchmark over prepared buffers, as mpi_coll_bench.c calls
 // it (float sum, root 0).
 struct Case {
   std::string coll;
   size_t count;  // elements of the message as BENCHMARKS.md counts it
-  std::vector<float> send;
-  std::vector<float> recv;
+  Floats send;
+  Floats recv;
   std::vector<size_t> counts;
   std::vector<size_t> displs;
 
@@ -187,13 +245,13 @@ struct Case {
   }
 };
 
-Case MakeCase(const std::string& coll, size_t bytes, int rank, int size) {
+Case MakeCase(const std::string& coll, size_t bytes, int rank, int size, bool zcoll_buffers) {
   Case c;
   c.coll = coll;
   c.count = std::max<size_t>(1, bytes / sizeof(float));
   const size_t total = c.count * static_cast<size_t>(size);
-  c.send.resize(total);
-  c.recv.assign(total, 0.0f);
+  c.send = Floats(total, zcoll_buffers);
+  c.recv = Floats(total, zcoll_buffers);
   // Small integers: every sum is exact, so results can be checked exactly.
   for (size_t i = 0; i < total; ++i) c.send[i] = static_cast<float>(i % 7 + rank);
   const size_t per_rank = std::max<size_t>(1, c.count / size);
@@ -267,6 +325,44 @@ void BindToCore(int local_rank) {
   sched_setaffinity(0, sizeof(mine), &mine);
 }
 
+void PrintRow(const std::string& format, bool& first_row, absl::string_view coll, int ranks,
+              size_t bytes, double usec) {
+  if (format == "csv") {
+    std::printf("%s,%d,%zu,%.2f\n", std::string(coll).c_str(), ranks, bytes, usec);
+  } else if (format == "json") {
+    std::printf("%s\n  {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.2f}",
+                first_row ? "" : ",", std::string(coll).c_str(), ranks, bytes, usec);
+  } else {
+    std::printf("%-22s %6d %10zu %12.2f\n", std::string(coll).c_str(), ranks, bytes, usec);
+  }
+  first_row = false;
+  std::fflush(stdout);
+}
+
+// The mean time of a plain c[i] = a[i] + b[i] over `bytes` of floats (buffers of
+// AllocateBuffer, as the allreduce's), with the allreduce's iteration counts.
+double SumLoopMicroseconds(size_t bytes) {
+  const size_t count = std::max<size_t>(1, bytes / sizeof(float));
+  Floats a(count, true), b(count, true), c(count, true);
+  for (size_t i = 0; i < count; ++i) {
+    a[i] = static_cast<float>(i % 7);
+    b[i] = 1.0f;
+  }
+  const int iterations = IterationsFor(bytes), warmup = iterations / 10;
+  double total_seconds = 0;
+  for (int it = 0; it < warmup + iterations; ++it) {
+    const absl::Time start = absl::Now();
+    float* __restrict out = c.data();
+    const float* __restrict x = a.data();
+    const float* __restrict y = b.data();
+    for (size_t i = 0; i < count; ++i) out[i] = x[i] + y[i];
+    if (it >= warmup) total_seconds += absl::ToDoubleSeconds(absl::Now() - start);
+    // (Reading the result keeps the loop.)
+    if (c[count - 1] != static_cast<float>((count - 1) % 7) + 1.0f) std::abort();
+  }
+  return total_seconds / iterations * 1e6;
+}
+
 int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
   // Every emulated node's ranks run on this machine: bound when all of them fit its
   // cores.
@@ -307,7 +403,7 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
     const bool barrier = coll == "barrier";
     for (size_t bytes = barrier ? 0 : options.min_bytes; bytes <= options.max_bytes;
          bytes = barrier ? options.max_bytes + 1 : bytes * 4) {
-      Case c = MakeCase(coll, bytes, rank, size);
+      Case c = MakeCase(coll, bytes, rank, size, options.zcoll_buffers);
       PrepareResult(c, rank);
       const int iterations = IterationsFor(bytes), warmup = iterations / 10;
       const bool barrier_first = coll == "reduce";
@@ -343,16 +439,12 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
         return 1;
       }
       const double usec = sums[0] / size;
-      if (options.format == "csv") {
-        std::printf("%s,%d,%zu,%.2f\n", coll.c_str(), size, bytes, usec);
-      } else if (options.format == "json") {
-        std::printf("%s\n  {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.2f}",
-                    first_row ? "" : ",", coll.c_str(), size, bytes, usec);
-      } else {
-        std::printf("%-22s %6d %10zu %12.2f\n", coll.c_str(), size, bytes, usec);
+      PrintRow(options.format, first_row, coll, size, bytes, usec);
+      // The memory bound of an allreduce, timed while the other ranks wait (asleep)
+      // in the next barrier.
+      if (options.zcoll_buffers && coll == "allreduce") {
+        PrintRow(options.format, first_row, "sum_loop", 1, bytes, SumLoopMicroseconds(bytes));
       }
-      first_row = false;
-      std::fflush(stdout);
     }
   }
   if (rank == 0 && options.format == "json") std::printf("\n]\n");
