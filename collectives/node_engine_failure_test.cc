@@ -173,5 +173,61 @@ TEST(NodeEngineExposureTest, AReaderOfAFailedRanksBufferFailsToo) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// The v-collectives' cooperative copies write into a peer's buffer: ranks that
+// disagree on a block's length fail the call with an error naming the counts (the
+// writer checks the length its peer published before writing), every rank ends
+// within the deadline, and nothing is written past the receiver's buffer. Gatherv: the
+// root expects one element fewer from rank 1 than rank 1 sends; Scatterv: the root
+// sends rank 1 one element more than rank 1 expects. The ranks that write and are
+// written into fail; rank 2, whose part was right, may have finished it.
+TEST(NodeEngineCountsTest, CooperativeWritesRefuseCountsTheRanksDisagreeOn) {
+  constexpr size_t kElements = 1 << 15;  // 128 KiB of floats: written cooperatively
+  constexpr float kCanary = -3.0f;
+  for (const bool gather : {true, false}) {
+    SCOPED_TRACE(gather ? "gatherv" : "scatterv");
+    const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
+    const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+      ASSERT_TRUE(comm.node_single_copy()) << "this node's ranks cannot read each other's memory";
+      // (3 ranks on 2 cores: the table would choose messages for these.)
+      ASSERT_TRUE(
+          comm.SetAlgorithm(gather ? Collective::kGatherv : Collective::kScatterv, "node").ok());
+      const int size = comm.size(), rank = comm.rank();
+      std::vector<size_t> counts(size, kElements), displs(size);
+      counts[1] = gather ? kElements - 1 : kElements + 1;
+      size_t extent = 0;
+      for (int r = 0; r < size; ++r) {
+        displs[r] = extent;
+        extent += counts[r];
+      }
+      // Every buffer ends in a canary block that no correct call writes.
+      std::vector<float> root_buffer(extent + 1024, 1.0f), mine(kElements + 1024, 2.0f);
+      std::fill(root_buffer.begin() + extent, root_buffer.end(), kCanary);
+      std::fill(mine.begin() + kElements, mine.end(), kCanary);
+      const absl::Time start = absl::Now();
+      const absl::Status result = gather
+                                      ? comm.Gatherv(mine.data(), kElements, root_buffer.data(),
+                                                     counts, displs, DataType::kFloat, 0)
+                                      : comm.Scatterv(root_buffer.data(), counts, displs,
+                                                      mine.data(), kElements, DataType::kFloat, 0);
+      // The writer and the rank written into fail; rank 2 may have finished its part.
+      const bool writer = gather ? rank == 1 : rank == 0;
+      if (rank != 2) {
+        EXPECT_FALSE(result.ok()) << "rank " << rank << ": the counts disagree";
+      }
+      EXPECT_LT(absl::Now() - start, kTimeout + absl::Seconds(1)) << result;
+      if (writer) {
+        EXPECT_THAT(std::string(result.message()), HasSubstr("disagree on the counts")) << result;
+      }
+      for (size_t i = extent; i < root_buffer.size(); ++i) {
+        ASSERT_EQ(root_buffer[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
+      }
+      for (size_t i = kElements; i < mine.size(); ++i) {
+        ASSERT_EQ(mine[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
+      }
+    });
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
 }  // namespace
 }  // namespace zcoll
