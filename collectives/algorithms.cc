@@ -207,6 +207,11 @@ bool NodeEngineCanRun(const SelectionInputs& inputs) {
   return published.has_value() && *published <= kNodeSlotBytes;
 }
 
+// A communicator's node levels: several nodes, one with several ranks.
+bool NodeLevelsCanRun(const SelectionInputs& inputs) {
+  return inputs.node_levels && inputs.num_nodes > 1;
+}
+
 constexpr Algorithm kAlgorithms[] = {
     {"node", Collective::kReduce, true, NodeEngineCanRun, nullptr},
     {"binomial", Collective::kReduce, true, nullptr, BinomialReduce},
@@ -217,6 +222,8 @@ constexpr Algorithm kAlgorithms[] = {
     {"recursive_doubling", Collective::kAllreduce, true, nullptr, RecursiveDoublingAllreduce},
     {"rabenseifner", Collective::kAllreduce, true, nullptr, RabenseifnerAllreduce},
     {"two_level", Collective::kAllreduce, true, nullptr, TwoLevelAllreduce},
+    // (Commutative ops only: a node's ranks need not be consecutive.)
+    {"node_levels", Collective::kAllreduce, false, NodeLevelsCanRun, nullptr, true},
     {"node", Collective::kReduceScatterBlock, true, NodeEngineCanRun, nullptr},
     {"pairwise", Collective::kReduceScatterBlock, true, nullptr, PairwiseReduceScatter},
     {"recursive_halving", Collective::kReduceScatterBlock, false, nullptr,
@@ -236,6 +243,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kBcast, true, nullptr, LinearBcast},
     {"scatter_allgather", Collective::kBcast, true, nullptr, ScatterAllgatherBcast},
     {"two_level", Collective::kBcast, true, nullptr, TwoLevelBcast},
+    {"node_levels", Collective::kBcast, true, NodeLevelsCanRun, nullptr, true},
     {"node", Collective::kGather, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kGather, true, nullptr, LinearGather},
     {"binomial", Collective::kGather, true, nullptr, BinomialGather},
@@ -256,6 +264,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"node", Collective::kBarrier, true, NodeEngineCanRun, nullptr},
     {"dissemination", Collective::kBarrier, true, nullptr, DisseminationBarrier},
     {"linear", Collective::kBarrier, true, nullptr, LinearBarrier},
+    {"node_levels", Collective::kBarrier, true, NodeLevelsCanRun, nullptr, true},
     {"node", Collective::kScan, true, NodeEngineCanRun, nullptr},
     {"recursive_doubling", Collective::kScan, true, nullptr, RecursiveDoublingScan},
     {"chain", Collective::kScan, true, nullptr, ChainScan},
@@ -325,10 +334,10 @@ std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
                                       bool node_engine, bool node_single_copy,
-                                      bool node_oversubscribed) {
+                                      bool node_oversubscribed, bool node_levels) {
   return {args.collective,  args.AgreedMessageBytes(), args.size,
           args.commutative, topology.num_nodes(),      node_engine,
-          node_single_copy, node_oversubscribed};
+          node_single_copy, node_oversubscribed,       node_levels};
 }
 
 std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<size_t> bytes,

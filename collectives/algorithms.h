@@ -154,12 +154,15 @@ struct SelectionInputs {
   // node call, in which every rank waits for every other, costs the context switches
   // that a rooted collective's messages do not.
   bool node_oversubscribed = false;
+  // The communicator spans nodes, one of which has several of its ranks, and so has
+  // its node levels (node_levels.h; a function of the topology alone).
+  bool node_levels = false;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
                                       bool node_engine = false, bool node_single_copy = false,
-                                      bool node_oversubscribed = false);
+                                      bool node_oversubscribed = false, bool node_levels = false);
 
 // Bytes of a rank's slot in the node engine's segment: what a rank publishes up to
 // this size is copied there, beyond it read from the rank's own buffer
@@ -185,10 +188,15 @@ struct Algorithm {
   // of the call answers alike.
   bool (*can_run)(const SelectionInputs& inputs);
   // Null for the node engine's algorithms ("node"), which run on the node's shared
-  // segment instead of a Schedule (node_engine.h).
+  // segment instead of a Schedule (node_engine.h), and for "node_levels".
   ScheduleGenerator generate;
+  // A composition of calls on the communicator's node levels (node_levels.h): each
+  // node's ranks through their own communicator (its node engine), its leaders'
+  // through theirs.
+  bool node_levels = false;
 
-  bool on_node() const { return generate == nullptr; }
+  bool runs_schedule() const { return generate != nullptr; }
+  bool on_node() const { return generate == nullptr && !node_levels; }
 };
 
 // Every algorithm, grouped by collective.

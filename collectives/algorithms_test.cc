@@ -344,7 +344,7 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
 std::vector<const Algorithm*> Every() {
   std::vector<const Algorithm*> all;
   for (const Algorithm& algorithm : AllAlgorithms()) {
-    if (!algorithm.on_node()) all.push_back(&algorithm);
+    if (algorithm.runs_schedule()) all.push_back(&algorithm);
   }
   return all;
 }
@@ -418,7 +418,7 @@ std::string CheckEveryRankHearsFromAll(const Algorithm& algorithm, int size) {
 
 TEST(BarrierTest, NoRankLeavesBeforeEveryRankEntered) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
-    if (algorithm.collective != Collective::kBarrier || algorithm.on_node()) continue;
+    if (algorithm.collective != Collective::kBarrier || !algorithm.runs_schedule()) continue;
     for (int size = 1; size <= 64; ++size) {
       EXPECT_EQ(CheckEveryRankHearsFromAll(algorithm, size), "")
           << algorithm.name << " with " << size << " ranks";

@@ -16,6 +16,7 @@
 #include "collectives/communicator.h"
 #include "collectives/communicator_state.h"
 #include "collectives/executor.h"
+#include "collectives/node_levels.h"
 #include "collectives/selection.h"
 #include "core/config.h"
 #include "core/status_macros.h"
@@ -364,6 +365,55 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
   return static_cast<size_t>(rank()) < counts.size() ? counts[rank()] : 0;
 }
 
+void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op,
+                                     CallExecution& execution) {
+  State& state = *state_;
+  Communicator* node = state.node_level.get();
+  Communicator* leaders = state.leader_level.get();  // null but on a node's leader
+  const Topology& topology = state.topology;
+  const DataType type = call.type;
+  const size_t count = call.args.count;
+  std::array<NodeLevelsExecution::Step, NodeLevelsExecution::kMostSteps> steps;
+  switch (call.args.collective) {
+    case Collective::kAllreduce: {
+      // The node's leader (its local rank 0) gets the node's reduction in `recv`.
+      void* recv = call.recv;
+      const void* send = call.args.in_place ? (leaders != nullptr ? kInPlace : recv) : call.send;
+      steps[0] = [=] {
+        return node->IReduce(send, leaders != nullptr ? recv : nullptr, count, type, op, 0);
+      };
+      if (leaders != nullptr) {
+        steps[1] = [=] { return leaders->IAllreduce(kInPlace, recv, count, type, op); };
+      }
+      steps[2] = [=] { return node->IBcast(recv, count, type, 0); };
+      break;
+    }
+    case Collective::kBcast: {
+      void* buffer = call.recv;
+      const int root = call.args.root, root_node = topology.node_of(root);
+      const bool on_root_node = topology.node_of(rank()) == root_node;
+      if (on_root_node) {
+        steps[0] = [=, local_root = topology.local_rank(root)] {
+          return node->IBcast(buffer, count, type, local_root);
+        };
+      }
+      if (leaders != nullptr) {
+        steps[1] = [=, leader_root = state.leader_of_node[root_node]] {
+          return leaders->IBcast(buffer, count, type, leader_root);
+        };
+      }
+      if (!on_root_node) steps[2] = [=] { return node->IBcast(buffer, count, type, 0); };
+      break;
+    }
+    default:  // kBarrier
+      steps[0] = [=] { return node->IBarrier(); };
+      if (leaders != nullptr) steps[1] = [=] { return leaders->IBarrier(); };
+      steps[2] = [=] { return node->IBarrier(); };
+      break;
+  }
+  static_cast<NodeLevelsExecution&>(execution).Restart(std::move(steps));
+}
+
 absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {
   // A moved-from communicator: the checker said so.
   if (ABSL_PREDICT_FALSE(state_ == nullptr)) return call.invalid;
@@ -420,10 +470,10 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   if (!found) {
     const CollectiveArgs full = call.FullArgs();
     // The choice sees only what every rank of the call passes alike.
-    const SelectionInputs inputs =
-        AgreedSelectionInputs(full, state.topology, state.node != nullptr,
-                              state.node != nullptr && state.node->single_copy(),
-                              state.node != nullptr && state.node->oversubscribed());
+    const SelectionInputs inputs = AgreedSelectionInputs(
+        full, state.topology, state.node != nullptr,
+        state.node != nullptr && state.node->single_copy(),
+        state.node != nullptr && state.node->oversubscribed(), state.node_level != nullptr);
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {
@@ -435,7 +485,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     }
     // A node algorithm has no plan: it runs on the node's segment.
     std::shared_ptr<const ExecutionPlan> plan;
-    if (!algorithm->on_node()) {
+    if (algorithm->runs_schedule()) {
       plan = std::make_shared<const ExecutionPlan>(
           algorithm->generate(full, state.topology, rank()), call.args.element_bytes);
     }
@@ -458,6 +508,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                   IsRooted(full.collective) ? static_cast<uint64_t>(full.root) : ~uint64_t{0},
                   agreed_bytes.has_value() ? *agreed_bytes : ~uint64_t{0}});
     state.plans.push_back({std::move(key), std::move(plan), 0, plan_check});
+    state.plans.back().node_levels = algorithm->node_levels;
     state.last_plan = state.plans.size() - 1;
   }
   State::CachedPlan& cached = state.plans[state.last_plan];
@@ -498,7 +549,11 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     return pending;
   };
   std::unique_ptr<Request::Pending> pending;
-  if (plan == nullptr) {
+  if (cached.node_levels) {
+    pending = take_request(state.idle_level_requests,
+                           [] { return std::make_shared<NodeLevelsExecution>(); });
+    RestartNodeLevels(call, op, *pending->execution);
+  } else if (plan == nullptr) {
     // On the node's segment.
     pending = take_request(state.idle_node_requests,
                            [&] { return std::make_shared<NodeExecution>(*state.node, transport); });

@@ -137,14 +137,26 @@ bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
   return comm.node_segment_bytes() > 0 && (comm.node_single_copy() || bytes <= kNodeSlotBytes);
 }
 
+// Whether `comm` has node levels (node_levels.h): several nodes, one with several ranks.
+bool HasNodeLevels(const Communicator& comm) {
+  const Topology& topology = comm.topology();
+  if (topology.num_nodes() < 2) return false;
+  for (int node = 0; node < topology.num_nodes(); ++node) {
+    if (topology.ranks_on_node(node).size() > 1) return true;
+  }
+  return false;
+}
+
 // The algorithms of `collective` that can run `op` (some need a commutative one), and
-// the node engine's where it runs `bytes` on `comm` (none without a `comm`).
+// the node engine's where it runs `bytes` on `comm` (none without a `comm`), and the
+// node levels' where `comm` has them.
 std::vector<absl::string_view> AlgorithmsOf(Collective collective,
                                             const ReduceOp& op = PredefinedOp::kSum,
                                             const Communicator* comm = nullptr, size_t bytes = 0) {
   std::vector<absl::string_view> names;
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, bytes))) continue;
+    if (algorithm.node_levels && (comm == nullptr || !HasNodeLevels(*comm))) continue;
     if (large_node_sizes && !algorithm.on_node()) continue;
     if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
       names.push_back(algorithm.name);
@@ -542,6 +554,7 @@ void CheckBarriers(Communicator& comm) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.collective != Collective::kBarrier) continue;
     if (algorithm.on_node() && !NodeEngineRunsHere(comm, 0)) continue;
+    if (algorithm.node_levels && !HasNodeLevels(comm)) continue;
     ASSERT_TRUE(comm.SetAlgorithm(Collective::kBarrier, algorithm.name).ok());
     for (int late = 0; late < std::min(size, 3); ++late) {
       if (rank == late) absl::SleepFor(absl::Milliseconds(20));

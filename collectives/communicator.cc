@@ -327,6 +327,32 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
       NodeEngine::Create(*state.transport, state.topology, deadline);
   if (!engine.ok()) return communicator.Failed(engine.status());
   state.node = std::move(*engine);
+  // The node levels (node_levels.h): a function of the topology, which every rank
+  // shares, so that all make the same two Splits or none.
+  const Topology& topology = state.topology;
+  bool several_on_a_node = false;
+  for (int node = 0; node < topology.num_nodes(); ++node) {
+    several_on_a_node = several_on_a_node || topology.ranks_on_node(node).size() > 1;
+  }
+  if (topology.num_nodes() < 2 || !several_on_a_node) return communicator;
+  const int rank = communicator.rank();
+  const int node = topology.node_of(rank);
+  absl::StatusOr<std::optional<Communicator>> node_level = communicator.Split(node, rank, deadline);
+  if (!node_level.ok()) return node_level.status();
+  const bool leader = topology.node_leader(node) == rank;
+  absl::StatusOr<std::optional<Communicator>> leader_level =
+      communicator.Split(leader ? 0 : kUndefinedColor, rank, deadline);
+  if (!leader_level.ok()) return leader_level.status();
+  state.node_level = std::make_unique<Communicator>(std::move(**node_level));
+  if (leader) state.leader_level = std::make_unique<Communicator>(std::move(**leader_level));
+  // The leaders' communicator orders them by rank.
+  for (int n = 0; n < topology.num_nodes(); ++n) {
+    int before = 0;
+    for (int other = 0; other < topology.num_nodes(); ++other) {
+      before += topology.node_leader(other) < topology.node_leader(n) ? 1 : 0;
+    }
+    state.leader_of_node.push_back(before);
+  }
   return communicator;
 }
 

@@ -584,6 +584,9 @@ class Communicator {
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
   absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
+  // Starts `call` on the node levels in `execution`, a NodeLevelsExecution
+  // (node_levels.h), with `op` (AVG's sum).
+  void RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op, CallExecution& execution);
   // `communicator` with its node engine set up (node_engine.h; every rank of a new
   // communicator calls it); an error fails the job.
   static absl::StatusOr<Communicator> WithNodeEngine(Communicator communicator,

@@ -15,6 +15,7 @@
 #include "collectives/communicator_transport.h"
 #include "collectives/executor.h"
 #include "collectives/node_engine.h"
+#include "collectives/node_levels.h"
 #include "core/topology.h"
 #include "transport/bootstrap/bootstrap.h"
 
@@ -65,6 +66,8 @@ struct Communicator::State {
     uint32_t plan_check = 0;
     uint32_t call_check = 0;
     uint32_t call_check_key = ~uint32_t{0};
+    // The algorithm composes calls on the node levels (node_levels.h); plan is null.
+    bool node_levels = false;
   };
   std::vector<CachedPlan> plans;
   // The plan the last call used: a loop of equal calls finds it first.
@@ -77,6 +80,15 @@ struct Communicator::State {
   // requests (declared after it: they refer to it).
   std::unique_ptr<NodeEngine> node;
   std::vector<std::unique_ptr<Request::Pending>> idle_node_requests;
+  // The node levels (node_levels.h), on a communicator that spans nodes, one with
+  // several ranks: this node's ranks, and the nodes' leaders (null but on a node's
+  // lowest rank); each leader's rank among the leaders by node; the idle requests of
+  // node_levels calls (declared after the levels: their finished requests belong to
+  // them).
+  std::unique_ptr<Communicator> node_level;
+  std::unique_ptr<Communicator> leader_level;
+  std::vector<int> leader_of_node;
+  std::vector<std::unique_ptr<Request::Pending>> idle_level_requests;
 };
 
 }  // namespace zcoll

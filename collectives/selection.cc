@@ -54,6 +54,14 @@ constexpr SelectionRule kTable[] = {
     {Collective::kBarrier, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
     {Collective::kScan, "node"},
     {Collective::kExscan, "node"},
+    // Across nodes with several ranks on a node: each node's part on its node engine,
+    // the leaders' by messages (node_levels.h). 4 ranks on 2 emulated nodes (TCP
+    // between them), medians of 3 alternating runs against the rules below: allreduce
+    // 8 B-32 KiB 0.67-0.87x (128-512 KiB about even: not chosen), commutative ops only;
+    // bcast 8 B-8 KiB 0.66-0.85x (32 KiB and up two_level wins); barrier 0.71x.
+    {Collective::kAllreduce, "node_levels", 64 * KiB, 1, kAnyRanks, 2},
+    {Collective::kBcast, "node_levels", 8 * KiB, 1, kAnyRanks, 2},
+    {Collective::kBarrier, "node_levels", kAnySize, 1, kAnyRanks, 2},
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.
     // Across nodes: each node's ranks combine before anything crosses the network.

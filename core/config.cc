@@ -21,7 +21,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLREDUCE", "",
-     "Forces the allreduce algorithm (node, recursive_doubling, rabenseifner, two_level); unset: "
+     "Forces the allreduce algorithm (node, recursive_doubling, rabenseifner, two_level, "
+     "node_levels); unset: "
      "the "
      "selection table (zcoll_info --algorithms prints it).",
      true},
@@ -35,12 +36,14 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_BARRIER", "",
-     "Forces the barrier algorithm (node, dissemination, linear); unset: the selection table "
+     "Forces the barrier algorithm (node, dissemination, linear, node_levels); unset: the "
+     "selection table "
      "(zcoll_info "
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_BCAST", "",
-     "Forces the bcast algorithm (node, binomial, chain, linear, scatter_allgather, two_level); "
+     "Forces the bcast algorithm (node, binomial, chain, linear, scatter_allgather, two_level, "
+     "node_levels); "
      "unset: "
      "the "
      "selection table (zcoll_info --algorithms prints it).",
