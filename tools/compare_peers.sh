@@ -3,18 +3,22 @@
 # Open MPI and MPICH) back to back in one run and prints the ratio zcoll/peer for
 # every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
-#                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N] COLL...
+#                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N]
+#                               [--alloc malloc|zcoll] COLL...
 # --tcp: zcoll over TCP between K=RANKS emulated nodes, against Open MPI over TCP;
 #   --provider picks zcoll's TCP path: ucx:tcp (the default, as ZCOLL_PROVIDER=auto
 #   picks here) or ofi:tcp.
 # --repeat N: zcoll and the peers run alternately N times and every time shown is the
 #   median of its N (this machine puts a whole run in a fast or a slow mode, and a
 #   median of alternating runs is less at the mercy of one mode than a single run).
+# --alloc zcoll: zcoll's buffers come from Communicator::AllocateBuffer (zcoll_bench
+#   --alloc=zcoll; the peers' stay malloc's, as most MPI programs' are), and each
+#   allreduce size gains a sum_loop row: one core's c[i] = a[i] + b[i] over it.
 # Needs a built bench: bazel build -c opt //tools:zcoll_bench.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
-np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1
+np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1 alloc=malloc
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -25,6 +29,7 @@ while [ $# -gt 0 ]; do
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --alloc) alloc=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -41,6 +46,8 @@ if [ "$tcp" = 1 ]; then
   peer_args+=(--tcp)
 fi
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "--repeat needs a positive count" >&2; exit 2; }
+case "$alloc" in malloc|zcoll) zcoll_args+=("--alloc=$alloc") ;;
+  *) echo "--alloc is malloc or zcoll" >&2; exit 2 ;; esac
 : > "$work/rows"
 for ((run = 0; run < repeat; ++run)); do
   "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' >> "$work/rows"
