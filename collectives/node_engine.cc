@@ -584,11 +584,25 @@ absl::Status NodeExecution::CopyWithPeer(int rank, bool write, NodeSegment::Expo
   return absl::OkStatus();
 }
 
-absl::Status NodeExecution::Departed(int rank) const {
-  return absl::AbortedError(absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ",
-                                         rank,
-                                         " left the call (its job failed) while this rank copied "
-                                         "to or from its buffer"));
+absl::Status NodeExecution::Departed(int rank) {
+  return CauseOfLeaving(absl::AbortedError(
+      absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ", rank,
+                   " left the call (its job failed) while this rank copied to or from its "
+                   "buffer")));
+}
+
+absl::Status NodeExecution::CauseOfLeaving(absl::Status seen) {
+  // A peer leaves a call unfinished when its job failed, and that failure's notice
+  // (which names the cause: a rank that died, stopped or failed a call) is on its way
+  // here too; an error naming only the peer that left would hide the cause. Wait for
+  // the notice a little; a peer that left by destroying its communicator sends none.
+  constexpr int kNoticeWaitMs = 250;
+  for (int waited = 0; waited < kNoticeWaitMs; ++waited) {
+    absl::Status progress = transport_.Progress();
+    if (!progress.ok()) return progress;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return seen;
 }
 
 absl::Status NodeExecution::ReadPeer(int rank, NodeSegment::Exposed what, uint64_t address,
@@ -992,10 +1006,10 @@ Transport::PollResult NodeExecution::Step() {
   // failed) will never get there: the call fails at once, naming it.
   auto waiting = [&](int rank) {
     if (!segment.left(rank)) return result;
-    return fail(absl::UnavailableError(absl::StrCat(
+    return fail(CauseOfLeaving(absl::UnavailableError(absl::StrCat(
         "rank ", transport_.rank(), ": ", call_.name, ": ", transport_.DescribePeer(rank),
         " left the communicator (destroyed it, or failed in a call) while this rank waited "
-        "for it in the node's shared segment")));
+        "for it in the node's shared segment"))));
   };
   if (phase_ == Phase::kPublish) {
     // This rank's check word and slot of the call's parity were last read in

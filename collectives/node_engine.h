@@ -210,7 +210,10 @@ class NodeExecution final : public CallExecution {
   // Publishes where this rank wants peers to write its result (`extent` bytes).
   void ExposeDestination(void* recv, uint64_t extent);
   // The error of a call whose peer left while this rank copied to or from its memory.
-  absl::Status Departed(int rank) const;
+  absl::Status Departed(int rank);
+  // The error of a call whose peer left it: the job's failure, if its notice comes
+  // within a moment (the likely reason the peer left, naming the cause), else `seen`.
+  absl::Status CauseOfLeaving(absl::Status seen);
   // `bytes` at `address` of `rank`'s memory, through process_vm_readv.
   absl::Status ReadPeer(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes,
                         void* destination);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "collectives/communicator_transport.h"
+
 namespace zcoll {
 
 void NodeLevelsExecution::Restart(std::array<Step, kMostSteps> steps) {
@@ -50,12 +52,23 @@ Transport::PollResult NodeLevelsExecution::Advance() {
   return Transport::PollResult::kDone;
 }
 
-absl::Status NodeLevelsExecution::WaitFor(Transport&, absl::FunctionRef<Transport::PollResult()>,
-                                          absl::Time deadline,
-                                          absl::FunctionRef<Transport::PollResult(absl::Time)>) {
+absl::Status NodeLevelsExecution::WaitFor(
+    Transport&, absl::FunctionRef<Transport::PollResult()>, absl::Time deadline,
+    absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) {
   while (!finished_) {
     if (!current_.done()) {
-      absl::Status status = current_.Wait(deadline);
+      // The level call's own waiting, to this call's deadline: past it, the caller's
+      // Request reports this call overdue with what its communicator sees (a rank
+      // stopped on another node, which the level's communicator does not hold).
+      Request::Pending& pending = *current_.pending_;
+      CallExecution& level = *pending.execution;
+      absl::Status status =
+          level.finished()
+              ? absl::OkStatus()
+              : level.WaitFor(
+                    *pending.transport, [&level] { return level.Advance(); }, deadline, on_clock);
+      if (absl::IsDeadlineExceeded(status)) return status;
+      status = current_.Wait();  // done (or failed): ends the level's request
       if (!status.ok()) {
         Fail(status);
         break;
@@ -64,6 +77,11 @@ absl::Status NodeLevelsExecution::WaitFor(Transport&, absl::FunctionRef<Transpor
     if (!StartNext()) break;
   }
   return absl::OkStatus();
+}
+
+NodeLevelsExecution::~NodeLevelsExecution() {
+  // A level call left pending by a missed deadline ends at once: the job has failed.
+  if (!current_.done()) current_.Wait().IgnoreError();
 }
 
 }  // namespace zcoll

@@ -36,6 +36,11 @@ class NodeLevelsExecution final : public CallExecution {
   using Step = std::function<absl::StatusOr<Request>()>;
   static constexpr size_t kMostSteps = 3;
 
+  NodeLevelsExecution() = default;
+  ~NodeLevelsExecution() override;
+  NodeLevelsExecution(const NodeLevelsExecution&) = delete;
+  NodeLevelsExecution& operator=(const NodeLevelsExecution&) = delete;
+
   // Runs `steps` (at most kMostSteps; empty ones skipped) in order, from the first.
   void Restart(std::array<Step, kMostSteps> steps);
 

@@ -51,6 +51,7 @@ class Request {
 
  private:
   friend class Communicator;
+  friend class NodeLevelsExecution;  // waits for its levels' calls as for its own
   struct Pending {
     std::shared_ptr<CallExecution> execution;
     CommunicatorTransport* transport;
