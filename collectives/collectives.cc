@@ -367,51 +367,24 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
 
 void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op,
                                      CallExecution& execution) {
-  State& state = *state_;
-  Communicator* node = state.node_level.get();
-  Communicator* leaders = state.leader_level.get();  // null but on a node's leader
+  const State& state = *state_;
   const Topology& topology = state.topology;
-  const DataType type = call.type;
-  const size_t count = call.args.count;
-  std::array<NodeLevelsExecution::Step, NodeLevelsExecution::kMostSteps> steps;
-  switch (call.args.collective) {
-    case Collective::kAllreduce: {
-      // The node's leader (its local rank 0) gets the node's reduction in `recv`.
-      void* recv = call.recv;
-      const void* send = call.args.in_place ? (leaders != nullptr ? kInPlace : recv) : call.send;
-      steps[0] = [=] {
-        return node->IReduce(send, leaders != nullptr ? recv : nullptr, count, type, op, 0);
-      };
-      if (leaders != nullptr) {
-        steps[1] = [=] { return leaders->IAllreduce(kInPlace, recv, count, type, op); };
-      }
-      steps[2] = [=] { return node->IBcast(recv, count, type, 0); };
-      break;
-    }
-    case Collective::kBcast: {
-      void* buffer = call.recv;
-      const int root = call.args.root, root_node = topology.node_of(root);
-      const bool on_root_node = topology.node_of(rank()) == root_node;
-      if (on_root_node) {
-        steps[0] = [=, local_root = topology.local_rank(root)] {
-          return node->IBcast(buffer, count, type, local_root);
-        };
-      }
-      if (leaders != nullptr) {
-        steps[1] = [=, leader_root = state.leader_of_node[root_node]] {
-          return leaders->IBcast(buffer, count, type, leader_root);
-        };
-      }
-      if (!on_root_node) steps[2] = [=] { return node->IBcast(buffer, count, type, 0); };
-      break;
-    }
-    default:  // kBarrier
-      steps[0] = [=] { return node->IBarrier(); };
-      if (leaders != nullptr) steps[1] = [=] { return leaders->IBarrier(); };
-      steps[2] = [=] { return node->IBarrier(); };
-      break;
+  NodeLevelsExecution::Call levels{.collective = call.args.collective,
+                                   .node = state.node_level.get(),
+                                   .leaders = state.leader_level.get(),
+                                   .send = call.send,
+                                   .recv = call.recv,
+                                   .in_place = call.args.in_place,
+                                   .count = call.args.count,
+                                   .type = call.type,
+                                   .op = op};
+  if (call.args.collective == Collective::kBcast) {
+    const int root_node = topology.node_of(call.args.root);
+    if (topology.node_of(rank()) == root_node)
+      levels.node_root = topology.local_rank(call.args.root);
+    levels.leader_root = state.leader_of_node[root_node];
   }
-  static_cast<NodeLevelsExecution&>(execution).Restart(std::move(steps));
+  static_cast<NodeLevelsExecution&>(execution).Restart(levels);
 }
 
 absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {

@@ -744,7 +744,7 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
   const size_t element_bytes = call_.element_bytes;
   absl::InlinedVector<const void*, 16> inputs;
   int staged_ranks = 0;
-  bool in_place_peers = false;  // a peer's buffer read in place (a rank of this process)
+  bool in_place_peers = false;  // a peer's buffer read in place (Direct)
   for (int rank = first; rank <= last; ++rank) {
     const char* input = Direct(rank, offset);
     if (input == nullptr) {
@@ -756,7 +756,8 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
     inputs.push_back(input);
   }
   if (staged_ranks == 0) {
-    // Every contribution readable where it lies (slots, or ranks of this process).
+    // Every contribution readable where it lies (slots, ranks of this process, mapped
+    // zcoll buffers).
     RETURN_IF_ERROR(reduce(inputs, out, count));
   } else {
     // Chunks of the others' buffers read into staging, in cache.
@@ -782,7 +783,8 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
     }
   }
   if (!in_place_peers) return absl::OkStatus();
-  // A peer of this process read in place: still in the call?
+  // A peer's memory read in place (its process is this one, or its buffer is mapped
+  // here): still in the call?
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int rank = first; rank <= last; ++rank) {
     if (rank != me() && segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress &&

@@ -17,7 +17,9 @@
 //     its slot, beyond that not copied at all: the
 //     segment records the address of the caller's own buffer, and a reader copies
 //     straight from it into its destination with process_vm_readv (a plain memcpy when
-//     the ranks are threads of one process), each rank reading what it needs, so the
+//     the ranks are threads of one process, or when the buffer came from
+//     AllocateBuffer and the reader mapped it: shared_buffers.h), each rank reading
+//     what it needs, so the
 //     copies run in parallel. Scatterv and Alltoallv publish a table of where each
 //     rank's block starts in the slot.
 //   - Reductions combine all contributions in rank order with the ops' SIMD kernels, so
@@ -199,8 +201,8 @@ class NodeExecution final : public CallExecution {
   // Copies `bytes` at `offset` of `rank`'s publication into `destination`.
   absl::Status Fetch(int rank, size_t offset, size_t bytes, void* destination);
   // Copies `bytes` between `local` and `address` in `rank`'s memory (into it when
-  // `write`): process_vm_readv/writev, or memcpy for a rank of this process.
-  // `what` says which of the rank's exposed addresses `address` lies in.
+  // `write`): memcpy where Mapped finds it, else process_vm_readv/writev. `what` says
+  // which of the rank's exposed addresses `address` lies in.
   absl::Status CopyWithPeer(int rank, bool write, NodeSegment::Exposed what, uint64_t address,
                             void* local, size_t bytes);
   // Where this rank can touch `bytes` at `address` of `rank`'s memory directly: the
@@ -214,7 +216,7 @@ class NodeExecution final : public CallExecution {
   // The error of a call whose peer left it: the job's failure, if its notice comes
   // within a moment (the likely reason the peer left, naming the cause), else `seen`.
   absl::Status CauseOfLeaving(absl::Status seen);
-  // `bytes` at `address` of `rank`'s memory, through process_vm_readv.
+  // `bytes` at `address` of `rank`'s memory (CopyWithPeer), checked against its leaving.
   absl::Status ReadPeer(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes,
                         void* destination);
   // Writes `bytes` at `from` into `rank`'s destination (the buffer it published for
@@ -235,7 +237,7 @@ class NodeExecution final : public CallExecution {
   // peers still writing into them.
   void Leave();
   // `rank`'s publication at `offset` where this rank can read it in place (inline,
-  // slot, or a rank of this process), else null.
+  // slot, a rank of this process, or a zcoll buffer mapped here), else null.
   const char* Direct(int rank, size_t offset);
   // Reduces ranks first..last's publications, `count` elements from `offset` bytes,
   // into `out`, in rank order.

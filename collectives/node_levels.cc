@@ -2,12 +2,13 @@
 
 #include <utility>
 
+#include "collectives/communicator.h"
 #include "collectives/communicator_transport.h"
 
 namespace zcoll {
 
-void NodeLevelsExecution::Restart(std::array<Step, kMostSteps> steps) {
-  steps_ = std::move(steps);
+void NodeLevelsExecution::Restart(const Call& call) {
+  call_ = call;
   next_ = 0;
   current_ = Request();
   finished_ = false;
@@ -18,22 +19,59 @@ void NodeLevelsExecution::Restart(std::array<Step, kMostSteps> steps) {
 void NodeLevelsExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
   finished_ = true;
-  for (Step& step : steps_) step = nullptr;
+}
+
+std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) {
+  Communicator& node = *call_.node;
+  Communicator* leaders = call_.leaders;
+  switch (call_.collective) {
+    case Collective::kAllreduce:
+      // A Reduce to the node's leader (its local rank 0), which gets the node's result
+      // in `recv`; an Allreduce among the leaders; a Bcast from the leader.
+      if (step == 0) {
+        const void* send =
+            call_.in_place ? (leaders != nullptr ? kInPlace : call_.recv) : call_.send;
+        return node.IReduce(send, leaders != nullptr ? call_.recv : nullptr, call_.count,
+                            call_.type, call_.op, 0);
+      }
+      if (step == 1) {
+        if (leaders == nullptr) return std::nullopt;
+        return leaders->IAllreduce(kInPlace, call_.recv, call_.count, call_.type, call_.op);
+      }
+      return node.IBcast(call_.recv, call_.count, call_.type, 0);
+    case Collective::kBcast:
+      // Within the root's node; among the leaders; within each other node.
+      if (step == 0) {
+        if (call_.node_root < 0) return std::nullopt;
+        return node.IBcast(call_.recv, call_.count, call_.type, call_.node_root);
+      }
+      if (step == 1) {
+        if (leaders == nullptr) return std::nullopt;
+        return leaders->IBcast(call_.recv, call_.count, call_.type, call_.leader_root);
+      }
+      if (call_.node_root >= 0) return std::nullopt;
+      return node.IBcast(call_.recv, call_.count, call_.type, 0);
+    default:  // kBarrier: within the node; among the leaders; within the node.
+      if (step == 1) {
+        if (leaders == nullptr) return std::nullopt;
+        return leaders->IBarrier();
+      }
+      return node.IBarrier();
+  }
 }
 
 bool NodeLevelsExecution::StartNext() {
-  while (next_ < steps_.size() && !steps_[next_]) ++next_;
-  if (next_ == steps_.size()) {
-    finished_ = true;
-    for (Step& step : steps_) step = nullptr;
+  while (next_ < kSteps) {
+    std::optional<absl::StatusOr<Request>> started = StartStep(next_++);
+    if (!started.has_value()) continue;
+    if (!started->ok()) {
+      Fail(started->status());
+      return false;
+    }
+    current_ = std::move(**started);
     return true;
   }
-  absl::StatusOr<Request> started = steps_[next_++]();
-  if (!started.ok()) {
-    Fail(started.status());
-    return false;
-  }
-  current_ = std::move(*started);
+  finished_ = true;
   return true;
 }
 

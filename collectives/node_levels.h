@@ -20,29 +20,49 @@
 #ifndef ZCOLL_COLLECTIVES_NODE_LEVELS_H_
 #define ZCOLL_COLLECTIVES_NODE_LEVELS_H_
 
-#include <array>
-#include <functional>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "collectives/algorithms.h"
 #include "collectives/call_execution.h"
 #include "collectives/request.h"
+#include "core/datatype.h"
+#include "core/reduce_op.h"
 
 namespace zcoll {
 
+class Communicator;
+
 class NodeLevelsExecution final : public CallExecution {
  public:
-  // One call on a level: started by the function (none: nothing on this rank).
-  using Step = std::function<absl::StatusOr<Request>()>;
-  static constexpr size_t kMostSteps = 3;
+  // One call as the levels run it (an Allreduce's AVG already a sum).
+  struct Call {
+    Collective collective = Collective::kBarrier;
+    Communicator* node = nullptr;     // this node's ranks
+    Communicator* leaders = nullptr;  // the nodes' leaders; null but on a node's leader
+    const void* send = nullptr;
+    void* recv = nullptr;  // Bcast: the buffer
+    bool in_place = false;
+    size_t count = 0;
+    DataType type = DataType::kByte;
+    ReduceOp op = PredefinedOp::kSum;
+    // Bcast: the root's rank in its node's communicator (-1: this rank is on another
+    // node) and its node's leader's among the leaders.
+    int node_root = -1;
+    int leader_root = 0;
+  };
+  // The level calls of a collective, in order; one that a rank takes no part in is
+  // skipped.
+  static constexpr int kSteps = 3;
 
   NodeLevelsExecution() = default;
   ~NodeLevelsExecution() override;
   NodeLevelsExecution(const NodeLevelsExecution&) = delete;
   NodeLevelsExecution& operator=(const NodeLevelsExecution&) = delete;
 
-  // Runs `steps` (at most kMostSteps; empty ones skipped) in order, from the first.
-  void Restart(std::array<Step, kMostSteps> steps);
+  // Starts `call`'s first level call.
+  void Restart(const Call& call);
 
   Transport::PollResult Advance() override;
   Transport::PollResult Look(absl::Duration) override { return Transport::PollResult::kIdle; }
@@ -54,12 +74,15 @@ class NodeLevelsExecution final : public CallExecution {
   std::vector<int> PendingPeers() const override { return {}; }
 
  private:
+  // Level call `step` of the call, on its level's communicator; nullopt where this rank
+  // takes no part in it.
+  std::optional<absl::StatusOr<Request>> StartStep(int step);
   // Starts the next step, or finishes when none is left; false on an error.
   bool StartNext();
   void Fail(absl::Status status);
 
-  std::array<Step, kMostSteps> steps_;
-  size_t next_ = 0;
+  Call call_;
+  int next_ = 0;
   Request current_;  // the level call in flight (done between steps)
 };
 
