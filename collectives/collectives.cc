@@ -387,10 +387,24 @@ void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp&
   static_cast<NodeLevelsExecution&>(execution).Restart(levels);
 }
 
+absl::Status Communicator::Blocking(std::optional<absl::Time> deadline,
+                                    absl::FunctionRef<absl::StatusOr<Request>()> start) {
+  if (state_ != nullptr) {
+    state_->blocking = true;
+    state_->blocking_deadline = deadline;
+  }
+  absl::StatusOr<Request> request = start();
+  // (Cleared by StartCollective, unless the I-form refused its arguments before it.)
+  if (state_ != nullptr) state_->blocking = false;
+  if (!request.ok()) return request.status();
+  return request->Wait(deadline);
+}
+
 absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call) {
   // A moved-from communicator: the checker said so.
   if (ABSL_PREDICT_FALSE(state_ == nullptr)) return call.invalid;
   State& state = *state_;
+  const bool blocking = std::exchange(state.blocking, false);
   CommunicatorTransport& transport = *state.transport;
   JobConnection& job = transport.job();
   if (ABSL_PREDICT_FALSE(job.failed())) return job.FailureStatus();
@@ -521,6 +535,48 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     }
     return pending;
   };
+  auto node_call = [&] {
+    return NodeExecution::Call{.collective = call.args.collective,
+                               .sequence = state.node->TakeSequence(),
+                               .check = cached.call_check,
+                               .type = call.type,
+                               .op = op,
+                               .send = call.send,
+                               .recv = call.recv,
+                               .count = call.args.count,
+                               .element_bytes = call.args.element_bytes,
+                               .root = call.args.root,
+                               .in_place = call.args.in_place,
+                               .name = call.name,
+                               .vectors = call.vectors};
+  };
+  if (blocking && plan == nullptr && !cached.node_levels && state.in_flight == 0) {
+    // A blocking call on the node's segment, nothing else in flight: it runs here to
+    // its end, without a Request (about a third of a small call's instructions).
+    if (state.blocking_node == nullptr) {
+      state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport);
+    }
+    NodeExecution& execution = *state.blocking_node;
+    execution.Restart(node_call());
+    const std::optional<absl::Time> own_deadline = state.blocking_deadline;
+    absl::Status status = execution.RunToEnd(
+        transport, [&] { return own_deadline.has_value() ? *own_deadline : DefaultDeadline(); });
+    if (absl::IsDeadlineExceeded(status)) {
+      status =
+          OverdueError(transport, execution, call.name, state.timeout, own_deadline.has_value());
+    }
+    if (status.ok()) status = execution.status();
+    if (status.ok() && average && call.result_count > 0) {
+      status =
+          FinishAverage(call.type, call.result, call.result_count,
+                        call.contributions > 0 ? call.contributions : static_cast<size_t>(size()));
+    }
+    if (status.ok()) return Request();
+    // As a failed Request does: the job fails, so that the peers learn, and the
+    // execution goes (leaving the call if it had not).
+    state.blocking_node.reset();
+    return job.Fail(status);
+  }
   std::unique_ptr<Request::Pending> pending;
   if (cached.node_levels) {
     pending = take_request(state.idle_level_requests,
@@ -530,20 +586,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     // On the node's segment.
     pending = take_request(state.idle_node_requests,
                            [&] { return std::make_shared<NodeExecution>(*state.node, transport); });
-    static_cast<NodeExecution&>(*pending->execution)
-        .Restart({.collective = call.args.collective,
-                  .sequence = state.node->TakeSequence(),
-                  .check = cached.call_check,
-                  .type = call.type,
-                  .op = op,
-                  .send = call.send,
-                  .recv = call.recv,
-                  .count = call.args.count,
-                  .element_bytes = call.args.element_bytes,
-                  .root = call.args.root,
-                  .in_place = call.args.in_place,
-                  .name = call.name,
-                  .vectors = call.vectors});
+    static_cast<NodeExecution&>(*pending->execution).Restart(node_call());
   } else {
     std::shared_ptr<ScratchArena> scratch;
     if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());
@@ -919,83 +962,72 @@ absl::StatusOr<Request> Communicator::IExscan(const void* send, void* recv, size
 absl::Status Communicator::Reduce(const void* send, void* recv, size_t count, DataType type,
                                   const ReduceOp& op, int root,
                                   std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IReduce(send, recv, count, type, op, root));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IReduce(send, recv, count, type, op, root); });
 }
 
 absl::Status Communicator::Allreduce(const void* send, void* recv, size_t count, DataType type,
                                      const ReduceOp& op, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IAllreduce(send, recv, count, type, op));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IAllreduce(send, recv, count, type, op); });
 }
 
 absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size_t recv_count,
                                               DataType type, const ReduceOp& op,
                                               std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IReduceScatterBlock(send, recv, recv_count, type, op));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IReduceScatterBlock(send, recv, recv_count, type, op); });
 }
 
 absl::Status Communicator::ReduceScatter(const void* send, void* recv,
                                          absl::Span<const size_t> recv_counts, DataType type,
                                          const ReduceOp& op, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IReduceScatter(send, recv, recv_counts, type, op));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IReduceScatter(send, recv, recv_counts, type, op); });
 }
 
 absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type,
                                    int root, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IScatter(send, recv, count, type, root));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IScatter(send, recv, count, type, root); });
 }
 
 absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> send_counts,
                                     absl::Span<const size_t> displs, void* recv, size_t recv_count,
                                     DataType type, int root, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request,
-                   IScatterv(send, send_counts, displs, recv, recv_count, type, root));
-  return request.Wait(deadline);
+  return Blocking(
+      deadline, [&] { return IScatterv(send, send_counts, displs, recv, recv_count, type, root); });
 }
 
 absl::Status Communicator::Bcast(void* buffer, size_t count, DataType type, int root,
                                  std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IBcast(buffer, count, type, root));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IBcast(buffer, count, type, root); });
 }
 
 absl::Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type,
                                   int root, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IGather(send, recv, count, type, root));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IGather(send, recv, count, type, root); });
 }
 
 absl::Status Communicator::Gatherv(const void* send, size_t send_count, void* recv,
                                    absl::Span<const size_t> recv_counts,
                                    absl::Span<const size_t> displs, DataType type, int root,
                                    std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request,
-                   IGatherv(send, send_count, recv, recv_counts, displs, type, root));
-  return request.Wait(deadline);
+  return Blocking(
+      deadline, [&] { return IGatherv(send, send_count, recv, recv_counts, displs, type, root); });
 }
 
 absl::Status Communicator::Allgather(const void* send, void* recv, size_t count, DataType type,
                                      std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IAllgather(send, recv, count, type));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IAllgather(send, recv, count, type); });
 }
 
 absl::Status Communicator::Allgatherv(const void* send, size_t send_count, void* recv,
                                       absl::Span<const size_t> recv_counts,
                                       absl::Span<const size_t> displs, DataType type,
                                       std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IAllgatherv(send, send_count, recv, recv_counts, displs, type));
-  return request.Wait(deadline);
+  return Blocking(deadline,
+                  [&] { return IAllgatherv(send, send_count, recv, recv_counts, displs, type); });
 }
 
 absl::Status Communicator::Alltoall(const void* send, void* recv, size_t count, DataType type,
                                     std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IAlltoall(send, recv, count, type));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IAlltoall(send, recv, count, type); });
 }
 
 absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> send_counts,
@@ -1003,26 +1035,23 @@ absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> 
                                      absl::Span<const size_t> recv_counts,
                                      absl::Span<const size_t> recv_displs, DataType type,
                                      std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IAlltoallv(send, send_counts, send_displs, recv, recv_counts,
-                                               recv_displs, type));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] {
+    return IAlltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);
+  });
 }
 
 absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IBarrier());
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IBarrier(); });
 }
 
 absl::Status Communicator::Scan(const void* send, void* recv, size_t count, DataType type,
                                 const ReduceOp& op, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IScan(send, recv, count, type, op));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IScan(send, recv, count, type, op); });
 }
 
 absl::Status Communicator::Exscan(const void* send, void* recv, size_t count, DataType type,
                                   const ReduceOp& op, std::optional<absl::Time> deadline) {
-  ASSIGN_OR_RETURN(Request request, IExscan(send, recv, count, type, op));
-  return request.Wait(deadline);
+  return Blocking(deadline, [&] { return IExscan(send, recv, count, type, op); });
 }
 
 }  // namespace zcoll

@@ -38,6 +38,7 @@
 #include <type_traits>
 
 #include "absl/base/optimization.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -447,88 +448,89 @@ class Communicator {
   template <typename T>
   absl::Status Reduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op, int root,
                       std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IReduce<T>(send, recv, op, root), deadline);
+    return Blocking(deadline, [&] { return IReduce<T>(send, recv, op, root); });
   }
   template <typename T>
   absl::Status Allreduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
                          std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IAllreduce<T>(send, recv, op), deadline);
+    return Blocking(deadline, [&] { return IAllreduce<T>(send, recv, op); });
   }
   template <typename T>
   absl::Status Allreduce(absl::Span<T> buffer, const ReduceOp& op,
                          std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IAllreduce<T>(buffer, op), deadline);
+    return Blocking(deadline, [&] { return IAllreduce<T>(buffer, op); });
   }
   template <typename T>
   absl::Status ReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
                                   std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IReduceScatterBlock<T>(send, recv, op), deadline);
+    return Blocking(deadline, [&] { return IReduceScatterBlock<T>(send, recv, op); });
   }
   template <typename T>
   absl::Status ReduceScatter(absl::Span<const T> send, absl::Span<T> recv,
                              absl::Span<const size_t> recv_counts, const ReduceOp& op,
                              std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IReduceScatter<T>(send, recv, recv_counts, op), deadline);
+    return Blocking(deadline, [&] { return IReduceScatter<T>(send, recv, recv_counts, op); });
   }
   template <typename T>
   absl::Status Scatter(absl::Span<const T> send, absl::Span<T> recv, int root,
                        std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IScatter<T>(send, recv, root), deadline);
+    return Blocking(deadline, [&] { return IScatter<T>(send, recv, root); });
   }
   template <typename T>
   absl::Status Scatterv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
                         absl::Span<const size_t> displs, absl::Span<T> recv, int root,
                         std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IScatterv<T>(send, send_counts, displs, recv, root), deadline);
+    return Blocking(deadline, [&] { return IScatterv<T>(send, send_counts, displs, recv, root); });
   }
   template <typename T>
   absl::Status Bcast(absl::Span<T> buffer, int root, std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IBcast<T>(buffer, root), deadline);
+    return Blocking(deadline, [&] { return IBcast<T>(buffer, root); });
   }
   template <typename T>
   absl::Status Gather(absl::Span<const T> send, absl::Span<T> recv, int root,
                       std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IGather<T>(send, recv, root), deadline);
+    return Blocking(deadline, [&] { return IGather<T>(send, recv, root); });
   }
   template <typename T>
   absl::Status Gatherv(absl::Span<const T> send, absl::Span<T> recv,
                        absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
                        int root, std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IGatherv<T>(send, recv, recv_counts, displs, root), deadline);
+    return Blocking(deadline, [&] { return IGatherv<T>(send, recv, recv_counts, displs, root); });
   }
   template <typename T>
   absl::Status Allgather(absl::Span<const T> send, absl::Span<T> recv,
                          std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IAllgather<T>(send, recv), deadline);
+    return Blocking(deadline, [&] { return IAllgather<T>(send, recv); });
   }
   template <typename T>
   absl::Status Allgatherv(absl::Span<const T> send, absl::Span<T> recv,
                           absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
                           std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IAllgatherv<T>(send, recv, recv_counts, displs), deadline);
+    return Blocking(deadline, [&] { return IAllgatherv<T>(send, recv, recv_counts, displs); });
   }
   template <typename T>
   absl::Status Alltoall(absl::Span<const T> send, absl::Span<T> recv,
                         std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IAlltoall<T>(send, recv), deadline);
+    return Blocking(deadline, [&] { return IAlltoall<T>(send, recv); });
   }
   template <typename T>
   absl::Status Alltoallv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
                          absl::Span<const size_t> send_displs, absl::Span<T> recv,
                          absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
                          std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IAlltoallv<T>(send, send_counts, send_displs, recv, recv_counts, recv_displs),
-                   deadline);
+    return Blocking(deadline, [&] {
+      return IAlltoallv<T>(send, send_counts, send_displs, recv, recv_counts, recv_displs);
+    });
   }
   template <typename T>
   absl::Status Scan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
                     std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IScan<T>(send, recv, op), deadline);
+    return Blocking(deadline, [&] { return IScan<T>(send, recv, op); });
   }
   template <typename T>
   absl::Status Exscan(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
                       std::optional<absl::Time> deadline = {}) {
-    return WaitFor(IExscan<T>(send, recv, op), deadline);
+    return Blocking(deadline, [&] { return IExscan<T>(send, recv, op); });
   }
 
   // Forces `algorithm` (a name AllAlgorithms() lists for `collective`) for this
@@ -576,10 +578,11 @@ class Communicator {
   size_t PerRank(size_t count) const;
   // counts[rank()], or 0 where `counts` has no such entry (the raw form refuses it).
   size_t OwnCount(absl::Span<const size_t> counts) const;
-  static absl::Status WaitFor(absl::StatusOr<Request> request, std::optional<absl::Time> deadline) {
-    if (!request.ok()) return request.status();
-    return request->Wait(deadline);
-  }
+  // A blocking collective: `start` (its I-form) runs marked blocking, so that a call
+  // that runs on the node's segment with nothing else in flight runs there to its end
+  // without a Request (StartCollective); then Wait(deadline) on what it returns.
+  absl::Status Blocking(std::optional<absl::Time> deadline,
+                        absl::FunctionRef<absl::StatusOr<Request>()> start);
   absl::StatusOr<Request> IScanOrExscan(const void* send, void* recv, size_t count, DataType type,
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).

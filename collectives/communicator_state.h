@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -80,6 +81,13 @@ struct Communicator::State {
   // requests (declared after it: they refer to it).
   std::unique_ptr<NodeEngine> node;
   std::vector<std::unique_ptr<Request::Pending>> idle_node_requests;
+  // The call being started is a blocking one (Communicator::Blocking), to end by
+  // `blocking_deadline` (none: the timeout); StartCollective clears it.
+  bool blocking = false;
+  std::optional<absl::Time> blocking_deadline;
+  // The execution of blocking node calls, which need no Request (made on first use;
+  // after it failed, made anew).
+  std::unique_ptr<NodeExecution> blocking_node;
   // The node levels (node_levels.h), on a communicator that spans nodes, one with
   // several ranks: this node's ranks, and the nodes' leaders (null but on a node's
   // lowest rank); each leader's rank among the leaders by node; the idle requests of

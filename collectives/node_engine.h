@@ -171,6 +171,11 @@ class NodeExecution final : public CallExecution {
   absl::Status WaitFor(Transport& transport, absl::FunctionRef<Transport::PollResult()> poll,
                        absl::Time deadline,
                        absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) override;
+  // Runs this call to its end for a blocking caller with nothing else in flight on
+  // the node: polls the segment alone for a moment first (a small call's peers usually
+  // arrive within it), then waits as WaitFor does until `deadline()`, read only then.
+  // Returns what the wait returned (the call's own outcome is status()).
+  absl::Status RunToEnd(Transport& transport, absl::FunctionRef<absl::Time()> deadline);
   std::vector<int> PendingPeers() const override;
   bool on_node() const override { return true; }
 

@@ -61,9 +61,9 @@ absl::Status Request::Finish(absl::Status status) {
   return status_;
 }
 
-absl::Status Request::Overdue(bool own_deadline) const {
-  CommunicatorTransport& transport = *pending_->transport;
-  const std::vector<int> pending = pending_->execution->PendingPeers();
+absl::Status OverdueError(CommunicatorTransport& transport, const CallExecution& execution,
+                          const char* name, absl::Duration timeout, bool own_deadline) {
+  const std::vector<int> pending = execution.PendingPeers();
   std::string waiting = absl::StrJoin(pending, ", ");
   if (!waiting.empty()) waiting = absl::StrCat(pending.size() > 1 ? "ranks " : "rank ", waiting);
   // The ranks this host sees stopped or gone, whether waited for directly or not: the
@@ -73,11 +73,15 @@ absl::Status Request::Overdue(bool own_deadline) const {
     absl::StrAppend(&not_running, "; ", transport.DescribePeer(peer));
   }
   return absl::DeadlineExceededError(absl::StrCat(
-      "rank ", transport.rank(), ": ", pending_->name, " did not complete ",
-      own_deadline
-          ? std::string("by the deadline given to Wait")
-          : absl::StrCat("within its timeout of ", absl::FormatDuration(pending_->timeout)),
+      "rank ", transport.rank(), ": ", name, " did not complete ",
+      own_deadline ? std::string("by the deadline given to Wait")
+                   : absl::StrCat("within its timeout of ", absl::FormatDuration(timeout)),
       waiting.empty() ? "" : absl::StrCat(", waiting for ", waiting), not_running));
+}
+
+absl::Status Request::Overdue(bool own_deadline) const {
+  return OverdueError(*pending_->transport, *pending_->execution, pending_->name, pending_->timeout,
+                      own_deadline);
 }
 
 absl::Status Request::Wait(std::optional<absl::Time> deadline) {

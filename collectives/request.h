@@ -79,6 +79,12 @@ class Request {
   absl::Status status_;
 };
 
+// What a missed deadline says (Request::Overdue; a blocking node call, which has no
+// Request, says the same): the collective `name`, its time limit, whom `execution`
+// still waits for, and which ranks this host can see are not running.
+absl::Status OverdueError(CommunicatorTransport& transport, const CallExecution& execution,
+                          const char* name, absl::Duration timeout, bool own_deadline);
+
 }  // namespace zcoll
 
 #endif  // ZCOLL_COLLECTIVES_REQUEST_H_
