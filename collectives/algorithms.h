@@ -94,9 +94,9 @@ inline constexpr size_t kMaxChunks = size_t{1} << kChunkTagBits;
 inline constexpr int kReservedStage = (1 << (kScheduleTagBits - kChunkTagBits)) - 1;
 inline constexpr uint32_t kStallProbeTag = static_cast<uint32_t>(kReservedStage) << kChunkTagBits;
 
-// What the ranks of one collective agree on, plus this rank's own view where the
-// standard lets it differ (a scatterv's counts are known at the root only).
-struct CollectiveArgs {
+// The arguments of a call but for the v-collectives' vectors: what a loop of equal
+// calls compares with a cached plan's, field by field, without touching a vector.
+struct ScalarArgs {
   Collective collective = Collective::kReduce;
   int size = 1;
   int root = 0;
@@ -104,6 +104,19 @@ struct CollectiveArgs {
   // scatter, gather, allgather, alltoall: the block of one rank; scatterv: this
   // rank's block (recvcount); gatherv, allgatherv: this rank's block (sendcount).
   size_t count = 0;
+  bool in_place = false;
+  bool commutative = true;
+  // Bytes of one element, for size-based choices (chunks, selection).
+  size_t element_bytes = 1;
+  // Pipelined algorithms move data in chunks of about this many bytes.
+  size_t chunk_bytes = 256 * 1024;
+
+  friend bool operator==(const ScalarArgs&, const ScalarArgs&) = default;
+};
+
+// What the ranks of one collective agree on, plus this rank's own view where the
+// standard lets it differ (a scatterv's counts are known at the root only).
+struct CollectiveArgs : ScalarArgs {
   // reduce_scatter: every rank's block (the same on every rank). scatterv, gatherv:
   // the root's counts (root only; empty elsewhere). allgatherv: every rank's block.
   // alltoallv: this rank's sendcounts (its recvcounts in place).
@@ -113,12 +126,6 @@ struct CollectiveArgs {
   // alltoallv: this rank's recvcounts and their displacements.
   std::vector<size_t> recv_counts;
   std::vector<size_t> recv_displs;
-  bool in_place = false;
-  bool commutative = true;
-  // Bytes of one element, for size-based choices (chunks, selection).
-  size_t element_bytes = 1;
-  // Pipelined algorithms move data in chunks of about this many bytes.
-  size_t chunk_bytes = 256 * 1024;
 
   // Bytes of the collective's message as the benchmarks count it (the vector for
   // reduce, allreduce, bcast and scan; the whole vector for reduce_scatter(_block);

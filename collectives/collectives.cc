@@ -30,6 +30,10 @@ namespace {
 // keep their tags apart, wrap at this.
 constexpr uint64_t kSequenceNumbers = (kMaxCommunicatorTag >> kScheduleTagBits);
 
+// The op of the collectives that move data only, and the one AVG reduces with before
+// its division (referred to, not copied, by every call).
+const ReduceOp kSumOp(PredefinedOp::kSum);
+
 }  // namespace
 
 namespace {
@@ -274,7 +278,7 @@ struct Communicator::CollectiveCall {
                  const void* send, void* recv, const ReduceOp* op = nullptr)
       : name(check.call()),
         type(type),
-        op(op != nullptr ? *op : ReduceOp(PredefinedOp::kSum)),
+        op(op != nullptr ? *op : kSumOp),
         send(send),
         recv(recv),
         invalid(check.status()) {
@@ -293,7 +297,8 @@ struct Communicator::CollectiveCall {
 
   // `args` with its vectors filled from `vectors`, to make a plan from.
   CollectiveArgs FullArgs() const {
-    CollectiveArgs full = args;
+    CollectiveArgs full;
+    static_cast<ScalarArgs&>(full) = args;
     std::vector<size_t>* fields[] = {&full.counts, &full.displs, &full.recv_counts,
                                      &full.recv_displs};
     for (size_t i = 0; i < vectors.size(); ++i)
@@ -307,12 +312,12 @@ struct Communicator::CollectiveCall {
   // as CollectiveArgs names them), which a call compares with a cached plan's and
   // copies only to make a plan (copying them into `args` on every call cost a
   // scatterv's root about 250 instructions).
-  CollectiveArgs args;
+  ScalarArgs args;
   std::array<absl::Span<const size_t>, 4> vectors;
   // A v-collective (ReduceScatter's counts included): the only calls with vectors.
   bool has_vectors = false;
   DataType type;
-  ReduceOp op;
+  const ReduceOp& op;  // the caller's (it outlives the call's start), or kSumOp
   const void* send;
   void* recv;
   // An argument refused by the caller's checks.
@@ -397,6 +402,8 @@ absl::Status Communicator::Blocking(std::optional<absl::Time> deadline,
   // (Cleared by StartCollective, unless the I-form refused its arguments before it.)
   if (state_ != nullptr) state_->blocking = false;
   if (!request.ok()) return request.status();
+  // (A call that ran to its end returned a finished Request.)
+  if (request->pending_ == nullptr) return request->status_;
   return request->Wait(deadline);
 }
 
@@ -506,7 +513,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const uint64_t sequence = state.collectives_started++ % kSequenceNumbers;
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
-  const ReduceOp op = average ? ReduceOp(PredefinedOp::kSum) : call.op;
+  const ReduceOp& op = average ? kSumOp : call.op;
   // The call's check word: the plan's, the type and the op (remembered for a loop of
   // equal calls).
   const uint32_t check_key =
@@ -548,7 +555,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
                                .root = call.args.root,
                                .in_place = call.args.in_place,
                                .name = call.name,
-                               .vectors = call.vectors};
+                               .vectors = call.vectors,
+                               .has_vectors = call.has_vectors};
   };
   if (blocking && plan == nullptr && !cached.node_levels && state.in_flight == 0) {
     // A blocking call on the node's segment, nothing else in flight: it runs here to
@@ -561,7 +569,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     const std::optional<absl::Time> own_deadline = state.blocking_deadline;
     absl::Status status = execution.RunToEnd(
         transport, [&] { return own_deadline.has_value() ? *own_deadline : DefaultDeadline(); });
-    if (absl::IsDeadlineExceeded(status)) {
+    if (!status.ok() && absl::IsDeadlineExceeded(status)) {
       status =
           OverdueError(transport, execution, call.name, state.timeout, own_deadline.has_value());
     }

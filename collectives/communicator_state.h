@@ -29,7 +29,7 @@ namespace zcoll {
 struct PlanKey {
   const Algorithm* requested = nullptr;
   // The arguments without their vectors, which are below (CollectiveCall's split).
-  CollectiveArgs args;
+  ScalarArgs args;
   std::array<std::vector<size_t>, 4> vectors;
 
   friend bool operator==(const PlanKey&, const PlanKey&) = default;

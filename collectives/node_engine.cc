@@ -13,7 +13,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
 #include "core/config.h"
@@ -181,6 +180,11 @@ NodeEngine::~NodeEngine() {
 }
 
 void NodeEngine::Ended(NodeExecution* execution) {
+  // Usually the newest (a blocking call's is the only one).
+  if (!in_flight_.empty() && in_flight_.back() == execution) {
+    in_flight_.pop_back();
+    return;
+  }
   for (size_t i = 0; i < in_flight_.size(); ++i) {
     if (in_flight_[i] != execution) continue;
     in_flight_.erase(in_flight_.begin() + static_cast<ptrdiff_t>(i));
@@ -204,7 +208,11 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
       next_sequence_(first_sequence),
       single_copy_(segment_.single_copy()),
       oversubscribed_(segment_.oversubscribed()),
-      pid_(static_cast<uint32_t>(getpid())) {}
+      pid_(static_cast<uint32_t>(getpid())) {
+  // The reduction kernels for this machine's SIMD target are chosen once per process,
+  // on first use: here, rather than inside the first reduction on the segment.
+  ReduceKernelTarget();
+}
 
 namespace {
 
@@ -273,10 +281,13 @@ void NodeExecution::Leave() {
 
 void NodeExecution::Restart(const Call& call) {
   call_ = call;
-  for (size_t i = 0; i < vectors_.size(); ++i) {
-    if (call.vectors[i].empty() && vectors_[i].empty()) continue;
-    vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
-    call_.vectors[i] = vectors_[i];
+  // (Only the v-collectives have vectors; a held one is emptied by the next call.)
+  if (call.has_vectors || holds_vectors_) {
+    for (size_t i = 0; i < vectors_.size(); ++i) {
+      vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
+      call_.vectors[i] = vectors_[i];
+    }
+    holds_vectors_ = call.has_vectors;
   }
   phase_ = Phase::kPublish;
   next_peer_ = 0;
@@ -331,11 +342,13 @@ size_t NodeExecution::TableBytes() const {
 absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
-  const size_t table_bytes = TableBytes();
   if (bytes <= NodeSegment::kInlineBytes) {
     if (bytes > 0) std::memcpy(segment.InlinePayload(me(), sequence), data, bytes);
     segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, bytes);
-  } else if (bytes <= CopyInLimit() - table_bytes) {
+    return absl::OkStatus();
+  }
+  const size_t table_bytes = TableBytes();
+  if (bytes <= CopyInLimit() - table_bytes) {
     std::memcpy(segment.Slot(me(), sequence) + table_bytes, data, bytes);
     segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, bytes);
   } else {
@@ -736,24 +749,37 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
   }
   auto reduce = [&](absl::Span<const void* const> inputs, char* into, size_t length) {
     absl::Status status = reduction_->Run(inputs, into, length);
-    if (status.ok()) return status;
+    if (ABSL_PREDICT_TRUE(status.ok())) return status;
     return absl::Status(status.code(),
                         absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
   };
   NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes;
-  absl::InlinedVector<const void*, 16> inputs;
+  std::vector<const void*>& inputs = inputs_;
+  inputs.resize(static_cast<size_t>(last - first + 1));
   int staged_ranks = 0;
   bool in_place_peers = false;  // a peer's buffer read in place (Direct)
   for (int rank = first; rank <= last; ++rank) {
-    const char* input = Direct(rank, offset);
-    if (input == nullptr) {
-      ++staged_ranks;
-    } else if (rank != me() &&
-               segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress) {
-      in_place_peers = true;
+    const char* input;
+    // (Direct's cases, the segment's spelled out: every small call reads them.)
+    switch (segment.where(rank, sequence)) {
+      case NodeSegment::Where::kInline:
+        input = segment.InlinePayload(rank, sequence) + offset;
+        break;
+      case NodeSegment::Where::kSlot:
+        input = segment.Slot(rank, sequence) + TableBytes() + offset;
+        break;
+      default:
+        input = Direct(rank, offset);
+        if (input == nullptr) {
+          ++staged_ranks;
+        } else if (rank != me()) {
+          in_place_peers = true;
+        }
+        break;
     }
-    inputs.push_back(input);
+    inputs[static_cast<size_t>(rank - first)] = input;
   }
   if (staged_ranks == 0) {
     // Every contribution readable where it lies (slots, ranks of this process, mapped
@@ -1007,7 +1033,9 @@ Transport::PollResult NodeExecution::Step() {
   // A rank this call waits for that has left (its communicator destroyed, or its call
   // failed) will never get there: the call fails at once, naming it.
   auto waiting = [&](int rank) {
-    if (!segment.left(rank)) return result;
+    // Looked at every 16th idle poll: the mark is in another line of the segment, and
+    // a peer that left is found a few polls later all the same.
+    if ((++idle_polls_ & 15) != 0 || !segment.left(rank)) return result;
     return fail(CauseOfLeaving(absl::UnavailableError(absl::StrCat(
         "rank ", transport_.rank(), ": ", call_.name, ": ", transport_.DescribePeer(rank),
         " left the communicator (destroyed it, or failed in a call) while this rank waited "
@@ -1151,7 +1179,10 @@ absl::Status NodeExecution::WaitFor(Transport& transport,
     NodeSegment& segment = engine_.segment();
     // Announced before looking once more: a rank that publishes after the look rings.
     const uint32_t doorbell = segment.BeginSleep(me());
+    // (This poll, and the one after the sleep, look for peers that left.)
+    idle_polls_ = 15;
     if (Advance() == Transport::PollResult::kIdle) segment.Sleep(me(), doorbell, timeout);
+    idle_polls_ = 15;
     segment.EndSleep(me());
   });
 }

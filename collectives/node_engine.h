@@ -156,6 +156,7 @@ class NodeExecution final : public CallExecution {
     // The v-collectives' counts and displacements, as CollectiveArgs names them
     // (copied at Restart).
     std::array<absl::Span<const size_t>, 4> vectors;
+    bool has_vectors = false;  // a v-collective (`vectors` may be empty all the same)
   };
 
   NodeExecution(NodeEngine& engine, Transport& transport)
@@ -270,8 +271,10 @@ class NodeExecution final : public CallExecution {
   Transport& transport_;
   Call call_;
   std::array<std::vector<size_t>, 4> vectors_;  // call_.vectors, owned
+  bool holds_vectors_ = false;                  // vectors_ were filled by the last call
   Phase phase_ = Phase::kPublish;
-  int next_peer_ = 0;  // the first rank not yet seen to have published or consumed
+  int next_peer_ = 0;        // the first rank not yet seen to have published or consumed
+  uint32_t idle_polls_ = 0;  // polls that found a peer not there yet
   // Beyond a slot, a Reduce or Allreduce splits the vector (ranks agree: the count).
   bool partitioned_ = false;
   // Peers read this rank's memory: it waits for them before it ends.
@@ -285,8 +288,9 @@ class NodeExecution final : public CallExecution {
   bool awaits_stage_ = false;
   // The op's kernels for the last reduction (calls in a loop share them).
   std::optional<ResolvedReduction> reduction_;
-  std::vector<char> staging_;  // peers' chunks, read for a reduction
-  std::vector<char> result_;   // a partitioned Reduce's block, or a deferred result
+  std::vector<char> staging_;        // peers' chunks, read for a reduction
+  std::vector<const void*> inputs_;  // a reduction's inputs, in rank order (kept: no allocation)
+  std::vector<char> result_;         // a partitioned Reduce's block, or a deferred result
   std::vector<std::pair<size_t, size_t>> ranges_;
   // Peers' zcoll buffers this call mapped (null: could not), held until it ends.
   std::vector<std::tuple<int, BufferRef, std::shared_ptr<const PeerBufferMapping>>> mapped_;

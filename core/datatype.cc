@@ -148,7 +148,9 @@ constexpr std::array<DataType, kNumDataTypes> kAllTypes = AllTypesInOrder();
 
 }  // namespace
 
-const DataTypeInfo& GetDataTypeInfo(DataType type) { return kInfos[static_cast<size_t>(type)]; }
+namespace datatype_internal {
+const std::array<DataTypeInfo, kNumDataTypes> kDataTypeInfos = kInfos;
+}  // namespace datatype_internal
 
 absl::Span<const DataType> AllDataTypes() { return kAllTypes; }
 

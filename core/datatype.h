@@ -18,6 +18,7 @@
 #ifndef ZCOLL_CORE_DATATYPE_H_
 #define ZCOLL_CORE_DATATYPE_H_
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -119,8 +120,15 @@ struct DataTypeInfo {
   size_t pair_index_offset;
 };
 
-// Properties of `type`, which must be valid.
-const DataTypeInfo& GetDataTypeInfo(DataType type);
+namespace datatype_internal {
+// The table GetDataTypeInfo reads, indexed by DataType (datatype.cc).
+extern const std::array<DataTypeInfo, kNumDataTypes> kDataTypeInfos;
+}  // namespace datatype_internal
+
+// Properties of `type`, which must be valid. (Inline: every call checks its type.)
+inline const DataTypeInfo& GetDataTypeInfo(DataType type) {
+  return datatype_internal::kDataTypeInfos[static_cast<size_t>(type)];
+}
 
 inline size_t DataTypeSize(DataType type) { return GetDataTypeInfo(type).size; }
 inline absl::string_view DataTypeName(DataType type) { return GetDataTypeInfo(type).name; }

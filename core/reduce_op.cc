@@ -91,9 +91,14 @@ absl::StatusOr<PredefinedOp> ParsePredefinedOp(absl::string_view name) {
       "unknown reduction op '", name, "'; expected one of ", absl::StrJoin(names, ", ")));
 }
 
-bool IsOpDefinedFor(PredefinedOp op, DataType type) {
-  return (Info(op).allowed_groups & Bit(GetDataTypeInfo(type).group)) != 0;
+namespace reduce_op_internal {
+constexpr std::array<uint32_t, kNumPredefinedOps> AllowedGroupsInOrder() {
+  std::array<uint32_t, kNumPredefinedOps> allowed{};
+  for (size_t i = 0; i < kNumPredefinedOps; ++i) allowed[i] = kOps[i].allowed_groups;
+  return allowed;
 }
+const std::array<uint32_t, kNumPredefinedOps> kAllowedGroups = AllowedGroupsInOrder();
+}  // namespace reduce_op_internal
 
 absl::StatusOr<ReduceOp> ReduceOp::CreateUser(UserReduceFunction function, bool commutative,
                                               absl::string_view name) {

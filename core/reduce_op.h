@@ -31,6 +31,7 @@
 #ifndef ZCOLL_CORE_REDUCE_OP_H_
 #define ZCOLL_CORE_REDUCE_OP_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -82,8 +83,18 @@ absl::string_view PredefinedOpMpiName(PredefinedOp op);
 // Accepts the lower-case name or the MPI name ("sum", "MPI_SUM").
 absl::StatusOr<PredefinedOp> ParsePredefinedOp(absl::string_view name);
 
-// The standard's table (see the file comment). Requires valid arguments.
-bool IsOpDefinedFor(PredefinedOp op, DataType type);
+namespace reduce_op_internal {
+// Per PredefinedOp, the bit set of the DataTypeGroups it accepts (reduce_op.cc).
+extern const std::array<uint32_t, kNumPredefinedOps> kAllowedGroups;
+}  // namespace reduce_op_internal
+
+// The standard's table (see the file comment). Requires valid arguments. (Inline:
+// every reduction checks its pair.)
+inline bool IsOpDefinedFor(PredefinedOp op, DataType type) {
+  return ((reduce_op_internal::kAllowedGroups[static_cast<size_t>(op)] >>
+           static_cast<unsigned>(GetDataTypeInfo(type).group)) &
+          1u) != 0;
+}
 
 // A user reduction, MPI_User_function's contract with zcoll's types: for each
 // i < count, inout[i] = in[i] op inout[i]. `in` is always the left operand, i.e. the
