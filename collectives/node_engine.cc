@@ -206,6 +206,7 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
     : segment_(std::move(segment)),
       local_rank_(local_rank),
       next_sequence_(first_sequence),
+      known_consumed_(static_cast<size_t>(segment_.ranks()), first_sequence - 1),
       single_copy_(segment_.single_copy()),
       oversubscribed_(segment_.oversubscribed()),
       pid_(static_cast<uint32_t>(getpid())) {
@@ -1045,7 +1046,7 @@ Transport::PollResult NodeExecution::Step() {
     // This rank's check word and slot of the call's parity were last read in
     // sequence - 2 (a rank that contributes nothing still publishes its word).
     for (; next_peer_ < ranks(); ++next_peer_) {
-      if (!SequenceReached(segment.consumed(next_peer_), sequence - 2)) return waiting(next_peer_);
+      if (!engine_.ConsumedReached(next_peer_, sequence - 2)) return waiting(next_peer_);
     }
     if (absl::Status status = Publish(); !status.ok()) return fail(std::move(status));
     segment.SetCheck(me(), sequence, call_.check);
@@ -1063,6 +1064,7 @@ Transport::PollResult NodeExecution::Step() {
       if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
         return fail(Disagreement(next_peer_, theirs));
       }
+      engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_));
     }
     if (absl::Status status = Gather(); !status.ok()) return fail(std::move(status));
     next_peer_ = 0;

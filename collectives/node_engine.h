@@ -118,6 +118,19 @@ class NodeEngine {
   // The sequence number of the next node call (every rank of the node numbers its
   // calls alike: they make the same calls in the same order and choose alike).
   uint32_t TakeSequence() { return next_sequence_++; }
+  // Whether local rank `rank` has consumed (finished reading) call `sequence`: from
+  // what this rank last learned of it if that says so, else from its consumed line.
+  // (A peer's publication carries its consumed count, so a loop of calls reads the
+  // consumed lines rarely: one cache line fewer to fetch before each publication.)
+  bool ConsumedReached(int rank, uint32_t sequence) {
+    if (SequenceReached(known_consumed_[rank], sequence)) return true;
+    known_consumed_[rank] = segment_.consumed(rank);
+    return SequenceReached(known_consumed_[rank], sequence);
+  }
+  // `rank` had consumed `sequence` when it published (NodeSegment::consumed_when_published).
+  void LearnConsumed(int rank, uint32_t sequence) {
+    if (SequenceReached(sequence, known_consumed_[rank])) known_consumed_[rank] = sequence;
+  }
 
   // The node calls in flight, oldest first. A wait for one call advances the older ones
   // too: a rank may wait for its nonblocking calls in any order, and a later call can
@@ -131,6 +144,7 @@ class NodeEngine {
   NodeSegment segment_;
   int local_rank_;
   uint32_t next_sequence_;
+  std::vector<uint32_t> known_consumed_;  // per local rank (ConsumedReached)
   bool single_copy_;
   bool oversubscribed_;
   uint32_t pid_;

@@ -22,7 +22,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -256,6 +256,8 @@ absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks,
     for (int rank = 0; rank < ranks; ++rank) {
       segment.control(rank)->published.store(first_sequence - 1, std::memory_order_relaxed);
       segment.consumed_line(rank)->consumed.store(first_sequence - 1, std::memory_order_relaxed);
+      segment.control(rank)->consumed_when_published.store(first_sequence - 1,
+                                                           std::memory_order_relaxed);
       segment.exposure(rank)->stage.store(first_sequence - 1, std::memory_order_relaxed);
     }
     segment.exposure(0)->pid = static_cast<uint32_t>(getpid());

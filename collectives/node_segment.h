@@ -126,8 +126,19 @@ class NodeSegment {
     return control(rank)->published.load(std::memory_order_seq_cst);
   }
   void Publish(int rank, uint32_t sequence) {
-    control(rank)->published.store(sequence, std::memory_order_seq_cst);
+    ControlLine* line = control(rank);
+    line->consumed_when_published.store(
+        consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    line->published.store(sequence, std::memory_order_seq_cst);
     WakeSleepers();
+  }
+  // What `consumed` held when the rank last published (read after seeing that
+  // publication): a peer learns it from the line it reads anyway, and need not read
+  // the consumed line itself while this says enough (NodeEngine::ConsumedReached).
+  // (Atomic: a rank may publish its next call while a peer reads this; either value
+  // is a count the rank had reached.)
+  uint32_t consumed_when_published(int rank) const {
+    return control(rank)->consumed_when_published.load(std::memory_order_relaxed);
   }
   // The sequence number of the last call whose contributions rank `rank` has finished
   // reading, and recording one (which rings the sleepers too: a writer may wait to
@@ -260,6 +271,7 @@ class NodeSegment {
     // bytes below (a small call's readers touch this line alone).
     uint32_t descriptor[2];
     unsigned char inline_payload[2][kInlineBytes];
+    std::atomic<uint32_t> consumed_when_published;
   };
   struct alignas(64) ConsumedLine {
     std::atomic<uint32_t> consumed;
