@@ -284,20 +284,6 @@ constexpr absl::string_view kCollectiveNames[kNumCollectives] = {
 
 }  // namespace
 
-bool IsReduction(Collective collective) {
-  switch (collective) {
-    case Collective::kReduce:
-    case Collective::kAllreduce:
-    case Collective::kReduceScatterBlock:
-    case Collective::kReduceScatter:
-    case Collective::kScan:
-    case Collective::kExscan:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsRooted(Collective collective) {
   switch (collective) {
     case Collective::kReduce:

@@ -73,8 +73,20 @@ enum class Collective : uint8_t {
 };
 inline constexpr size_t kNumCollectives = static_cast<size_t>(Collective::kExscan) + 1;
 
-// The collectives that combine contributions with an op.
-bool IsReduction(Collective collective);
+// The collectives that combine contributions with an op. (Inline: every call asks.)
+inline bool IsReduction(Collective collective) {
+  switch (collective) {
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+    case Collective::kReduceScatterBlock:
+    case Collective::kReduceScatter:
+    case Collective::kScan:
+    case Collective::kExscan:
+      return true;
+    default:
+      return false;
+  }
+}
 // The collectives with a root argument.
 bool IsRooted(Collective collective);
 

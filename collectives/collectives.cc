@@ -438,7 +438,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const Algorithm* requested = state.forced[static_cast<size_t>(call.args.collective)];
   if (requested == nullptr) {
     const absl::StatusOr<const Algorithm*>& from_environment =
-        AlgorithmFromEnvironment(call.args.collective);
+        *state.from_environment[static_cast<size_t>(call.args.collective)];
     if (!from_environment.ok()) return Failed(from_environment.status());
     requested = *from_environment;
   }
@@ -542,21 +542,25 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     }
     return pending;
   };
-  auto node_call = [&] {
-    return NodeExecution::Call{.collective = call.args.collective,
-                               .sequence = state.node->TakeSequence(),
-                               .check = cached.call_check,
-                               .type = call.type,
-                               .op = op,
-                               .send = call.send,
-                               .recv = call.recv,
-                               .count = call.args.count,
-                               .element_bytes = call.args.element_bytes,
-                               .root = call.args.root,
-                               .in_place = call.args.in_place,
-                               .name = call.name,
-                               .vectors = call.vectors,
-                               .has_vectors = call.has_vectors};
+  // A node call's arguments, written into its execution (not copied in: every small
+  // call makes one).
+  auto start_node_call = [&](NodeExecution& execution) {
+    NodeExecution::Call& next = execution.next_call();
+    next.collective = call.args.collective;
+    next.sequence = state.node->TakeSequence();
+    next.check = cached.call_check;
+    next.type = call.type;
+    next.op = op;
+    next.send = call.send;
+    next.recv = call.recv;
+    next.count = call.args.count;
+    next.element_bytes = call.args.element_bytes;
+    next.root = call.args.root;
+    next.in_place = call.args.in_place;
+    next.name = call.name;
+    next.vectors = call.vectors;
+    next.has_vectors = call.has_vectors;
+    execution.Restart();
   };
   if (blocking && plan == nullptr && !cached.node_levels && state.in_flight == 0) {
     // A blocking call on the node's segment, nothing else in flight: it runs here to
@@ -565,7 +569,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
       state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport);
     }
     NodeExecution& execution = *state.blocking_node;
-    execution.Restart(node_call());
+    start_node_call(execution);
     const std::optional<absl::Time> own_deadline = state.blocking_deadline;
     absl::Status status = execution.RunToEnd(
         transport, [&] { return own_deadline.has_value() ? *own_deadline : DefaultDeadline(); });
@@ -594,7 +598,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     // On the node's segment.
     pending = take_request(state.idle_node_requests,
                            [&] { return std::make_shared<NodeExecution>(*state.node, transport); });
-    static_cast<NodeExecution&>(*pending->execution).Restart(node_call());
+    start_node_call(static_cast<NodeExecution&>(*pending->execution));
   } else {
     std::shared_ptr<ScratchArena> scratch;
     if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());

@@ -18,6 +18,7 @@
 #include "collectives/communicator_state.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/control_records.h"
+#include "collectives/selection.h"
 #include "collectives/shared_buffers.h"
 #include "collectives/topology_discovery.h"
 #include "core/config.h"
@@ -213,6 +214,9 @@ Communicator::Communicator(std::unique_ptr<State> state) : state_(std::move(stat
   // Plain nanoseconds while they fit (absl's Time arithmetic is out of line).
   constexpr absl::Duration kLongest = absl::Hours(24 * 365 * 100);
   state_->timeout_ns = state_->timeout >= kLongest ? -1 : absl::ToInt64Nanoseconds(state_->timeout);
+  for (size_t c = 0; c < kNumCollectives; ++c) {
+    state_->from_environment[c] = &AlgorithmFromEnvironment(static_cast<Collective>(c));
+  }
 }
 Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;

@@ -280,9 +280,10 @@ void NodeExecution::Leave() {
   }
 }
 
-void NodeExecution::Restart(const Call& call) {
-  call_ = call;
-  // (Only the v-collectives have vectors; a held one is emptied by the next call.)
+void NodeExecution::Restart() {
+  const Call& call = call_;
+  // The caller's vectors, copied (only the v-collectives have them; held ones are
+  // emptied by the next call).
   if (call.has_vectors || holds_vectors_) {
     for (size_t i = 0; i < vectors_.size(); ++i) {
       vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
@@ -411,7 +412,7 @@ absl::Status NodeExecution::Publish() {
   char* recv = static_cast<char*>(call_.recv);
   const char* input = call_.in_place ? recv : send;
   const bool root = me() == call_.root;
-  absl::Span<const size_t> counts = vectors_[0], displs = vectors_[1];
+  absl::Span<const size_t> counts = call_.vectors[0], displs = call_.vectors[1];
   absl::Status status;
   switch (call_.collective) {
     case Collective::kBarrier:
@@ -750,9 +751,8 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
   }
   auto reduce = [&](absl::Span<const void* const> inputs, char* into, size_t length) {
     absl::Status status = reduction_->Run(inputs, into, length);
-    if (ABSL_PREDICT_TRUE(status.ok())) return status;
-    return absl::Status(status.code(),
-                        absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
+    if (ABSL_PREDICT_FALSE(!status.ok())) status = NamingThisRank(std::move(status));
+    return status;
   };
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
@@ -820,6 +820,18 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status NodeExecution::LeftWhileAwaited(int rank) {
+  return CauseOfLeaving(absl::UnavailableError(absl::StrCat(
+      "rank ", transport_.rank(), ": ", call_.name, ": ", transport_.DescribePeer(rank),
+      " left the communicator (destroyed it, or failed in a call) while this rank waited "
+      "for it in the node's shared segment")));
+}
+
+absl::Status NodeExecution::NamingThisRank(absl::Status status) const {
+  return absl::Status(status.code(),
+                      absl::StrCat("rank ", transport_.rank(), ": ", status.message()));
 }
 
 absl::Status NodeExecution::Gather() {
@@ -1033,14 +1045,11 @@ Transport::PollResult NodeExecution::Step() {
   };
   // A rank this call waits for that has left (its communicator destroyed, or its call
   // failed) will never get there: the call fails at once, naming it.
-  auto waiting = [&](int rank) {
+  auto waiting = [&](int rank) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     // Looked at every 16th idle poll: the mark is in another line of the segment, and
     // a peer that left is found a few polls later all the same.
-    if ((++idle_polls_ & 15) != 0 || !segment.left(rank)) return result;
-    return fail(CauseOfLeaving(absl::UnavailableError(absl::StrCat(
-        "rank ", transport_.rank(), ": ", call_.name, ": ", transport_.DescribePeer(rank),
-        " left the communicator (destroyed it, or failed in a call) while this rank waited "
-        "for it in the node's shared segment"))));
+    if (ABSL_PREDICT_TRUE((++idle_polls_ & 15) != 0) || !segment.left(rank)) return result;
+    return fail(LeftWhileAwaited(rank));
   };
   if (phase_ == Phase::kPublish) {
     // This rank's check word and slot of the call's parity were last read in

@@ -178,7 +178,10 @@ class NodeExecution final : public CallExecution {
   ~NodeExecution() override;
   NodeExecution(const NodeExecution&) = delete;
   NodeExecution& operator=(const NodeExecution&) = delete;
-  void Restart(const Call& call);
+  // The next call's arguments, filled in place before Restart.
+  Call& next_call() { return call_; }
+  // Starts the call next_call() describes.
+  void Restart();
 
   Transport::PollResult Advance() override;
   Transport::PollResult Look(absl::Duration) override { return Transport::PollResult::kIdle; }
@@ -265,6 +268,10 @@ class NodeExecution final : public CallExecution {
   // The block of `count` elements that rank `rank` reduces (its first element, its
   // length): split by the count alone, so every rank splits alike.
   std::pair<size_t, size_t> Block(int rank) const;
+  // The error of a call whose peer `rank` left while this rank waited for it.
+  absl::Status LeftWhileAwaited(int rank);
+  // `status` (an error of a reduction) with this rank's number in front.
+  absl::Status NamingThisRank(absl::Status status) const;
   // The reading of kGather; sets phase_ to what follows.
   absl::Status Gather();
   // The reading of kStage: rank `rank`'s block.

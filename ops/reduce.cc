@@ -352,8 +352,17 @@ absl::StatusOr<ResolvedReduction> ResolvedReduction::Resolve(const ReduceOp& op,
   return ResolvedReduction(op, type, kernels);
 }
 
-absl::Status ResolvedReduction::Run(absl::Span<const void* const> inputs, void* out,
-                                    size_t count) const {
+ResolvedReduction::ResolvedReduction(const ReduceOp& op, DataType type,
+                                     const internal_reduce::ResolvedKernels* kernels)
+    : op_(op), type_(type), kernels_(kernels) {
+  if (kernels != nullptr) {
+    binary_ = kernels->binary;
+    count_multiplier_ = kernels->count_multiplier;
+  }
+}
+
+absl::Status ResolvedReduction::RunAny(absl::Span<const void* const> inputs, void* out,
+                                       size_t count) const {
   if (count == 0) return absl::OkStatus();
   if (inputs.size() == 1) {
     if (inputs[0] != out) std::memcpy(out, inputs[0], count * DataTypeSize(type_));
