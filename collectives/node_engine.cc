@@ -405,6 +405,13 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
 }
 
 absl::Status NodeExecution::Publish() {
+  // The reductions' publication (their input) before the general dispatch: every rank
+  // of them publishes it, and one that fits the control line defers nothing.
+  if (call_.collective == Collective::kAllreduce && bytes() <= NodeSegment::kInlineBytes) {
+    return Expose(call_.in_place ? static_cast<const char*>(call_.recv)
+                                 : static_cast<const char*>(call_.send),
+                  bytes());
+  }
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes;
@@ -1075,7 +1082,12 @@ Transport::PollResult NodeExecution::Step() {
       }
       engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_));
     }
-    if (absl::Status status = Gather(); !status.ok()) return fail(std::move(status));
+    // (An Allreduce within a slot, the commonest small call, skips Gather's dispatch.)
+    absl::Status status =
+        call_.collective == Collective::kAllreduce && !partitioned_
+            ? ReduceFrom(0, ranks() - 1, 0, call_.count, static_cast<char*>(call_.recv))
+            : Gather();
+    if (!status.ok()) return fail(std::move(status));
     next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
     phase_ = awaits_stage_ ? Phase::kStage : Phase::kDrain;
