@@ -6,7 +6,9 @@
 // published contributions, so it does not fit the Schedule IR's Send/Recv pairs; its
 // algorithms are entries of the one selection table (selection.cc, names starting with
 // "node"), chosen from the agreed inputs like any other, and ZCOLL_ALGO_<COLL> can still
-// force the message-passing ones. A Request drives either kind through CallExecution.
+// force the message-passing ones. A Request drives either kind through CallExecution;
+// a blocking call with nothing else in flight runs on a NodeExecution of its
+// communicator's own, without a Request (RunToEnd).
 //
 // Every collective of the API runs here, at every size, flat: each rank publishes
 // what the others need of it and reads what it needs of them.
