@@ -408,9 +408,11 @@ absl::Status NodeExecution::Publish() {
   // The reductions' publication (their input) before the general dispatch: every rank
   // of them publishes it, and one that fits the control line defers nothing.
   if (call_.collective == Collective::kAllreduce && bytes() <= NodeSegment::kInlineBytes) {
-    return Expose(call_.in_place ? static_cast<const char*>(call_.recv)
-                                 : static_cast<const char*>(call_.send),
-                  bytes());
+    const void* input = call_.in_place ? call_.recv : call_.send;
+    NodeSegment& segment = engine_.segment();
+    if (bytes() > 0) std::memcpy(segment.InlinePayload(me(), call_.sequence), input, bytes());
+    segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kInline, nullptr, bytes());
+    return absl::OkStatus();
   }
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
@@ -744,18 +746,53 @@ std::pair<size_t, size_t> NodeExecution::Block(int rank) const {
   return {start(rank), start(rank + 1) - start(rank)};
 }
 
+absl::Status NodeExecution::ResolveReduction() {
+  absl::StatusOr<ResolvedReduction> resolved = ResolvedReduction::Resolve(call_.op, call_.type);
+  if (!resolved.ok()) {
+    return absl::Status(resolved.status().code(), absl::StrCat("rank ", transport_.rank(), ": ",
+                                                               resolved.status().message()));
+  }
+  reduction_.emplace(std::move(*resolved));
+  return absl::OkStatus();
+}
+
 absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_t count,
                                        char* out) {
   if (count == 0) return absl::OkStatus();
   // The kernels, looked up once for a run of calls with one op and type.
   if (!reduction_.has_value() || reduction_->type() != call_.type || reduction_->op() != call_.op) {
-    absl::StatusOr<ResolvedReduction> resolved = ResolvedReduction::Resolve(call_.op, call_.type);
-    if (!resolved.ok()) {
-      return absl::Status(resolved.status().code(), absl::StrCat("rank ", transport_.rank(), ": ",
-                                                                 resolved.status().message()));
-    }
-    reduction_.emplace(std::move(*resolved));
+    RETURN_IF_ERROR(ResolveReduction());
   }
+  // A few publications that all lie in the segment (a small call's): their addresses
+  // on the stack and one kernel call, before the general path's staging and checks.
+  constexpr int kFewRanks = 8;
+  if (last - first < kFewRanks) {
+    NodeSegment& segment = engine_.segment();
+    const uint32_t sequence = call_.sequence;
+    const void* inputs[kFewRanks];
+    int in_segment = 0;
+    for (int rank = first; rank <= last; ++rank, ++in_segment) {
+      const NodeSegment::Where where = segment.where(rank, sequence);
+      if (where == NodeSegment::Where::kInline) {
+        inputs[in_segment] = segment.InlinePayload(rank, sequence) + offset;
+      } else if (where == NodeSegment::Where::kSlot) {
+        inputs[in_segment] = segment.Slot(rank, sequence) + TableBytes() + offset;
+      } else {
+        break;
+      }
+    }
+    if (in_segment == last - first + 1) {
+      absl::Status status =
+          reduction_->Run(absl::MakeConstSpan(inputs, static_cast<size_t>(in_segment)), out, count);
+      if (ABSL_PREDICT_FALSE(!status.ok())) status = NamingThisRank(std::move(status));
+      return status;
+    }
+  }
+  return ReduceAnywhere(first, last, offset, count, out);
+}
+
+absl::Status NodeExecution::ReduceAnywhere(int first, int last, size_t offset, size_t count,
+                                           char* out) {
   auto reduce = [&](absl::Span<const void* const> inputs, char* into, size_t length) {
     absl::Status status = reduction_->Run(inputs, into, length);
     if (ABSL_PREDICT_FALSE(!status.ok())) status = NamingThisRank(std::move(status));

@@ -267,6 +267,11 @@ class NodeExecution final : public CallExecution {
   // Reduces ranks first..last's publications, `count` elements from `offset` bytes,
   // into `out`, in rank order.
   absl::Status ReduceFrom(int first, int last, size_t offset, size_t count, char* out);
+  // ReduceFrom wherever the publications lie (peers' memory read in chunks when it
+  // cannot be read in place), after the kernels were resolved.
+  absl::Status ReduceAnywhere(int first, int last, size_t offset, size_t count, char* out);
+  // Looks up the kernels of the call's op and type into reduction_.
+  absl::Status ResolveReduction();
   // The block of `count` elements that rank `rank` reduces (its first element, its
   // length): split by the count alone, so every rank splits alike.
   std::pair<size_t, size_t> Block(int rank) const;
