@@ -805,6 +805,52 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// A rank that runs ahead does not overwrite a publication its peer has not read yet:
+// rank 1 posts three nonblocking allreduces and leaves them alone for a while; rank 0,
+// starting once they are posted, runs three blocking ones, and its third (the first's
+// parity: the same inline payload or slot) must wait until rank 1 has read the first.
+// Vectors inline (8 B) and in the slots (4 KiB), between processes.
+TEST(NodeEngineOrderTest, ARankAheadWaitsForItsPeerToReadBeforeReusingItsBuffer) {
+  for (const size_t count : {size_t{2}, size_t{1024}}) {
+    const absl::Status status = RunCommunicatorJob(
+        {.local_provider = "shm", .size = 2}, [count](Communicator& comm, RankControl&) {
+          auto contribution = [](int call, int rank) {
+            return static_cast<int32_t>(call * 100 + rank + 1);
+          };
+          std::vector<std::vector<int32_t>> send(3), recv(3, std::vector<int32_t>(count, -1));
+          for (int call = 0; call < 3; ++call)
+            send[call].assign(count, contribution(call, comm.rank()));
+          if (comm.rank() == 1) {
+            std::vector<Request> requests;
+            for (int call = 0; call < 3; ++call) {
+              absl::StatusOr<Request> request =
+                  comm.IAllreduce(send[call].data(), recv[call].data(), count, DataType::kInt32,
+                                  PredefinedOp::kSum);
+              ASSERT_TRUE(request.ok()) << request.status();
+              requests.push_back(std::move(*request));
+            }
+            // Rank 0 meanwhile finishes its first two calls and starts its third.
+            absl::SleepFor(absl::Milliseconds(400));
+            for (Request& request : requests) ASSERT_TRUE(request.Wait().ok());
+          } else {
+            absl::SleepFor(absl::Milliseconds(100));
+            for (int call = 0; call < 3; ++call) {
+              ASSERT_TRUE(comm.Allreduce(send[call].data(), recv[call].data(), count,
+                                         DataType::kInt32, PredefinedOp::kSum)
+                              .ok());
+            }
+          }
+          for (int call = 0; call < 3; ++call) {
+            const int32_t expected = contribution(call, 0) + contribution(call, 1);
+            for (const int32_t value : recv[call]) {
+              ASSERT_EQ(value, expected) << "call " << call << ", rank " << comm.rank();
+            }
+          }
+        });
+    EXPECT_TRUE(status.ok()) << status << " (" << count << " elements)";
+  }
+}
+
 // A nonblocking collective starts when it is posted: a root that posts an IBcast and
 // then computes, calling neither Wait nor Test, has already sent, so the other rank's
 // blocking Bcast completes meanwhile. (Ranks are threads here: the flag is shared.)
