@@ -514,6 +514,9 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const bool average =
       reduces && call.op.is_predefined() && call.op.predefined() == PredefinedOp::kAvg;
   const ReduceOp& op = average ? kSumOp : call.op;
+  // What AVG divides by.
+  const size_t contributions =
+      call.contributions > 0 ? call.contributions : static_cast<size_t>(size());
   // The call's check word: the plan's, the type and the op (remembered for a loop of
   // equal calls).
   const uint32_t check_key =
@@ -579,9 +582,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     }
     if (status.ok()) status = execution.status();
     if (status.ok() && average && call.result_count > 0) {
-      status =
-          FinishAverage(call.type, call.result, call.result_count,
-                        call.contributions > 0 ? call.contributions : static_cast<size_t>(size()));
+      status = FinishAverage(call.type, call.result, call.result_count, contributions);
     }
     if (status.ok()) return Request();
     // As a failed Request does: the job fails, so that the peers learn, and the
@@ -632,10 +633,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   pending->deadline = DefaultDeadline();
   if (average && call.result_count > 0) {
     pending->finish = [type = call.type, result = call.result, count = call.result_count,
-                       contributions = call.contributions > 0 ? call.contributions
-                                                              : static_cast<size_t>(size())] {
-      return FinishAverage(type, result, count, contributions);
-    };
+                       contributions] { return FinishAverage(type, result, count, contributions); };
   }
   ++state.in_flight;
   // The first steps start now, not at the first Wait or Test: a message leaves (and a

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collectives/algorithms.h"
 #include "ops/half.h"
 #include "testing/block_layouts.h"
 #include "testing/reference.h"
@@ -47,20 +48,6 @@ const std::vector<DataType>& MovedTypes() {
   static const std::vector<DataType> types = {DataType::kUint8, DataType::kInt16, DataType::kFloat,
                                               DataType::kDouble, DataType::kCDoubleComplex};
   return types;
-}
-
-bool Reduces(Collective collective) {
-  switch (collective) {
-    case Collective::kReduce:
-    case Collective::kAllreduce:
-    case Collective::kReduceScatterBlock:
-    case Collective::kReduceScatter:
-    case Collective::kScan:
-    case Collective::kExscan:
-      return true;
-    default:
-      return false;
-  }
 }
 
 constexpr Collective kCollectives[] = {
@@ -231,7 +218,7 @@ RandomCall RandomCalls::Next() {
   RandomCall call;
   call.salt = ++calls_ ^ (random_() << 20);
   call.collective = kCollectives[random_() % std::size(kCollectives)];
-  if (Reduces(call.collective)) {
+  if (IsReduction(call.collective)) {
     const bool scan =
         call.collective == Collective::kScan || call.collective == Collective::kExscan;
     std::vector<const ValueCase*> usable;
