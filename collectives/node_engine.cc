@@ -341,14 +341,19 @@ size_t NodeExecution::TableBytes() const {
              : 0;
 }
 
-absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
+inline void NodeExecution::ExposeInline(const void* data, size_t bytes) {
   NodeSegment& segment = engine_.segment();
-  const uint32_t sequence = call_.sequence;
+  if (bytes > 0) std::memcpy(segment.InlinePayload(me(), call_.sequence), data, bytes);
+  segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kInline, nullptr, bytes);
+}
+
+absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   if (bytes <= NodeSegment::kInlineBytes) {
-    if (bytes > 0) std::memcpy(segment.InlinePayload(me(), sequence), data, bytes);
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, bytes);
+    ExposeInline(data, bytes);
     return absl::OkStatus();
   }
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
   const size_t table_bytes = TableBytes();
   if (bytes <= CopyInLimit() - table_bytes) {
     std::memcpy(segment.Slot(me(), sequence) + table_bytes, data, bytes);
@@ -408,10 +413,7 @@ absl::Status NodeExecution::Publish() {
   // The reductions' publication (their input) before the general dispatch: every rank
   // of them publishes it, and one that fits the control line defers nothing.
   if (call_.collective == Collective::kAllreduce && bytes() <= NodeSegment::kInlineBytes) {
-    const void* input = call_.in_place ? call_.recv : call_.send;
-    NodeSegment& segment = engine_.segment();
-    if (bytes() > 0) std::memcpy(segment.InlinePayload(me(), call_.sequence), input, bytes());
-    segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kInline, nullptr, bytes());
+    ExposeInline(call_.in_place ? call_.recv : call_.send, bytes());
     return absl::OkStatus();
   }
   NodeSegment& segment = engine_.segment();
@@ -548,8 +550,8 @@ size_t NodeExecution::BlockOffset(int rank, int to) const {
   return reinterpret_cast<const uint64_t*>(engine_.segment().Slot(rank, call_.sequence))[2 * to];
 }
 
-const char* NodeExecution::Direct(int rank, size_t offset) {
-  NodeSegment& segment = engine_.segment();
+inline const char* NodeExecution::InSegment(int rank, size_t offset) const {
+  const NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   switch (segment.where(rank, sequence)) {
     case NodeSegment::Where::kInline:
@@ -557,11 +559,17 @@ const char* NodeExecution::Direct(int rank, size_t offset) {
     case NodeSegment::Where::kSlot:
       return segment.Slot(rank, sequence) + TableBytes() + offset;
     case NodeSegment::Where::kAddress:
-      return Mapped(
-          rank, NodeSegment::Exposed::kPublication, segment.address(rank, sequence) + offset,
-          segment.extent(rank, sequence) - std::min(offset, segment.extent(rank, sequence)));
+      break;
   }
   return nullptr;
+}
+
+const char* NodeExecution::Direct(int rank, size_t offset) {
+  if (const char* in_segment = InSegment(rank, offset); in_segment != nullptr) return in_segment;
+  const NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  return Mapped(rank, NodeSegment::Exposed::kPublication, segment.address(rank, sequence) + offset,
+                segment.extent(rank, sequence) - std::min(offset, segment.extent(rank, sequence)));
 }
 
 char* NodeExecution::Mapped(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes) {
@@ -767,19 +775,11 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
   // on the stack and one kernel call, before the general path's staging and checks.
   constexpr int kFewRanks = 8;
   if (last - first < kFewRanks) {
-    NodeSegment& segment = engine_.segment();
-    const uint32_t sequence = call_.sequence;
     const void* inputs[kFewRanks];
     int in_segment = 0;
     for (int rank = first; rank <= last; ++rank, ++in_segment) {
-      const NodeSegment::Where where = segment.where(rank, sequence);
-      if (where == NodeSegment::Where::kInline) {
-        inputs[in_segment] = segment.InlinePayload(rank, sequence) + offset;
-      } else if (where == NodeSegment::Where::kSlot) {
-        inputs[in_segment] = segment.Slot(rank, sequence) + TableBytes() + offset;
-      } else {
-        break;
-      }
+      inputs[in_segment] = InSegment(rank, offset);
+      if (inputs[in_segment] == nullptr) break;
     }
     if (in_segment == last - first + 1) {
       absl::Status status =
@@ -799,32 +799,20 @@ absl::Status NodeExecution::ReduceAnywhere(int first, int last, size_t offset, s
     return status;
   };
   NodeSegment& segment = engine_.segment();
-  const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes;
   std::vector<const void*>& inputs = inputs_;
-  inputs.resize(static_cast<size_t>(last - first + 1));
+  inputs.clear();
   int staged_ranks = 0;
   bool in_place_peers = false;  // a peer's buffer read in place (Direct)
   for (int rank = first; rank <= last; ++rank) {
-    const char* input;
-    // (Direct's cases, the segment's spelled out: every small call reads them.)
-    switch (segment.where(rank, sequence)) {
-      case NodeSegment::Where::kInline:
-        input = segment.InlinePayload(rank, sequence) + offset;
-        break;
-      case NodeSegment::Where::kSlot:
-        input = segment.Slot(rank, sequence) + TableBytes() + offset;
-        break;
-      default:
-        input = Direct(rank, offset);
-        if (input == nullptr) {
-          ++staged_ranks;
-        } else if (rank != me()) {
-          in_place_peers = true;
-        }
-        break;
+    const char* input = Direct(rank, offset);
+    if (input == nullptr) {
+      ++staged_ranks;
+    } else if (rank != me() &&
+               segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress) {
+      in_place_peers = true;
     }
-    inputs[static_cast<size_t>(rank - first)] = input;
+    inputs.push_back(input);
   }
   if (staged_ranks == 0) {
     // Every contribution readable where it lies (slots, ranks of this process, mapped
@@ -866,11 +854,11 @@ absl::Status NodeExecution::ReduceAnywhere(int first, int last, size_t offset, s
   return absl::OkStatus();
 }
 
-absl::Status NodeExecution::LeftWhileAwaited(int rank) {
+absl::Status NodeExecution::LeftTheCall(int rank) {
   return CauseOfLeaving(absl::UnavailableError(absl::StrCat(
       "rank ", transport_.rank(), ": ", call_.name, ": ", transport_.DescribePeer(rank),
-      " left the communicator (destroyed it, or failed in a call) while this rank waited "
-      "for it in the node's shared segment")));
+      " left the communicator (destroyed it, or failed in a call) before this rank finished "
+      "the call in the node's shared segment")));
 }
 
 absl::Status NodeExecution::NamingThisRank(absl::Status status) const {
@@ -1093,7 +1081,7 @@ Transport::PollResult NodeExecution::Step() {
     // Looked at every 16th idle poll: the mark is in another line of the segment, and
     // a peer that left is found a few polls later all the same.
     if (ABSL_PREDICT_TRUE((++idle_polls_ & 15) != 0) || !segment.left(rank)) return result;
-    return fail(LeftWhileAwaited(rank));
+    return fail(LeftTheCall(rank));
   };
   if (phase_ == Phase::kPublish) {
     // This rank's check word and slot of the call's parity were last read in
@@ -1151,6 +1139,17 @@ Transport::PollResult NodeExecution::Step() {
   // still waiting for its peers holds the newer ones back.
   if (!consumed_) {
     if (segment.consumed(me()) != sequence - 1) return result;
+    // A peer that left the call unfinished after publishing (its job failed, or its
+    // caller's deadline passed: its caller got an error) fails it here too, so that no
+    // rank reports success for a call another reported failed; one that finished it
+    // (said it read it) and then left, destroying its communicator, does not. (Small
+    // calls leave the marks' lines unwritten: they stay in this core's cache.)
+    for (int rank = 0; rank < ranks(); ++rank) {
+      if (rank != me() && segment.left(rank) &&
+          !SequenceReached(segment.consumed(rank), sequence)) {
+        return fail(LeftTheCall(rank));
+      }
+    }
     segment.Consume(me(), sequence);
     consumed_ = true;
     if (!exposed_) {

@@ -213,6 +213,8 @@ class NodeExecution final : public CallExecution {
   int ranks() const { return engine_.local_size(); }
   // Publishes this rank's part (before its sequence number).
   absl::Status Publish();
+  // Publishes `bytes` (at most NodeSegment::kInlineBytes) at `data` in the control line.
+  void ExposeInline(const void* data, size_t bytes);
   // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is.
   absl::Status Expose(const char* data, size_t bytes);
   // Publishes the blocks of `data` at `displs` (elements) of `counts` elements, one per
@@ -261,6 +263,9 @@ class NodeExecution final : public CallExecution {
   // Marks this rank out of the call (its caller may reuse its buffers) and waits for
   // peers still writing into them.
   void Leave();
+  // `rank`'s publication at `offset` if it lies in the segment (inline or in its
+  // slot), else null.
+  const char* InSegment(int rank, size_t offset) const;
   // `rank`'s publication at `offset` where this rank can read it in place (inline,
   // slot, a rank of this process, or a zcoll buffer mapped here), else null.
   const char* Direct(int rank, size_t offset);
@@ -275,8 +280,9 @@ class NodeExecution final : public CallExecution {
   // The block of `count` elements that rank `rank` reduces (its first element, its
   // length): split by the count alone, so every rank splits alike.
   std::pair<size_t, size_t> Block(int rank) const;
-  // The error of a call whose peer `rank` left while this rank waited for it.
-  absl::Status LeftWhileAwaited(int rank);
+  // The error of a call whose peer `rank` left before this rank finished it (while
+  // this rank waited for it, or after it published).
+  absl::Status LeftTheCall(int rank);
   // `status` (an error of a reduction) with this rank's number in front.
   absl::Status NamingThisRank(absl::Status status) const;
   // The reading of kGather; sets phase_ to what follows.

@@ -134,6 +134,33 @@ INSTANTIATE_TEST_SUITE_P(Calls, NodeEngineFailureTest, ::testing::ValuesIn(NodeC
                            return std::string(info.param.name);
                          });
 
+// A blocking node call given a deadline of its own, whose peer does not come: it ends
+// at that deadline saying so and naming the rank it waited for (the call runs without
+// a Request, which says the same for a nonblocking one); the peer, arriving later,
+// finds the job failed.
+TEST(NodeEngineDeadlineTest, ABlockingCallEndsAtTheDeadlineItWasGiven) {
+  const CommunicatorJob job{
+      .local_provider = "shm", .size = 2, .communicator_timeout = absl::Seconds(20)};
+  const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    float value = 1.0f, sum = 0.0f;
+    if (comm.rank() == 1) absl::SleepFor(absl::Seconds(1));
+    const absl::Time start = absl::Now();
+    const absl::Status result = comm.Allreduce(&value, &sum, 1, DataType::kFloat,
+                                               PredefinedOp::kSum, start + absl::Milliseconds(200));
+    if (comm.rank() == 1) {
+      EXPECT_FALSE(result.ok()) << "rank 1 completed a call rank 0 had given up";
+      return;
+    }
+    EXPECT_EQ(result.code(), absl::StatusCode::kDeadlineExceeded) << result;
+    EXPECT_THAT(std::string(result.message()), HasSubstr("by the deadline given to Wait"))
+        << result;
+    EXPECT_THAT(std::string(result.message()), HasSubstr("waiting for rank 1")) << result;
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(900)) << result;
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // Rank 1 starts an Allgather whose blocks are read in place (beyond a slot) and stops
 // before rank 0 has published. Rank 0 reads rank 1's block, then waits for rank 1 to
 // read its own, fails at its deadline and overwrites its send buffer with a canary
