@@ -569,7 +569,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     // A blocking call on the node's segment, nothing else in flight: it runs here to
     // its end, without a Request (about a third of a small call's instructions).
     if (state.blocking_node == nullptr) {
-      state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport);
+      state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport, &state.scratch);
     }
     NodeExecution& execution = *state.blocking_node;
     start_node_call(execution);
@@ -597,8 +597,9 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     RestartNodeLevels(call, op, *pending->execution);
   } else if (plan == nullptr) {
     // On the node's segment.
-    pending = take_request(state.idle_node_requests,
-                           [&] { return std::make_shared<NodeExecution>(*state.node, transport); });
+    pending = take_request(state.idle_node_requests, [&] {
+      return std::make_shared<NodeExecution>(*state.node, transport, &state.scratch);
+    });
     start_node_call(static_cast<NodeExecution&>(*pending->execution));
   } else {
     std::shared_ptr<ScratchArena> scratch;

@@ -308,6 +308,10 @@ void NodeExecution::Restart() {
 void NodeExecution::End() {
   finished_ = true;
   mapped_.clear();
+  if (deferred_result_ != nullptr && scratch_pool_ != nullptr) {
+    scratch_pool_->Release(std::move(deferred_result_));
+  }
+  deferred_result_.reset();
   engine_.Ended(this);
 }
 
@@ -514,7 +518,9 @@ absl::Status NodeExecution::Publish() {
     DeferredRanges(ranges_);
     size_t extent = 0;
     for (const auto& [offset, length] : ranges_) extent = std::max(extent, offset + length);
-    result_.resize(extent);
+    extent = std::max<size_t>(extent, 1);  // an arena, even for zero counts
+    deferred_result_ = scratch_pool_ != nullptr ? scratch_pool_->Acquire(extent)
+                                                : std::make_shared<ScratchArena>(extent);
   }
   return absl::OkStatus();
 }
@@ -1164,7 +1170,7 @@ Transport::PollResult NodeExecution::Step() {
   if (deferred_) {
     char* recv = static_cast<char*>(call_.recv);
     for (const auto& [offset, length] : ranges_) {
-      if (length > 0) std::memcpy(recv + offset, result_.data() + offset, length);
+      if (length > 0) std::memcpy(recv + offset, deferred_result_->data() + offset, length);
     }
   }
   End();

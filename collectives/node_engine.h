@@ -72,6 +72,7 @@
 #include "absl/types/span.h"
 #include "collectives/algorithms.h"
 #include "collectives/call_execution.h"
+#include "collectives/executor.h"
 #include "collectives/node_segment.h"
 #include "collectives/shared_buffers.h"
 #include "core/datatype.h"
@@ -175,8 +176,11 @@ class NodeExecution final : public CallExecution {
     bool has_vectors = false;  // a v-collective (`vectors` may be empty all the same)
   };
 
-  NodeExecution(NodeEngine& engine, Transport& transport)
-      : engine_(engine), transport_(transport) {}
+  // `scratch` (the communicator's, may be null) lends a deferred result its memory for
+  // the call alone, so that the executions a communicator keeps do not each hold the
+  // largest result they ever deferred.
+  NodeExecution(NodeEngine& engine, Transport& transport, ScratchPool* scratch = nullptr)
+      : engine_(engine), transport_(transport), scratch_pool_(scratch) {}
   ~NodeExecution() override;
   NodeExecution(const NodeExecution&) = delete;
   NodeExecution& operator=(const NodeExecution&) = delete;
@@ -290,7 +294,9 @@ class NodeExecution final : public CallExecution {
   // The reading of kStage: rank `rank`'s block.
   absl::Status ReadStage(int rank);
   // Where results go: the caller's buffer, or scratch while peers still read it.
-  char* Output() { return deferred_ ? result_.data() : static_cast<char*>(call_.recv); }
+  char* Output() {
+    return deferred_ ? deferred_result_->data() : static_cast<char*>(call_.recv);
+  }
   // The (offset, bytes) ranges of the output a deferred result fills.
   void DeferredRanges(std::vector<std::pair<size_t, size_t>>& ranges) const;
   void Fail(absl::Status status);
@@ -324,7 +330,10 @@ class NodeExecution final : public CallExecution {
   std::optional<ResolvedReduction> reduction_;
   std::vector<char> staging_;        // peers' chunks, read for a reduction
   std::vector<const void*> inputs_;  // a reduction's inputs, in rank order (kept: no allocation)
-  std::vector<char> result_;         // a partitioned Reduce's block, or a deferred result
+  std::vector<char> result_;  // a chunk of a partitioned Reduce's result (the root's)
+  ScratchPool* scratch_pool_;
+  // A deferred result, from scratch_pool_ (or its own) for the call alone.
+  std::shared_ptr<ScratchArena> deferred_result_;
   std::vector<std::pair<size_t, size_t>> ranges_;
   // Peers' zcoll buffers this call mapped (null: could not), held until it ends.
   std::vector<std::tuple<int, BufferRef, std::shared_ptr<const PeerBufferMapping>>> mapped_;
