@@ -218,6 +218,8 @@ constexpr Algorithm kAlgorithms[] = {
     {"knomial", Collective::kReduce, true, nullptr, KnomialReduce4},
     {"rabenseifner", Collective::kReduce, true, nullptr, RabenseifnerReduce},
     {"two_level", Collective::kReduce, true, nullptr, TwoLevelReduce},
+    // (Commutative ops only: a node's ranks need not be consecutive.)
+    {"node_levels", Collective::kReduce, false, NodeLevelsCanRun, nullptr, true},
     {"node", Collective::kAllreduce, true, NodeEngineCanRun, nullptr},
     {"recursive_doubling", Collective::kAllreduce, true, nullptr, RecursiveDoublingAllreduce},
     {"rabenseifner", Collective::kAllreduce, true, nullptr, RabenseifnerAllreduce},

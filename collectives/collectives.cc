@@ -383,7 +383,7 @@ void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp&
                                    .count = call.args.count,
                                    .type = call.type,
                                    .op = op};
-  if (call.args.collective == Collective::kBcast) {
+  if (call.args.collective == Collective::kBcast || call.args.collective == Collective::kReduce) {
     const int root_node = topology.node_of(call.args.root);
     if (topology.node_of(rank()) == root_node)
       levels.node_root = topology.local_rank(call.args.root);

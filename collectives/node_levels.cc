@@ -9,6 +9,11 @@ namespace zcoll {
 
 void NodeLevelsExecution::Restart(const Call& call) {
   call_ = call;
+  // A Reduce's partial result: a leader's of its node, or the root's node's leader's
+  // of the other nodes and itself (when it is not the root).
+  if (call_.collective == Collective::kReduce && call_.leaders != nullptr && call_.node_root != 0) {
+    partial_.resize(call_.count * DataTypeSize(call_.type));
+  }
   next_ = 0;
   current_ = Request();
   finished_ = false;
@@ -39,6 +44,38 @@ std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) 
         return leaders->IAllreduce(kInPlace, call_.recv, call_.count, call_.type, call_.op);
       }
       return node.IBcast(call_.recv, call_.count, call_.type, 0);
+    case Collective::kReduce: {
+      // Every other node reduces to its leader; the leaders reduce to the root's node's
+      // leader, which contributes its own vector there; then the root's node reduces
+      // to the root, its leader contributing that partial (commutative ops only: each
+      // rank's vector is in exactly one sum, in no particular order).
+      const bool root_node = call_.node_root >= 0;
+      const bool leader = leaders != nullptr;
+      const void* own = call_.in_place ? kInPlace : call_.send;
+      if (step == 0) {
+        if (root_node) return std::nullopt;
+        return node.IReduce(call_.send, leader ? partial_.data() : nullptr, call_.count, call_.type,
+                            call_.op, 0);
+      }
+      if (step == 1) {
+        if (!leader) return std::nullopt;
+        if (!root_node) {
+          return leaders->IReduce(partial_.data(), nullptr, call_.count, call_.type, call_.op,
+                                  call_.leader_root);
+        }
+        if (call_.node_root == 0) {
+          return leaders->IReduce(own, call_.recv, call_.count, call_.type, call_.op,
+                                  call_.leader_root);
+        }
+        return leaders->IReduce(call_.send, partial_.data(), call_.count, call_.type, call_.op,
+                                call_.leader_root);
+      }
+      if (!root_node) return std::nullopt;
+      const bool root = node.rank() == call_.node_root;
+      const void* send = !leader ? own : root ? kInPlace : partial_.data();
+      return node.IReduce(send, root ? call_.recv : nullptr, call_.count, call_.type, call_.op,
+                          call_.node_root);
+    }
     case Collective::kBcast:
       // Within the root's node; among the leaders; within each other node.
       if (step == 0) {

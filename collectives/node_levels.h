@@ -5,6 +5,10 @@
 // "node_levels" algorithms of the selection table compose calls on them:
 //   Allreduce: Reduce to the node's leader; Allreduce among the leaders; Bcast from
 //     the leader (commutative ops only: a node's ranks need not be consecutive);
+//   Reduce: Reduce to the leader in every node but the root's; Reduce among the
+//     leaders to the root's node's leader (its own vector its contribution); Reduce
+//     within the root's node to the root, the leader contributing what it got
+//     (commutative ops only);
 //   Bcast: Bcast within the root's node; among the leaders from the root's node's;
 //     within every other node from its leader;
 //   Barrier: within the node; among the leaders; within the node.
@@ -47,8 +51,8 @@ class NodeLevelsExecution final : public CallExecution {
     size_t count = 0;
     DataType type = DataType::kByte;
     ReduceOp op = PredefinedOp::kSum;
-    // Bcast: the root's rank in its node's communicator (-1: this rank is on another
-    // node) and its node's leader's among the leaders.
+    // Bcast, Reduce: the root's rank in its node's communicator (-1: this rank is on
+    // another node) and its node's leader's among the leaders.
     int node_root = -1;
     int leader_root = 0;
   };
@@ -83,7 +87,8 @@ class NodeLevelsExecution final : public CallExecution {
 
   Call call_;
   int next_ = 0;
-  Request current_;  // the level call in flight (done between steps)
+  Request current_;            // the level call in flight (done between steps)
+  std::vector<char> partial_;  // a Reduce's partial result (Restart)
 };
 
 }  // namespace zcoll

@@ -58,8 +58,11 @@ constexpr SelectionRule kTable[] = {
     // the leaders' by messages (node_levels.h). 4 ranks on 2 emulated nodes (TCP
     // between them), medians of 3 alternating runs against the rules below: allreduce
     // 8 B-32 KiB 0.67-0.87x (128-512 KiB about even: not chosen), commutative ops only;
-    // bcast 8 B-8 KiB 0.66-0.85x (32 KiB and up two_level wins); barrier 0.71x.
+    // bcast 8 B-8 KiB 0.66-0.85x (32 KiB and up two_level wins); barrier 0.71x;
+    // reduce (root 0) against two_level, medians of 8: 8 B-8 KiB 0.69-0.90x, from 32
+    // KiB 1.1-1.4x (two_level pipelines the node's part and the network's).
     {Collective::kAllreduce, "node_levels", 64 * KiB, 1, kAnyRanks, 2},
+    {Collective::kReduce, "node_levels", 8 * KiB, 1, kAnyRanks, 2},
     {Collective::kBcast, "node_levels", 8 * KiB, 1, kAnyRanks, 2},
     {Collective::kBarrier, "node_levels", kAnySize, 1, kAnyRanks, 2},
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction

@@ -61,7 +61,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE", "",
-     "Forces the reduce algorithm (node, binomial, knomial, rabenseifner, two_level); unset: the "
+     "Forces the reduce algorithm (node, binomial, knomial, rabenseifner, two_level, "
+     "node_levels); unset: the "
      "selection table (zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_REDUCE_SCATTER", "",
