@@ -207,10 +207,9 @@ bool NodeEngineCanRun(const SelectionInputs& inputs) {
   return published.has_value() && *published <= kNodeSlotBytes;
 }
 
-// A communicator's node levels: several nodes, one with several ranks.
-bool NodeLevelsCanRun(const SelectionInputs& inputs) {
-  return inputs.node_levels && inputs.num_nodes > 1;
-}
+// A communicator's levels: several nodes (or NUMA domains of one node), one with
+// several ranks.
+bool NodeLevelsCanRun(const SelectionInputs& inputs) { return inputs.node_levels; }
 
 constexpr Algorithm kAlgorithms[] = {
     {"node", Collective::kReduce, true, NodeEngineCanRun, nullptr},

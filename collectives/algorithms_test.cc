@@ -522,6 +522,33 @@ TEST(SelectionTest, ABarrierOnAnOversubscribedNodeIsLinear) {
   }
 }
 
+// One node with NUMA levels (node_levels.h): from 32 ranks its small allreduce,
+// reduce, bcast and barrier go through the domains' levels, a non-commutative op and
+// fewer ranks stay flat on the node's segment, and without levels nothing changes.
+TEST(SelectionTest, ManyRanksOverNumaDomainsUseTheLevels) {
+  for (const int size : {16, 32, 64}) {
+    for (const bool levels : {false, true}) {
+      for (const bool commutative : {false, true}) {
+        for (const Collective collective : {Collective::kAllreduce, Collective::kReduce,
+                                            Collective::kBcast, Collective::kBarrier}) {
+          CollectiveArgs args = MakeArgs(collective, size, 64, 0, false);
+          args.element_bytes = 4;
+          args.commutative = commutative;
+          const SelectionInputs inputs = AgreedSelectionInputs(
+              args, *Topology::Uniform(1, size), /*node_engine=*/true,
+              /*node_single_copy=*/true, /*node_oversubscribed=*/false, levels);
+          const bool reduces =
+              collective == Collective::kAllreduce || collective == Collective::kReduce;
+          const bool expected = levels && size >= 32 && (commutative || !reduces);
+          EXPECT_EQ(SelectAlgorithm(inputs).name, expected ? "node_levels" : "node")
+              << CollectiveName(collective) << " " << size << " ranks, levels " << levels
+              << ", commutative " << commutative;
+        }
+      }
+    }
+  }
+}
+
 TEST(AlgorithmLookupTest, UnknownNamesAreRefusedWithTheKnownOnes) {
   absl::StatusOr<const Algorithm*> found = FindAlgorithm(Collective::kReduce, "ring");
   ASSERT_FALSE(found.ok());

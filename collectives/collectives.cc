@@ -373,7 +373,6 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
 void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op,
                                      CallExecution& execution) {
   const State& state = *state_;
-  const Topology& topology = state.topology;
   NodeLevelsExecution::Call levels{.collective = call.args.collective,
                                    .node = state.node_level.get(),
                                    .leaders = state.leader_level.get(),
@@ -384,10 +383,11 @@ void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp&
                                    .type = call.type,
                                    .op = op};
   if (call.args.collective == Collective::kBcast || call.args.collective == Collective::kReduce) {
-    const int root_node = topology.node_of(call.args.root);
-    if (topology.node_of(rank()) == root_node)
-      levels.node_root = topology.local_rank(call.args.root);
-    levels.leader_root = state.leader_of_node[root_node];
+    const int root = call.args.root;
+    if (state.level_group[rank()] == state.level_group[root]) {
+      levels.node_root = state.level_position[root];
+    }
+    levels.leader_root = state.level_leader_index[root];
   }
   static_cast<NodeLevelsExecution&>(execution).Restart(levels);
 }

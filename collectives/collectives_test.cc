@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -137,12 +138,20 @@ bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
   return comm.node_segment_bytes() > 0 && (comm.node_single_copy() || bytes <= kNodeSlotBytes);
 }
 
-// Whether `comm` has node levels (node_levels.h): several nodes, one with several ranks.
+// Whether `comm` has levels (node_levels.h): several nodes, or on one node several
+// known NUMA domains, one of them (nodes or domains) with several ranks.
 bool HasNodeLevels(const Communicator& comm) {
   const Topology& topology = comm.topology();
-  if (topology.num_nodes() < 2) return false;
-  for (int node = 0; node < topology.num_nodes(); ++node) {
-    if (topology.ranks_on_node(node).size() > 1) return true;
+  std::map<int, int> ranks_in_group;
+  for (int rank = 0; rank < topology.size(); ++rank) {
+    const int group =
+        topology.num_nodes() > 1 ? topology.node_of(rank) : topology.location(rank).numa;
+    if (group == kUnknownId) return false;
+    ++ranks_in_group[group];
+  }
+  if (ranks_in_group.size() < 2) return false;
+  for (const auto& [group, ranks] : ranks_in_group) {
+    if (ranks > 1) return true;
   }
   return false;
 }
@@ -908,6 +917,10 @@ std::vector<CommunicatorJob> Jobs() {
   for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});
   jobs.push_back({.size = 5, .nodes = 2});
   jobs.push_back({.size = 7, .nodes = 3});
+  // NUMA levels on one node, and within each node's level across nodes.
+  jobs.push_back({.size = 5, .numa_domains = 2});
+  jobs.push_back({.size = 7, .nodes = 2, .numa_domains = 2});
+  jobs.push_back({.local_provider = "shm", .size = 4, .numa_domains = 2});
   jobs.push_back({.local_provider = "shm", .size = 3});
   jobs.push_back({.local_provider = "shm", .network_provider = "ofi:tcp", .size = 5, .nodes = 2});
   jobs.push_back({.local_provider = "ofi:shm", .size = 2});

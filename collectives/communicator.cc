@@ -56,8 +56,22 @@ std::pair<std::string, std::string> FirstDifference(absl::string_view mine,
   return {"", ""};
 }
 
+// Places each node's ranks in `domains` emulated NUMA domains (and packages) in even
+// blocks: local rank i of n in domain i*domains/n.
+std::vector<RankLocation> WithEmulatedNuma(const Topology& topology, int domains) {
+  std::vector<RankLocation> locations;
+  for (int rank = 0; rank < topology.size(); ++rank) {
+    RankLocation location = topology.location(rank);
+    const int64_t ranks_here = topology.ranks_on_node(location.node).size();
+    location.numa = static_cast<int>(topology.local_rank(rank) * int64_t{domains} / ranks_here);
+    location.package = location.numa;
+    locations.push_back(location);
+  }
+  return locations;
+}
+
 absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_nodes,
-                                            absl::Time deadline) {
+                                            int emulated_numa, absl::Time deadline) {
   const int size = bootstrap.size();
   const std::string emulated =
       emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
@@ -75,8 +89,18 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
           described.status().message());
     }
   }
+  const std::string numa_setting =
+      emulated_numa != 0 ? absl::StrCat(emulated_numa) : EnvironmentValue("ZCOLL_EMULATE_NUMA");
+  int numa_domains = 0;
+  if (!numa_setting.empty() && problem.empty() &&
+      (!absl::SimpleAtoi(numa_setting, &numa_domains) || numa_domains < 1)) {
+    problem = absl::StrCat(
+        emulated_numa != 0 ? "CommunicatorOptions::emulated_numa_domains" : "ZCOLL_EMULATE_NUMA",
+        " is '", numa_setting, "'; it is a count of NUMA domains per node, 1 or more");
+  }
   // What every rank must see alike (algorithms, chunks, transports, placement).
-  const std::string settings = absl::StrCat(JobWideSettings(), "emulated nodes=", emulated);
+  const std::string settings = absl::StrCat(JobWideSettings(), "emulated nodes=", emulated,
+                                            "\nemulated NUMA domains=", numa_setting);
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
   const RankLocation binding = DiscoverProcessPlacement().value_or(RankLocation{});
   char system_host[256] = {};
@@ -135,8 +159,12 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
       names.push_back(absl::StrCat("emulated", node));
     }
   }
-  absl::StatusOr<Topology> topology = Topology::Create(std::move(locations), std::move(names));
+  absl::StatusOr<Topology> topology = Topology::Create(std::move(locations), names);
   if (!topology.ok()) return topology.status();
+  if (numa_domains > 0) {
+    topology = Topology::Create(WithEmulatedNuma(*topology, numa_domains), std::move(names));
+    if (!topology.ok()) return topology.status();
+  }
   return Placement{std::move(*topology), ranks_on_this_host};
 }
 
@@ -267,8 +295,8 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
     ASSIGN_OR_RETURN(bootstrap, BootstrapFromEnvironment(deadline));
   }
   const int rank = bootstrap->rank(), size = bootstrap->size();
-  absl::StatusOr<Placement> placement =
-      DiscoverPlacement(*bootstrap, options.emulated_nodes, deadline);
+  absl::StatusOr<Placement> placement = DiscoverPlacement(*bootstrap, options.emulated_nodes,
+                                                          options.emulated_numa_domains, deadline);
   if (!placement.ok()) return WithRank(rank, placement.status());
   SetRanksOnThisMachine(placement->ranks_on_this_host);
   Topology& topology = placement->topology;
@@ -331,32 +359,46 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
       NodeEngine::Create(*state.transport, state.topology, deadline);
   if (!engine.ok()) return communicator.Failed(engine.status());
   state.node = std::move(*engine);
-  // The node levels (node_levels.h): a function of the topology, which every rank
-  // shares, so that all make the same two Splits or none.
+  // The levels (node_levels.h): a function of the topology, which every rank shares,
+  // so that all make the same two Splits or none. Groups: the nodes, when the
+  // communicator spans several; on one node, its NUMA domains, when every rank's is
+  // known (bound) and there are several. Levels only where a group holds several
+  // ranks (else the leaders would be everyone).
   const Topology& topology = state.topology;
-  bool several_on_a_node = false;
-  for (int node = 0; node < topology.num_nodes(); ++node) {
-    several_on_a_node = several_on_a_node || topology.ranks_on_node(node).size() > 1;
+  const int size = topology.size();
+  std::vector<int> group(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    group[r] = topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa;
+    if (group[r] == kUnknownId) return communicator;
   }
-  if (topology.num_nodes() < 2 || !several_on_a_node) return communicator;
+  std::vector<int> position(static_cast<size_t>(size)), leader_rank(static_cast<size_t>(size));
+  std::map<int, int> seen;  // group -> ranks so far
+  std::map<int, int> lowest;
+  for (int r = 0; r < size; ++r) {
+    position[r] = seen[group[r]]++;
+    lowest.emplace(group[r], r);
+  }
+  bool several_in_a_group = false;
+  for (const auto& [g, count] : seen) several_in_a_group = several_in_a_group || count > 1;
+  if (seen.size() < 2 || !several_in_a_group) return communicator;
   const int rank = communicator.rank();
-  const int node = topology.node_of(rank);
-  absl::StatusOr<std::optional<Communicator>> node_level = communicator.Split(node, rank, deadline);
+  absl::StatusOr<std::optional<Communicator>> node_level =
+      communicator.Split(group[rank], rank, deadline);
   if (!node_level.ok()) return node_level.status();
-  const bool leader = topology.node_leader(node) == rank;
+  const bool leader = lowest[group[rank]] == rank;
   absl::StatusOr<std::optional<Communicator>> leader_level =
       communicator.Split(leader ? 0 : kUndefinedColor, rank, deadline);
   if (!leader_level.ok()) return leader_level.status();
   state.node_level = std::make_unique<Communicator>(std::move(**node_level));
   if (leader) state.leader_level = std::make_unique<Communicator>(std::move(**leader_level));
   // The leaders' communicator orders them by rank.
-  for (int n = 0; n < topology.num_nodes(); ++n) {
+  for (int r = 0; r < size; ++r) {
     int before = 0;
-    for (int other = 0; other < topology.num_nodes(); ++other) {
-      before += topology.node_leader(other) < topology.node_leader(n) ? 1 : 0;
-    }
-    state.leader_of_node.push_back(before);
+    for (const auto& [g, first] : lowest) before += first < lowest[group[r]] ? 1 : 0;
+    state.level_leader_index.push_back(before);
   }
+  state.level_group = std::move(group);
+  state.level_position = std::move(position);
   return communicator;
 }
 

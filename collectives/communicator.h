@@ -74,6 +74,9 @@ struct CommunicatorOptions {
   // Ranks are placed on this many emulated nodes, in blocks. Zero:
   // ZCOLL_EMULATE_NODES if set, else one node per host name.
   int emulated_nodes = 0;
+  // Each node's ranks are split into this many emulated NUMA domains (and packages), in
+  // blocks. Zero: ZCOLL_EMULATE_NUMA if set, else hwloc's view of each rank's binding.
+  int emulated_numa_domains = 0;
 };
 
 namespace internal_collectives {

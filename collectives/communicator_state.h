@@ -91,14 +91,17 @@ struct Communicator::State {
   // The execution of blocking node calls, which need no Request (made on first use;
   // after it failed, made anew).
   std::unique_ptr<NodeExecution> blocking_node;
-  // The node levels (node_levels.h), on a communicator that spans nodes, one with
-  // several ranks: this node's ranks, and the nodes' leaders (null but on a node's
-  // lowest rank); each leader's rank among the leaders by node; the idle requests of
-  // node_levels calls (declared after the levels: their finished requests belong to
-  // them).
+  // The levels (node_levels.h), on a communicator that spans nodes (or, on one node,
+  // NUMA domains), one with several ranks: this rank's group's ranks (its node's, or
+  // its NUMA domain's), and the groups' leaders (null but on a group's lowest rank).
+  // By rank: its group, its place in its group, its group's leader's rank among the
+  // leaders. Then the idle requests of node_levels calls (declared after the levels:
+  // their finished requests belong to them).
   std::unique_ptr<Communicator> node_level;
   std::unique_ptr<Communicator> leader_level;
-  std::vector<int> leader_of_node;
+  std::vector<int> level_group;
+  std::vector<int> level_position;
+  std::vector<int> level_leader_index;
   std::vector<std::unique_ptr<Request::Pending>> idle_level_requests;
 };
 

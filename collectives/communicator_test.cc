@@ -435,6 +435,42 @@ TEST(CommunicatorCreateTest, RanksBeyondTheCoresMarkTheMachineOversubscribed) {
   }
 }
 
+// Emulated NUMA domains split each node's ranks into even blocks (as ranks bound
+// socket by socket would be), and a communicator split along them keeps them.
+TEST(CommunicatorCreateTest, EmulatedNumaDomainsSplitEachNodeInBlocks) {
+  const absl::Status status = RunCommunicatorJob(
+      {.size = 7, .nodes = 2, .numa_domains = 2}, [](Communicator& comm, RankControl&) {
+        // Node 0 holds ranks 0-3 (domains 0 0 1 1), node 1 ranks 4-6 (0 0 1).
+        const std::vector<int> expected = {0, 0, 1, 1, 0, 0, 1};
+        for (int r = 0; r < comm.size(); ++r) {
+          EXPECT_EQ(comm.topology().location(r).numa, expected[r]) << "rank " << r;
+          EXPECT_EQ(comm.topology().location(r).package, expected[r]) << "rank " << r;
+        }
+        absl::StatusOr<std::optional<Communicator>> node =
+            comm.Split(comm.topology().node_of(comm.rank()), comm.rank());
+        ASSERT_TRUE(node.ok()) << node.status();
+        for (int r = 0; r < (*node)->size(); ++r) {
+          const int parent = comm.topology().node_of(comm.rank()) == 0 ? r : 4 + r;
+          EXPECT_EQ((*node)->topology().location(r).numa, expected[parent]) << "rank " << r;
+        }
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(CommunicatorCreateTest, ABadEmulatedNumaCountIsRefusedNamingIt) {
+  absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
+  ASSERT_TRUE(bootstraps.ok());
+  CommunicatorOptions options;
+  options.bootstrap = std::move((*bootstraps)[0]);
+  options.transport = *LoopbackFabric::Create(1)->CreateTransport(0);
+  options.emulated_numa_domains = -2;
+  absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(comm.status().message(),
+              HasSubstr("CommunicatorOptions::emulated_numa_domains is '-2'; it is a count of "
+                        "NUMA domains per node, 1 or more"));
+}
+
 // Context ids are per process and come back when a communicator goes.
 TEST(CommunicatorContextTest, IdsAreReusedAndTheirExhaustionIsAnError) {
   const absl::Status status = RunCommunicatorJob({.size = 2}, [](Communicator& comm, RankControl&) {

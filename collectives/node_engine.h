@@ -294,9 +294,7 @@ class NodeExecution final : public CallExecution {
   // The reading of kStage: rank `rank`'s block.
   absl::Status ReadStage(int rank);
   // Where results go: the caller's buffer, or scratch while peers still read it.
-  char* Output() {
-    return deferred_ ? deferred_result_->data() : static_cast<char*>(call_.recv);
-  }
+  char* Output() { return deferred_ ? deferred_result_->data() : static_cast<char*>(call_.recv); }
   // The (offset, bytes) ranges of the output a deferred result fills.
   void DeferredRanges(std::vector<std::pair<size_t, size_t>>& ranges) const;
   void Fail(absl::Status status);
@@ -330,7 +328,7 @@ class NodeExecution final : public CallExecution {
   std::optional<ResolvedReduction> reduction_;
   std::vector<char> staging_;        // peers' chunks, read for a reduction
   std::vector<const void*> inputs_;  // a reduction's inputs, in rank order (kept: no allocation)
-  std::vector<char> result_;  // a chunk of a partitioned Reduce's result (the root's)
+  std::vector<char> result_;         // a chunk of a partitioned Reduce's result (the root's)
   ScratchPool* scratch_pool_;
   // A deferred result, from scratch_pool_ (or its own) for the call alone.
   std::shared_ptr<ScratchArena> deferred_result_;

@@ -1,7 +1,10 @@
 // Node levels: a communicator that spans nodes, one of which has several of its
 // ranks, holds two communicators of its own (made at Create, Split and Dup): its
 // node's ranks (whose collectives run on that node's engine, node_engine.h) and, on
-// each node's lowest rank, the nodes' leaders (by messages across the network). The
+// each node's lowest rank, the nodes' leaders (by messages across the network). On one
+// node, NUMA domains take the nodes' place (when every rank's is known and there are
+// several): the domain's ranks on a segment of their own, the domains' leaders on
+// another; a node's level across nodes is such a communicator, so the levels nest. The
 // "node_levels" algorithms of the selection table compose calls on them:
 //   Allreduce: Reduce to the node's leader; Allreduce among the leaders; Bcast from
 //     the leader (commutative ops only: a node's ranks need not be consecutive);

@@ -30,6 +30,17 @@ constexpr SelectionRule kTable[] = {
     // B, medians of 5 alternating runs, node against messages: bcast 3.1-3.4 us
     // against 0.5, scatter 3.2-3.9 against 0.4, gather 3.1 against 2.1, reduce 4.0-4.1
     // against 2.2). `node` can still be forced there.
+    // One node of several NUMA domains whose ranks are bound (node_levels.h): each
+    // domain's ranks on a segment of their own, then the domains' leaders on theirs,
+    // so that a flat call's every-rank-reads-every-line (half of them across the
+    // socket link) becomes a few lines per domain. Not measured: this machine has one
+    // NUMA domain. From 32 ranks, as Open MPI's xhc reports its hierarchy paying on
+    // machines of 64 cores and more; with the thresholds the rules across nodes
+    // measured (below), which these also serve.
+    {Collective::kAllreduce, "node_levels", 64 * KiB, 32},
+    {Collective::kReduce, "node_levels", 8 * KiB, 32},
+    {Collective::kBcast, "node_levels", 8 * KiB, 32},
+    {Collective::kBarrier, "node_levels", kAnySize, 32},
     {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
     {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kAllreduce, "node"},

@@ -102,6 +102,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
      "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host.",
      true},
+    {"ZCOLL_EMULATE_NUMA", "",
+     "Splits each node's ranks into K emulated NUMA domains (and packages), in even blocks, "
+     "as if each block were bound to its own socket; unset: hwloc's view of each rank's "
+     "binding.",
+     true},
     {"ZCOLL_JOB_KEY", "",
      "Secret a process presents to the job's TCP store; zcoll_run generates one. A "
      "process without it cannot join, read or write the job's rendezvous."},

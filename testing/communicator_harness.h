@@ -30,13 +30,16 @@ struct CommunicatorJob {
   std::string network_provider = "ofi:tcp";
   int size = 2;
   int nodes = 1;
+  // Emulated NUMA domains per node (CommunicatorOptions::emulated_numa_domains); 0: none.
+  int numa_domains = 0;
   // The communicators' default timeout (CommunicatorOptions::timeout).
   absl::Duration communicator_timeout = absl::Seconds(30);
   // The whole job must end within this.
   absl::Duration job_timeout = absl::Seconds(120);
 
   bool in_process() const { return local_provider == "loopback"; }
-  // "loopback_4x2" (4 ranks, 2 nodes), "shm_ofi_tcp_4x2": usable in test names.
+  // "loopback_4x2" (4 ranks, 2 nodes), "shm_ofi_tcp_4x2", "loopback_6x1_numa2": usable in
+  // test names.
   std::string Name() const;
   friend void PrintTo(const CommunicatorJob& job, std::ostream* out) { *out << job.Name(); }
 };
