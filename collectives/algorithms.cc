@@ -254,6 +254,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kAllgather, true, nullptr, LinearAllgather},
     {"ring", Collective::kAllgather, true, nullptr, RingAllgather},
     {"bruck", Collective::kAllgather, true, nullptr, BruckAllgather},
+    {"node_levels", Collective::kAllgather, true, NodeLevelsCanRun, nullptr, true},
     {"node", Collective::kAllgatherv, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kAllgatherv, true, nullptr, LinearAllgather},
     {"ring", Collective::kAllgatherv, true, nullptr, RingAllgather},

@@ -381,7 +381,11 @@ void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp&
                                    .in_place = call.args.in_place,
                                    .count = call.args.count,
                                    .type = call.type,
-                                   .op = op};
+                                   .op = op,
+                                   .members = &state.level_members,
+                                   .group = state.level_leader_index[rank()],
+                                   .rank = rank(),
+                                   .in_blocks = state.levels_in_blocks};
   if (call.args.collective == Collective::kBcast || call.args.collective == Collective::kReduce) {
     const int root = call.args.root;
     if (state.level_group[rank()] == state.level_group[root]) {

@@ -619,6 +619,42 @@ TEST_P(CollectivesTest, BarriersHoldEveryRankUntilAllEntered) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Ranks placed round robin over the nodes (or NUMA domains), as `srun --distribution=
+// cyclic` places them: a communicator split with the even ranks first, so that no
+// group's ranks are consecutive, runs every algorithm (node_levels putting the groups'
+// blocks back in rank order) against the reference.
+TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
+  if (GetParam().nodes < 2 && GetParam().numa_domains < 2) {
+    GTEST_SKIP() << "one node of one NUMA domain: no groups to interleave";
+  }
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    const int key = (comm.rank() % 2) * comm.size() + comm.rank();
+    absl::StatusOr<std::optional<Communicator>> interleaved = comm.Split(0, key);
+    ASSERT_TRUE(interleaved.ok()) << interleaved.status();
+    Communicator& split = **interleaved;
+    if (split.size() >= 4) {
+      // (With 4 or more ranks the even-first order leaves some group not a run of
+      // consecutive ranks.)
+      const Topology& topology = split.topology();
+      std::map<int, std::vector<int>> groups;
+      for (int r = 0; r < split.size(); ++r) {
+        groups[topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa]
+            .push_back(r);
+      }
+      bool runs = true;
+      for (const auto& [group, ranks] : groups) {
+        runs = runs && ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+      }
+      EXPECT_FALSE(runs) << topology.ToString();
+    }
+    CheckReductions(split);
+    CheckBcastAndGathers(split);
+    CheckAllgathersAndAlltoalls(split);
+    CheckBarriers(split);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // The node engine beyond its slot: partitioned reductions, peers' buffers read in
 // place, and transfers copied by both sides at once, between processes (process_vm_*)
 // and between threads.

@@ -397,6 +397,14 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
     for (const auto& [g, first] : lowest) before += first < lowest[group[r]] ? 1 : 0;
     state.level_leader_index.push_back(before);
   }
+  state.level_members.resize(lowest.size());
+  for (int r = 0; r < size; ++r) state.level_members[state.level_leader_index[r]].push_back(r);
+  state.levels_in_blocks = true;
+  for (int r = 1; r < size; ++r) {
+    state.levels_in_blocks = state.levels_in_blocks &&
+                             state.level_leader_index[r] - state.level_leader_index[r - 1] <= 1 &&
+                             state.level_leader_index[r] >= state.level_leader_index[r - 1];
+  }
   state.level_group = std::move(group);
   state.level_position = std::move(position);
   return communicator;

@@ -102,6 +102,10 @@ struct Communicator::State {
   std::vector<int> level_group;
   std::vector<int> level_position;
   std::vector<int> level_leader_index;
+  // Each group's ranks (ascending), groups in their leaders' order; whether that order
+  // is the ranks' own (each group a run of consecutive ranks, groups ascending).
+  std::vector<std::vector<int>> level_members;
+  bool levels_in_blocks = false;
   std::vector<std::unique_ptr<Request::Pending>> idle_level_requests;
 };
 

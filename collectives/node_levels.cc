@@ -1,5 +1,6 @@
 #include "collectives/node_levels.h"
 
+#include <cstring>
 #include <utility>
 
 #include "collectives/communicator.h"
@@ -75,6 +76,57 @@ std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) 
       const void* send = !leader ? own : root ? kInPlace : partial_.data();
       return node.IReduce(send, root ? call_.recv : nullptr, call_.count, call_.type, call_.op,
                           call_.node_root);
+    }
+    case Collective::kAllgather: {
+      const size_t block = call_.count * DataTypeSize(call_.type);
+      char* recv = static_cast<char*>(call_.recv);
+      const std::vector<std::vector<int>>& members = *call_.members;
+      const std::vector<int>& mine = members[static_cast<size_t>(call_.group)];
+      const char* own = call_.in_place ? recv + static_cast<size_t>(call_.rank) * block
+                                       : static_cast<const char*>(call_.send);
+      if (step == 0) {
+        if (leaders == nullptr) {
+          return node.IGather(own, nullptr, call_.count, call_.type, 0);
+        }
+        if (call_.in_blocks) {
+          // The node's blocks go where they belong in `recv` (the leader's own first).
+          return node.IGather(call_.in_place ? kInPlace : own, recv + mine.front() * block,
+                              call_.count, call_.type, 0);
+        }
+        group_blocks_.resize(mine.size() * block);
+        return node.IGather(own, group_blocks_.data(), call_.count, call_.type, 0);
+      }
+      if (step == 1) {
+        if (leaders == nullptr) return std::nullopt;
+        counts_.clear();
+        displs_.clear();
+        size_t at = 0;
+        for (const std::vector<int>& group : members) {
+          counts_.push_back(group.size() * call_.count);
+          displs_.push_back(at);
+          at += group.size() * call_.count;
+        }
+        if (call_.in_blocks) {
+          return leaders->IAllgatherv(kInPlace, counts_[call_.group], recv, counts_, displs_,
+                                      call_.type);
+        }
+        all_blocks_.resize(at * DataTypeSize(call_.type));
+        return leaders->IAllgatherv(group_blocks_.data(), counts_[call_.group], all_blocks_.data(),
+                                    counts_, displs_, call_.type);
+      }
+      if (leaders != nullptr && !call_.in_blocks) {
+        // Into rank order.
+        const char* from = all_blocks_.data();
+        for (const std::vector<int>& group : members) {
+          for (int rank : group) {
+            std::memcpy(recv + static_cast<size_t>(rank) * block, from, block);
+            from += block;
+          }
+        }
+      }
+      size_t ranks = 0;
+      for (const std::vector<int>& group : members) ranks += group.size();
+      return node.IBcast(recv, call_.count * ranks, call_.type, 0);
     }
     case Collective::kBcast:
       // Within the root's node; among the leaders; within each other node.

@@ -14,6 +14,9 @@
 //     (commutative ops only);
 //   Bcast: Bcast within the root's node; among the leaders from the root's node's;
 //     within every other node from its leader;
+//   Allgather: Gather to the node's leader; Allgatherv among the leaders (each node's
+//     blocks, put in rank order by the leader unless the nodes hold runs of
+//     consecutive ranks); Bcast of the whole from the leader;
 //   Barrier: within the node; among the leaders; within the node.
 // How each level runs is that level's own choice from its own agreed inputs (a node
 // whose ranks cannot share a segment runs its level by messages), so the ranks of a
@@ -58,6 +61,13 @@ class NodeLevelsExecution final : public CallExecution {
     // another node) and its node's leader's among the leaders.
     int node_root = -1;
     int leader_root = 0;
+    // Allgather: each group's ranks, groups in their leaders' order; this rank's
+    // group there and its rank; whether the groups are runs of consecutive ranks in
+    // that order (then the levels gather straight into `recv`).
+    const std::vector<std::vector<int>>* members = nullptr;
+    int group = 0;
+    int rank = 0;
+    bool in_blocks = false;
   };
   // The level calls of a collective, in order; one that a rank takes no part in is
   // skipped.
@@ -92,6 +102,12 @@ class NodeLevelsExecution final : public CallExecution {
   int next_ = 0;
   Request current_;            // the level call in flight (done between steps)
   std::vector<char> partial_;  // a Reduce's partial result (Restart)
+  // Allgather's blocks in group order where they are not in rank order: this group's
+  // (gathered) and every group's (among the leaders); the leaders' counts and
+  // displacements.
+  std::vector<char> group_blocks_;
+  std::vector<char> all_blocks_;
+  std::vector<size_t> counts_, displs_;
 };
 
 }  // namespace zcoll

@@ -13,7 +13,8 @@ namespace {
 // (core/config_test.cc checks that every entry appears there).
 constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_ALGO_ALLGATHER", "",
-     "Forces the allgather algorithm (node, linear, ring, bruck); unset: the selection table "
+     "Forces the allgather algorithm (node, linear, ring, bruck, node_levels); unset: the "
+     "selection table "
      "(zcoll_info --algorithms prints it).",
      true},
     {"ZCOLL_ALGO_ALLGATHERV", "",
