@@ -385,10 +385,11 @@ void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp&
                                    .members = &state.level_members,
                                    .group = state.level_leader_index[rank()],
                                    .rank = rank(),
+                                   .size = size(),
                                    .in_blocks = state.levels_in_blocks};
   if (call.args.collective == Collective::kBcast || call.args.collective == Collective::kReduce) {
     const int root = call.args.root;
-    if (state.level_group[rank()] == state.level_group[root]) {
+    if (state.level_leader_index[rank()] == state.level_leader_index[root]) {
       levels.node_root = state.level_position[root];
     }
     levels.leader_root = state.level_leader_index[root];
@@ -573,7 +574,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     // A blocking call on the node's segment, nothing else in flight: it runs here to
     // its end, without a Request (about a third of a small call's instructions).
     if (state.blocking_node == nullptr) {
-      state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport, &state.scratch);
+      state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport, state.scratch);
     }
     NodeExecution& execution = *state.blocking_node;
     start_node_call(execution);
@@ -602,7 +603,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   } else if (plan == nullptr) {
     // On the node's segment.
     pending = take_request(state.idle_node_requests, [&] {
-      return std::make_shared<NodeExecution>(*state.node, transport, &state.scratch);
+      return std::make_shared<NodeExecution>(*state.node, transport, state.scratch);
     });
     start_node_call(static_cast<NodeExecution&>(*pending->execution));
   } else {

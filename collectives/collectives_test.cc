@@ -138,14 +138,19 @@ bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
   return comm.node_segment_bytes() > 0 && (comm.node_single_copy() || bytes <= kNodeSlotBytes);
 }
 
+// The group of `rank` that levels would form (node_levels.h): its node, or on one
+// node its NUMA domain.
+int LevelGroupOf(const Topology& topology, int rank) {
+  return topology.num_nodes() > 1 ? topology.node_of(rank) : topology.location(rank).numa;
+}
+
 // Whether `comm` has levels (node_levels.h): several nodes, or on one node several
 // known NUMA domains, one of them (nodes or domains) with several ranks.
 bool HasNodeLevels(const Communicator& comm) {
   const Topology& topology = comm.topology();
   std::map<int, int> ranks_in_group;
   for (int rank = 0; rank < topology.size(); ++rank) {
-    const int group =
-        topology.num_nodes() > 1 ? topology.node_of(rank) : topology.location(rank).numa;
+    const int group = LevelGroupOf(topology, rank);
     if (group == kUnknownId) return false;
     ++ranks_in_group[group];
   }
@@ -638,8 +643,7 @@ TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
       const Topology& topology = split.topology();
       std::map<int, std::vector<int>> groups;
       for (int r = 0; r < split.size(); ++r) {
-        groups[topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa]
-            .push_back(r);
+        groups[LevelGroupOf(topology, r)].push_back(r);
       }
       bool runs = true;
       for (const auto& [group, ranks] : groups) {

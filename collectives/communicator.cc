@@ -366,46 +366,44 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
   // ranks (else the leaders would be everyone).
   const Topology& topology = state.topology;
   const int size = topology.size();
-  std::vector<int> group(static_cast<size_t>(size));
+  // Groups are met in rank order, so the order they are met in is their leaders' (each
+  // group's lowest rank's) order, which is the leaders' communicator's.
+  std::map<int, int> index_of_group;
+  std::vector<std::vector<int>> members;
+  std::vector<int> leader_index(static_cast<size_t>(size)), position(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
-    group[r] = topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa;
-    if (group[r] == kUnknownId) return communicator;
-  }
-  std::vector<int> position(static_cast<size_t>(size)), leader_rank(static_cast<size_t>(size));
-  std::map<int, int> seen;  // group -> ranks so far
-  std::map<int, int> lowest;
-  for (int r = 0; r < size; ++r) {
-    position[r] = seen[group[r]]++;
-    lowest.emplace(group[r], r);
+    const int group = topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa;
+    if (group == kUnknownId) return communicator;
+    const auto [entry, added] = index_of_group.emplace(group, static_cast<int>(members.size()));
+    if (added) members.emplace_back();
+    leader_index[r] = entry->second;
+    position[r] = static_cast<int>(members[entry->second].size());
+    members[entry->second].push_back(r);
   }
   bool several_in_a_group = false;
-  for (const auto& [g, count] : seen) several_in_a_group = several_in_a_group || count > 1;
-  if (seen.size() < 2 || !several_in_a_group) return communicator;
+  for (const std::vector<int>& ranks : members) {
+    several_in_a_group = several_in_a_group || ranks.size() > 1;
+  }
+  if (members.size() < 2 || !several_in_a_group) return communicator;
   const int rank = communicator.rank();
   absl::StatusOr<std::optional<Communicator>> node_level =
-      communicator.Split(group[rank], rank, deadline);
+      communicator.Split(leader_index[rank], rank, deadline);
   if (!node_level.ok()) return node_level.status();
-  const bool leader = lowest[group[rank]] == rank;
+  const bool leader = position[rank] == 0;
   absl::StatusOr<std::optional<Communicator>> leader_level =
       communicator.Split(leader ? 0 : kUndefinedColor, rank, deadline);
   if (!leader_level.ok()) return leader_level.status();
   state.node_level = std::make_unique<Communicator>(std::move(**node_level));
   if (leader) state.leader_level = std::make_unique<Communicator>(std::move(**leader_level));
-  // The leaders' communicator orders them by rank.
-  for (int r = 0; r < size; ++r) {
-    int before = 0;
-    for (const auto& [g, first] : lowest) before += first < lowest[group[r]] ? 1 : 0;
-    state.level_leader_index.push_back(before);
-  }
-  state.level_members.resize(lowest.size());
-  for (int r = 0; r < size; ++r) state.level_members[state.level_leader_index[r]].push_back(r);
+  // Each group a run of consecutive ranks: then every group's index is its
+  // predecessor's or the next.
   state.levels_in_blocks = true;
   for (int r = 1; r < size; ++r) {
-    state.levels_in_blocks = state.levels_in_blocks &&
-                             state.level_leader_index[r] - state.level_leader_index[r - 1] <= 1 &&
-                             state.level_leader_index[r] >= state.level_leader_index[r - 1];
+    const int step = leader_index[r] - leader_index[r - 1];
+    state.levels_in_blocks = state.levels_in_blocks && (step == 0 || step == 1);
   }
-  state.level_group = std::move(group);
+  state.level_members = std::move(members);
+  state.level_leader_index = std::move(leader_index);
   state.level_position = std::move(position);
   return communicator;
 }

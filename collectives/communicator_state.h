@@ -94,12 +94,11 @@ struct Communicator::State {
   // The levels (node_levels.h), on a communicator that spans nodes (or, on one node,
   // NUMA domains), one with several ranks: this rank's group's ranks (its node's, or
   // its NUMA domain's), and the groups' leaders (null but on a group's lowest rank).
-  // By rank: its group, its place in its group, its group's leader's rank among the
-  // leaders. Then the idle requests of node_levels calls (declared after the levels:
-  // their finished requests belong to them).
+  // By rank: its place in its group, its group's leader's rank among the leaders
+  // (which also names the group). Then the idle requests of node_levels calls (declared after the
+  // levels: their finished requests belong to them).
   std::unique_ptr<Communicator> node_level;
   std::unique_ptr<Communicator> leader_level;
-  std::vector<int> level_group;
   std::vector<int> level_position;
   std::vector<int> level_leader_index;
   // Each group's ranks (ascending), groups in their leaders' order; whether that order

@@ -308,10 +308,7 @@ void NodeExecution::Restart() {
 void NodeExecution::End() {
   finished_ = true;
   mapped_.clear();
-  if (deferred_result_ != nullptr && scratch_pool_ != nullptr) {
-    scratch_pool_->Release(std::move(deferred_result_));
-  }
-  deferred_result_.reset();
+  scratch_pool_.Release(std::move(deferred_result_));
   engine_.Ended(this);
 }
 
@@ -519,8 +516,7 @@ absl::Status NodeExecution::Publish() {
     size_t extent = 0;
     for (const auto& [offset, length] : ranges_) extent = std::max(extent, offset + length);
     extent = std::max<size_t>(extent, 1);  // an arena, even for zero counts
-    deferred_result_ = scratch_pool_ != nullptr ? scratch_pool_->Acquire(extent)
-                                                : std::make_shared<ScratchArena>(extent);
+    deferred_result_ = scratch_pool_.Acquire(extent);
   }
   return absl::OkStatus();
 }

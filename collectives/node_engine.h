@@ -176,10 +176,10 @@ class NodeExecution final : public CallExecution {
     bool has_vectors = false;  // a v-collective (`vectors` may be empty all the same)
   };
 
-  // `scratch` (the communicator's, may be null) lends a deferred result its memory for
-  // the call alone, so that the executions a communicator keeps do not each hold the
-  // largest result they ever deferred.
-  NodeExecution(NodeEngine& engine, Transport& transport, ScratchPool* scratch = nullptr)
+  // `scratch` (the communicator's) lends a deferred result its memory for the call
+  // alone, so that the executions a communicator keeps do not each hold the largest
+  // result they ever deferred.
+  NodeExecution(NodeEngine& engine, Transport& transport, ScratchPool& scratch)
       : engine_(engine), transport_(transport), scratch_pool_(scratch) {}
   ~NodeExecution() override;
   NodeExecution(const NodeExecution&) = delete;
@@ -329,8 +329,8 @@ class NodeExecution final : public CallExecution {
   std::vector<char> staging_;        // peers' chunks, read for a reduction
   std::vector<const void*> inputs_;  // a reduction's inputs, in rank order (kept: no allocation)
   std::vector<char> result_;         // a chunk of a partitioned Reduce's result (the root's)
-  ScratchPool* scratch_pool_;
-  // A deferred result, from scratch_pool_ (or its own) for the call alone.
+  ScratchPool& scratch_pool_;
+  // A deferred result, from scratch_pool_ for the call alone.
   std::shared_ptr<ScratchArena> deferred_result_;
   std::vector<std::pair<size_t, size_t>> ranges_;
   // Peers' zcoll buffers this call mapped (null: could not), held until it ends.

@@ -124,9 +124,7 @@ std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) 
           }
         }
       }
-      size_t ranks = 0;
-      for (const std::vector<int>& group : members) ranks += group.size();
-      return node.IBcast(recv, call_.count * ranks, call_.type, 0);
+      return node.IBcast(recv, call_.count * static_cast<size_t>(call_.size), call_.type, 0);
     }
     case Collective::kBcast:
       // Within the root's node; among the leaders; within each other node.

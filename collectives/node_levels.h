@@ -62,11 +62,12 @@ class NodeLevelsExecution final : public CallExecution {
     int node_root = -1;
     int leader_root = 0;
     // Allgather: each group's ranks, groups in their leaders' order; this rank's
-    // group there and its rank; whether the groups are runs of consecutive ranks in
-    // that order (then the levels gather straight into `recv`).
+    // group there, its rank and the communicator's size; whether the groups are runs of consecutive
+    // ranks in that order (then the levels gather straight into `recv`).
     const std::vector<std::vector<int>>* members = nullptr;
     int group = 0;
     int rank = 0;
+    int size = 0;
     bool in_blocks = false;
   };
   // The level calls of a collective, in order; one that a rank takes no part in is
