@@ -582,8 +582,8 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     absl::Status status = execution.RunToEnd(
         transport, [&] { return own_deadline.has_value() ? *own_deadline : DefaultDeadline(); });
     if (!status.ok() && absl::IsDeadlineExceeded(status)) {
-      status =
-          OverdueError(transport, execution, call.name, state.timeout, own_deadline.has_value());
+      status = OverdueError(transport, execution, call.name, state.timeout, state.timeout_source,
+                            own_deadline.has_value());
     }
     if (status.ok()) status = execution.status();
     if (status.ok() && average && call.result_count > 0) {
@@ -636,6 +636,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   }
   pending->name = call.name;
   pending->timeout = state.timeout;
+  pending->timeout_source = state.timeout_source;
   pending->deadline = DefaultDeadline();
   if (average && call.result_count > 0) {
     pending->finish = [type = call.type, result = call.result, count = call.result_count,

@@ -70,16 +70,17 @@ std::vector<RankLocation> WithEmulatedNuma(const Topology& topology, int domains
   return locations;
 }
 
+// `problem`: what is wrong with this rank's settings (empty: nothing).
 absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_nodes,
-                                            int emulated_numa, absl::Time deadline) {
+                                            int emulated_numa, std::string problem,
+                                            absl::Time deadline) {
   const int size = bootstrap.size();
   const std::string emulated =
       emulated_nodes != 0 ? absl::StrCat(emulated_nodes) : EnvironmentValue("ZCOLL_EMULATE_NODES");
   std::optional<Topology> emulated_topology;
   // A problem of this rank's own is still told to every rank in the exchange below, so
   // that they all fail at once rather than at the deadline.
-  std::string problem;
-  if (!emulated.empty()) {
+  if (!emulated.empty() && problem.empty()) {
     absl::StatusOr<Topology> described = Topology::Emulated(emulated, size);
     if (described.ok()) {
       emulated_topology = std::move(*described);
@@ -285,18 +286,54 @@ Transport& Communicator::transport() {
 }
 
 absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
-  absl::Duration timeout = options.timeout;
-  if (timeout <= absl::ZeroDuration()) {
-    timeout = absl::Seconds(static_cast<int64_t>(EnvironmentUnsigned("ZCOLL_TIMEOUT")));
+  // The settings are checked before anything waits on them. A rank with a bad one
+  // still joins (DiscoverPlacement tells every rank its problem), so that all fail at
+  // once naming it instead of waiting for it until the deadline.
+  std::string problem;
+  if (absl::Status settings = CheckEnvironment(); !settings.ok()) {
+    problem = std::string(settings.message());
   }
+  for (size_t c = 0; c < kNumCollectives; ++c) {
+    const absl::StatusOr<const Algorithm*>& forced =
+        AlgorithmFromEnvironment(static_cast<Collective>(c));
+    if (!forced.ok())
+      absl::StrAppend(&problem, problem.empty() ? "" : "; ", forced.status().message());
+  }
+  absl::Duration timeout = options.timeout;
+  const char* timeout_source = "CommunicatorOptions::timeout";
+  if (timeout <= absl::ZeroDuration()) {
+    timeout = EnvironmentDuration("ZCOLL_TIMEOUT");
+    timeout_source = "ZCOLL_TIMEOUT";
+  }
+  absl::StatusOr<Communicator> made =
+      CreateWithin(std::move(options), timeout, timeout_source, problem);
+  if (!made.ok() && absl::IsDeadlineExceeded(made.status())) {
+    return absl::Status(
+        made.status().code(),
+        absl::StrCat(made.status().message(), " (Create's limit: ", absl::FormatDuration(timeout),
+                     ", from ", timeout_source, ")"));
+  }
+  return made;
+}
+
+absl::StatusOr<Communicator> Communicator::CreateWithin(CommunicatorOptions options,
+                                                        absl::Duration timeout,
+                                                        const char* timeout_source,
+                                                        const std::string& problem) {
   const absl::Time deadline = absl::Now() + timeout;
   std::unique_ptr<Bootstrap> bootstrap = std::move(options.bootstrap);
   if (bootstrap == nullptr) {
-    ASSIGN_OR_RETURN(bootstrap, BootstrapFromEnvironment(deadline));
+    absl::StatusOr<std::unique_ptr<Bootstrap>> made = BootstrapFromEnvironment(deadline);
+    // (Without a bootstrap the others cannot be told; the settings' problem is likely
+    // the cause of the bootstrap's, so it comes first.)
+    if (!made.ok() && !problem.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(problem, "; ", made.status().message()));
+    }
+    ASSIGN_OR_RETURN(bootstrap, std::move(made));
   }
   const int rank = bootstrap->rank(), size = bootstrap->size();
-  absl::StatusOr<Placement> placement = DiscoverPlacement(*bootstrap, options.emulated_nodes,
-                                                          options.emulated_numa_domains, deadline);
+  absl::StatusOr<Placement> placement = DiscoverPlacement(
+      *bootstrap, options.emulated_nodes, options.emulated_numa_domains, problem, deadline);
   if (!placement.ok()) return WithRank(rank, placement.status());
   SetRanksOnThisMachine(placement->ranks_on_this_host);
   Topology& topology = placement->topology;
@@ -343,13 +380,14 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   if (!context.ok()) return context.status();
   std::vector<int> job_ranks(size);
   for (int r = 0; r < size; ++r) job_ranks[r] = r;
-  return WithNodeEngine(
-      Communicator(std::make_unique<State>(
-          State{std::move(shared_bootstrap),
-                std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
-                                                        std::vector<uint32_t>(size, *context)),
-                std::move(topology), timeout})),
-      deadline);
+  Communicator made(std::make_unique<State>(
+      State{std::move(shared_bootstrap),
+            std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
+                                                    std::vector<uint32_t>(size, *context)),
+            std::move(topology), timeout}));
+  // (Before the levels' Splits, which inherit it.)
+  made.state_->timeout_source = timeout_source;
+  return WithNodeEngine(std::move(made), deadline);
 }
 
 absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communicator,
@@ -499,6 +537,7 @@ absl::StatusOr<std::optional<Communicator>> Communicator::Split(
                 std::move(*topology), state_->timeout})),
       until);
   if (!made.ok()) return made.status();
+  made->state_->timeout_source = state_->timeout_source;
   return std::optional<Communicator>(std::move(*made));
 }
 

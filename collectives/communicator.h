@@ -595,6 +595,13 @@ class Communicator {
   void RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op, CallExecution& execution);
   // `communicator` with its node engine set up (node_engine.h; every rank of a new
   // communicator calls it); an error fails the job.
+  // Create with its settings checked: `timeout` (from `timeout_source`) bounds it;
+  // `problem`, when not empty, is what is wrong with this rank's settings, told to
+  // every rank before all fail.
+  static absl::StatusOr<Communicator> CreateWithin(CommunicatorOptions options,
+                                                   absl::Duration timeout,
+                                                   const char* timeout_source,
+                                                   const std::string& problem);
   static absl::StatusOr<Communicator> WithNodeEngine(Communicator communicator,
                                                      absl::Time deadline);
   std::unique_ptr<State> state_;

@@ -48,6 +48,8 @@ struct Communicator::State {
   // `timeout` in nanoseconds, -1 for none (set by Communicator's constructor, so that a
   // deadline costs a clock reading and an addition).
   int64_t timeout_ns = -1;
+  // Which setting `timeout` came from, for the messages of missed deadlines.
+  const char* timeout_source = "ZCOLL_TIMEOUT";
 
   // Collectives started so far: the sequence number that keeps their tags apart.
   uint64_t collectives_started = 0;

@@ -422,6 +422,44 @@ TEST(CommunicatorCreateTest, RanksWhoseJobWideSettingsDifferAreRefusedOnEveryRan
   }
 }
 
+// A setting Create cannot accept, even on one rank only and even where nothing would
+// read it (the network provider of a one-node job), fails Create on every rank at once,
+// naming the variable, the value, the rank and the accepted forms.
+TEST(CommunicatorCreateTest, ASettingThatDoesNotParseFailsCreateOnEveryRankNamingIt) {
+  const std::pair<const char*, const char*> kBadSettings[] = {
+      {"ZCOLL_TIMEOUT", "abc"},  {"ZCOLL_TIMEOUT", "-5"}, {"ZCOLL_TIMEOUT", "0"},
+      {"ZCOLL_PROVIDER", "foo"}, {"ZCOLL_CHECK", "yes"},  {"ZCOLL_WAIT_SPIN_US", "10us"}};
+  for (const auto& [variable, value] : kBadSettings) {
+    absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+        3,
+        [variable = variable, value = value](int rank, ForkMeeting& meeting) {
+          setenv("ZCOLL_LOCAL_PROVIDER", "shm", 1);
+          if (rank == 1) setenv(variable, value, 1);
+          CommunicatorOptions options;
+          options.timeout = absl::Seconds(30);
+          options.bootstrap = std::make_unique<ForkMeetingBootstrap>(meeting, rank, 3);
+          const absl::Time start = absl::Now();
+          absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+          const std::string expected = absl::StrCat(
+              rank == 1 ? "rank 1: " : absl::StrCat("rank ", rank, ": rank 1 cannot join: "),
+              variable, "='", value, "' is not accepted; it is ");
+          const bool refused = comm.status().code() == absl::StatusCode::kInvalidArgument &&
+                               absl::StrContains(comm.status().message(), expected);
+          if (!refused || absl::Now() - start > absl::Seconds(10)) {
+            std::fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
+            return 1;
+          }
+          return 0;
+        },
+        absl::Seconds(60));
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    for (int rank = 0; rank < 3; ++rank) {
+      EXPECT_TRUE((*outcomes)[rank].finished && (*outcomes)[rank].exit_code == 0)
+          << variable << "=" << value << ": rank " << rank;
+    }
+  }
+}
+
 // Ranks that outnumber this machine's cores make blocking waits yield at once (a
 // spinning rank would keep its peer off the core); a job that fits does not. Emulated
 // nodes share the host, so they count.

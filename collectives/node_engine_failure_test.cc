@@ -153,10 +153,35 @@ TEST(NodeEngineDeadlineTest, ABlockingCallEndsAtTheDeadlineItWasGiven) {
       return;
     }
     EXPECT_EQ(result.code(), absl::StatusCode::kDeadlineExceeded) << result;
-    EXPECT_THAT(std::string(result.message()), HasSubstr("by the deadline given to Wait"))
+    EXPECT_THAT(std::string(result.message()),
+                HasSubstr("by the deadline the call or its Wait was given"))
         << result;
     EXPECT_THAT(std::string(result.message()), HasSubstr("waiting for rank 1")) << result;
     EXPECT_LT(absl::Now() - start, absl::Milliseconds(900)) << result;
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// The same call without a deadline of its own ends at the communicator's timeout, and
+// says which limit that was (CommunicatorOptions::timeout here; ZCOLL_TIMEOUT when the
+// options leave it unset), nonblocking or not.
+TEST(NodeEngineDeadlineTest, ACallWithoutADeadlineNamesTheCommunicatorsTimeout) {
+  const CommunicatorJob job{
+      .local_provider = "shm", .size = 2, .communicator_timeout = absl::Seconds(2)};
+  const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    float value = 1.0f, sum = 0.0f;
+    if (comm.rank() == 1) absl::SleepFor(absl::Seconds(3));
+    const absl::Status result =
+        comm.Allreduce(&value, &sum, 1, DataType::kFloat, PredefinedOp::kSum);
+    if (comm.rank() == 1) {
+      EXPECT_FALSE(result.ok()) << "rank 1 completed a call rank 0 had given up";
+      return;
+    }
+    EXPECT_EQ(result.code(), absl::StatusCode::kDeadlineExceeded) << result;
+    EXPECT_THAT(std::string(result.message()), HasSubstr("within the communicator's timeout of 2s "
+                                                         "(CommunicatorOptions::timeout)"))
+        << result;
   });
   EXPECT_TRUE(status.ok()) << status;
 }

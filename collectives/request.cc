@@ -62,7 +62,8 @@ absl::Status Request::Finish(absl::Status status) {
 }
 
 absl::Status OverdueError(CommunicatorTransport& transport, const CallExecution& execution,
-                          const char* name, absl::Duration timeout, bool own_deadline) {
+                          const char* name, absl::Duration timeout, const char* timeout_source,
+                          bool own_deadline) {
   const std::vector<int> pending = execution.PendingPeers();
   std::string waiting = absl::StrJoin(pending, ", ");
   if (!waiting.empty()) waiting = absl::StrCat(pending.size() > 1 ? "ranks " : "rank ", waiting);
@@ -74,14 +75,15 @@ absl::Status OverdueError(CommunicatorTransport& transport, const CallExecution&
   }
   return absl::DeadlineExceededError(absl::StrCat(
       "rank ", transport.rank(), ": ", name, " did not complete ",
-      own_deadline ? std::string("by the deadline given to Wait")
-                   : absl::StrCat("within its timeout of ", absl::FormatDuration(timeout)),
+      own_deadline ? std::string("by the deadline the call or its Wait was given")
+                   : absl::StrCat("within the communicator's timeout of ",
+                                  absl::FormatDuration(timeout), " (", timeout_source, ")"),
       waiting.empty() ? "" : absl::StrCat(", waiting for ", waiting), not_running));
 }
 
 absl::Status Request::Overdue(bool own_deadline) const {
   return OverdueError(*pending_->transport, *pending_->execution, pending_->name, pending_->timeout,
-                      own_deadline);
+                      pending_->timeout_source, own_deadline);
 }
 
 absl::Status Request::Wait(std::optional<absl::Time> deadline) {

@@ -58,9 +58,10 @@ class Request {
     ScratchPool* scratch_pool;
     // Where this request goes to be reused once it succeeded.
     std::vector<std::unique_ptr<Pending>>* idle_requests;
-    int* in_flight;          // the communicator's count of pending requests
-    const char* name = "";   // the collective, for messages ("Allreduce")
-    absl::Duration timeout;  // that `deadline` is the start plus
+    int* in_flight;                   // the communicator's count of pending requests
+    const char* name = "";            // the collective, for messages ("Allreduce")
+    absl::Duration timeout;           // that `deadline` is the start plus
+    const char* timeout_source = "";  // where `timeout` was set, for messages
     absl::Time deadline;
     // Runs once the schedule has completed (AVG's division).
     std::function<absl::Status()> finish;
@@ -80,10 +81,13 @@ class Request {
 };
 
 // What a missed deadline says (Request::Overdue; a blocking node call, which has no
-// Request, says the same): the collective `name`, its time limit, whom `execution`
-// still waits for, and which ranks this host can see are not running.
+// Request, says the same): the collective `name`, its time limit and which limit it
+// was (the call's own deadline, or the communicator's `timeout` from
+// `timeout_source`), whom `execution` still waits for, and which ranks this host can
+// see are not running.
 absl::Status OverdueError(CommunicatorTransport& transport, const CallExecution& execution,
-                          const char* name, absl::Duration timeout, bool own_deadline);
+                          const char* name, absl::Duration timeout, const char* timeout_source,
+                          bool own_deadline);
 
 }  // namespace zcoll
 

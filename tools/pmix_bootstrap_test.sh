@@ -37,6 +37,8 @@ elapsed=$((SECONDS - start))
 [ "$code" -ne 0 ] || { echo "FAILED: a job with an absent rank succeeded"; failures=1; }
 grep -q "Create failed after [0-9]* s: DEADLINE_EXCEEDED: rank 0: not every rank reached the PMIx fence" <<<"$out" \
   || { echo "FAILED: rank 0 did not report the fence's deadline"; failures=1; }
+grep -q "(Create's limit: 3s, from ZCOLL_TIMEOUT)" <<<"$out" \
+  || { echo "FAILED: the deadline's error does not say which limit ran out"; failures=1; }
 [ "$elapsed" -lt 18 ] || { echo "FAILED: the fence took ${elapsed}s, past its 3 s deadline"; failures=1; }
 [ $failures -eq 0 ] && echo "ok: an absent rank ends the others' Create at the deadline (${elapsed}s)"
 exit $failures

@@ -117,14 +117,36 @@ void PrintProviders() {
   absl::PrintF("\n");
 }
 
+// For ZCOLL_ALGO_<COLL>: whether it names an algorithm of its collective.
+absl::Status CollectiveOfVariable(absl::string_view name) {
+  for (size_t c = 0; c < kNumCollectives; ++c) {
+    const Collective collective = static_cast<Collective>(c);
+    if (name != absl::StrCat("ZCOLL_ALGO_", CollectiveEnvironmentSuffix(collective))) continue;
+    return AlgorithmFromEnvironment(collective).status();
+  }
+  return absl::OkStatus();
+}
+
 void PrintEnvironment() {
   absl::PrintF("Environment variables (value in effect, default):\n");
   for (const EnvironmentVariable& variable : EnvironmentVariables()) {
     std::string value = EnvironmentValue(variable.name);
     // The job key is a secret: logs of zcoll_info must not leak it.
     if (absl::string_view(variable.name) == "ZCOLL_JOB_KEY" && !value.empty()) value = "(set)";
-    absl::PrintF("  %s=%s (default %s)\n    %s\n", variable.name, value, variable.default_value,
-                 variable.description);
+    // A value Create would refuse is marked, with what it accepts.
+    std::string verdict;
+    if (EnvironmentIsSet(variable.name)) {
+      absl::Status status = CheckEnvironmentValue(variable, EnvironmentValue(variable.name));
+      if (status.ok() && variable.form == Form::kAlgorithm) {
+        status = CollectiveOfVariable(variable.name);
+      }
+      if (!status.ok()) {
+        verdict =
+            absl::StrCat("\n    INVALID (Communicator::Create refuses it): ", status.message());
+      }
+    }
+    absl::PrintF("  %s=%s (default %s)%s\n    %s\n", variable.name, value, variable.default_value,
+                 verdict, variable.description);
   }
 }
 

@@ -49,10 +49,15 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateSingle(absl::string_view provid
 // The reason `provider` cannot be used, with what could be.
 absl::Status Unusable(absl::string_view role, absl::string_view provider, int rank,
                       const absl::Status& why) {
-  return absl::Status(
-      why.code(), absl::StrCat("rank ", rank, ": the ", role, " provider '", provider,
-                               "' cannot be used: ", why.message(),
-                               "; available here: ", absl::StrJoin(AvailableProviders(), ", ")));
+  // The reason once, the rank once, the list once: `why` may carry either already.
+  absl::string_view reason = why.message();
+  const std::string own_prefix = absl::StrCat("rank ", rank, ": ");
+  absl::ConsumePrefix(&reason, own_prefix);
+  const bool listed = absl::StrContains(reason, "available here: ");
+  return absl::Status(why.code(),
+                      absl::StrCat(own_prefix, "the ", role, " provider '", provider,
+                                   "' cannot be used: ", reason, listed ? "" : "; available here: ",
+                                   listed ? "" : absl::StrJoin(AvailableProviders(), ", ")));
 }
 
 // True when UCX has a transport on an RDMA device (rc, dc, ud and their mlx5
