@@ -220,7 +220,7 @@ void PrintNodeEngine() {
 }
 
 constexpr char kUsage[] =
-    "usage: zcoll_info [--algorithms]\n"
+    "usage: zcoll_info [--algorithms | --version]\n"
     "Prints the zcoll version, this node's hardware (hwloc), the libfabric providers\n"
     "and UCX transports that open on this machine, and zcoll's environment variables.\n"
     "--algorithms: prints the collectives' algorithms and the selection table instead.\n";
@@ -233,6 +233,10 @@ int main(int argc, char** argv) {
     const std::string argument = argv[i];
     if (argument == "--help" || argument == "-h") {
       std::fputs(zcoll::kUsage, stdout);
+      return 0;
+    }
+    if (argument == "--version") {
+      absl::PrintF("zcoll_info %s\n", zcoll::kVersion);
       return 0;
     }
     if (argument == "--algorithms") {

@@ -9,6 +9,13 @@ output=$("$info")
 echo "$output"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '^zcoll [0-9]\+\.[0-9]\+\.[0-9]\+$' <<<"$output" || fail "no version line"
+[[ "$("$info" --version)" =~ ^zcoll_info\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "no --version"
+marked=$(ZCOLL_TIMEOUT=abc ZCOLL_ALGO_BCAST=nope "$info")
+grep -A1 '^  ZCOLL_TIMEOUT=abc ' <<<"$marked" | grep -q "INVALID.*ZCOLL_TIMEOUT='abc' is not accepted" \
+  || fail "an invalid ZCOLL_TIMEOUT is not marked"
+grep -A1 '^  ZCOLL_ALGO_BCAST=nope ' <<<"$marked" | grep -q "INVALID.*no algorithm 'nope'" \
+  || fail "an unknown algorithm name is not marked"
+grep -A1 '^  ZCOLL_CHECK=' <<<"$marked" | grep -q INVALID && fail "a valid value is marked"
 grep -Eq '^Reduction kernels: (AVX3|AVX2|SSE4|SSSE3|SCALAR) ' <<<"$output" || fail "no kernel target"
 grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, cores [1-9][0-9]*' <<<"$output" \
   || fail "no hardware counts"

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,12 +26,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/topology.h"
+#include "core/version.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
 #include "transport/bootstrap/tcp_store.h"
@@ -55,6 +59,7 @@ constexpr char kUsage[] =
     "  --timeout SECONDS    stop the job after this long and exit 124 (default: none)\n"
     "  --keep-going         a failing rank does not stop the others: wait for every\n"
     "                       rank (for fault tests: the survivors report their errors)\n"
+    "  --version            prints zcoll_run's version\n"
     "  -h, --help           this text\n"
     "\n"
     "Each rank gets ZCOLL_RANK, ZCOLL_SIZE, ZCOLL_STORE (the TCP store this launcher\n"
@@ -65,6 +70,10 @@ constexpr char kUsage[] =
     "signal killed it). SIGINT or SIGTERM to zcoll_run is passed on to every rank.\n"
     "The ranks form a process group of their own and are killed if zcoll_run dies,\n"
     "however it dies.\n"
+    "\n"
+    "PROGRAM is found as the shell would (a name without '/' in PATH); under\n"
+    "`bazel run` a relative path is taken from the directory bazel was run in\n"
+    "(BUILD_WORKING_DIRECTORY), as the shell there would.\n"
     "\n"
     "ZCOLL_LINK_LATENCY_US and ZCOLL_LINK_GBITS model the network between emulated\n"
     "nodes (added latency, bandwidth cap) so that its cost relative to shared memory\n"
@@ -95,6 +104,10 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     }
     if (argument == "-h" || argument == "--help") {
       std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (argument == "--version") {
+      absl::PrintF("zcoll_run %s\n", kVersion);
       std::exit(0);
     }
     if (argument == "-n" || argument == "--np") {
@@ -143,6 +156,49 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   return true;
 }
 
+// The file PROGRAM names, found as a shell in the directory the user ran zcoll_run
+// from would find it: a name without '/' in PATH, a relative path from that directory
+// (`bazel run` starts tools in their runfiles tree, and says where the user was in
+// BUILD_WORKING_DIRECTORY). Checked before any rank starts, so that a wrong path is
+// one clear error rather than a failure per rank.
+absl::StatusOr<std::string> ResolveProgram(const std::string& program) {
+  // Why `path` cannot be run ("" when it can), as execve would say.
+  auto unrunnable = [](const std::string& path) -> std::string {
+    struct stat info;
+    if (stat(path.c_str(), &info) != 0) return std::strerror(errno);
+    if (S_ISDIR(info.st_mode)) return std::strerror(EISDIR);
+    if (!S_ISREG(info.st_mode) || access(path.c_str(), X_OK) != 0) return std::strerror(EACCES);
+    return "";
+  };
+  if (program.find('/') == std::string::npos) {
+    const char* path = std::getenv("PATH");
+    for (absl::string_view directory : absl::StrSplit(path != nullptr ? path : "", ':')) {
+      const std::string candidate = absl::StrCat(directory.empty() ? "." : directory, "/", program);
+      if (unrunnable(candidate).empty()) return candidate;
+    }
+    return absl::NotFoundError(absl::StrCat("cannot execute '", program,
+                                            "': no such program in PATH (give a path, e.g. ./",
+                                            program, ")"));
+  }
+  std::string path = program;
+  std::string where;
+  const char* origin = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (program[0] != '/' && origin != nullptr && *origin != '\0') {
+    path = absl::StrCat(origin, "/", program);
+    where = absl::StrCat(" (relative to BUILD_WORKING_DIRECTORY=", origin,
+                         ", where bazel run was started)");
+  } else if (program[0] != '/') {
+    char directory[4096];
+    if (getcwd(directory, sizeof(directory)) != nullptr) {
+      where = absl::StrCat(" (relative to the working directory ", directory, ")");
+    }
+  }
+  if (const std::string why = unrunnable(path); !why.empty()) {
+    return absl::NotFoundError(absl::StrCat("cannot execute '", program, "'", where, ": ", why));
+  }
+  return path;
+}
+
 volatile sig_atomic_t g_forwarded_signal = 0;
 void RememberSignal(int signal) { g_forwarded_signal = signal; }
 
@@ -172,6 +228,11 @@ void Emit(Stream& stream, bool flush_partial) {
 }
 
 int Run(const Options& options) {
+  const absl::StatusOr<std::string> program = ResolveProgram(options.command[0]);
+  if (!program.ok()) {
+    std::fprintf(stderr, "zcoll_run: %s\n", std::string(program.status().message()).c_str());
+    return 127;
+  }
   const std::string job_key = NewJobKey();
   // Every rank holds one connection for the job's life.
   TcpStoreLimits limits;
@@ -246,9 +307,12 @@ int Run(const Options& options) {
       if (getppid() != launcher) _exit(128 + SIGKILL);
       dup2(out[1], STDOUT_FILENO);
       dup2(err[1], STDERR_FILENO);
-      execvpe(argv[0], argv.data(), envp.data());
-      const char* message = "zcoll_run: cannot execute the program\n";
-      (void)!write(STDERR_FILENO, message, std::strlen(message));
+      execve(program->c_str(), argv.data(), envp.data());
+      // (Checked before forking; this is a race with the file's removal, or a format
+      // the kernel refuses. strerrordesc_np reads a static table: safe after fork.)
+      const char* parts[] = {"zcoll_run: cannot execute '", program->c_str(),
+                             "': ", strerrordesc_np(errno), "\n"};
+      for (const char* part : parts) (void)!write(STDERR_FILENO, part, std::strlen(part));
       _exit(127);
     }
     close(out[1]);

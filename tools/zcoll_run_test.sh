@@ -116,6 +116,31 @@ check "a network provider that cannot work fails Create" test "$code" -ne 0
 check "  and the error names it and what is available" grep -q "no_such_provider.*available" <<<"$out"
 check "  at once, not at the timeout" test $((SECONDS - start)) -lt 20
 
+check "  naming the rank once" bash -c '! grep -q "rank 1: .*rank 1: " <<<"$1"' _ "$out"
+
+# A program that cannot run: one error naming the path and why, before any rank starts.
+out=$("$run" -n 2 -- tools/no_such_program 2>&1); code=$?
+echo "$out"
+check "a missing program exits 127" test "$code" -eq 127
+check "  naming the path, the directory and the reason" \
+  grep -q "zcoll_run: cannot execute 'tools/no_such_program' (relative to the working directory $PWD): No such file or directory" <<<"$out"
+check "  once, not per rank" test "$(grep -c "cannot execute" <<<"$out")" -eq 1
+out=$("$run" -n 1 -- ./tools 2>&1); code=$?
+check "a directory is refused as one" grep -q "cannot execute './tools'.*: Is a directory" <<<"$out"
+out=$("$run" -n 1 -- no_such_program_in_path 2>&1); code=$?
+check "a bare name is looked up in PATH" grep -q "cannot execute 'no_such_program_in_path': no such program in PATH" <<<"$out"
+# Under `bazel run` the tool runs in its runfiles tree; a relative path is the user's.
+elsewhere=$(mktemp -d)
+mkdir -p "$elsewhere/bin" && cp "$probe" "$elsewhere/bin/probe"
+out=$(BUILD_WORKING_DIRECTORY="$elsewhere" "$run" -n 2 -- bin/probe 2>&1); code=$?
+echo "$out"
+check "a relative path is resolved against BUILD_WORKING_DIRECTORY" test "$code" -eq 0
+out=$(BUILD_WORKING_DIRECTORY="$elsewhere" "$run" -n 2 -- bin/missing 2>&1)
+check "  and its failure says so" \
+  grep -q "cannot execute 'bin/missing' (relative to BUILD_WORKING_DIRECTORY=$elsewhere, where bazel run was started): No such file or directory" <<<"$out"
+rm -rf "$elsewhere"
+check "--version prints the version" grep -qx "zcoll_run [0-9]*\.[0-9]*\.[0-9]*" <<<"$("$run" --version)"
+
 leftovers=$(ls /dev/shm 2>/dev/null | grep -c '^zcoll' || true)
 echo "zcoll objects left in /dev/shm: $leftovers"
 exit $((failures > 0))

@@ -49,15 +49,13 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateSingle(absl::string_view provid
 // The reason `provider` cannot be used, with what could be.
 absl::Status Unusable(absl::string_view role, absl::string_view provider, int rank,
                       const absl::Status& why) {
-  // The reason once, the rank once, the list once: `why` may carry either already.
+  // The rank once: `why` may name it already.
   absl::string_view reason = why.message();
   const std::string own_prefix = absl::StrCat("rank ", rank, ": ");
   absl::ConsumePrefix(&reason, own_prefix);
-  const bool listed = absl::StrContains(reason, "available here: ");
-  return absl::Status(why.code(),
-                      absl::StrCat(own_prefix, "the ", role, " provider '", provider,
-                                   "' cannot be used: ", reason, listed ? "" : "; available here: ",
-                                   listed ? "" : absl::StrJoin(AvailableProviders(), ", ")));
+  return absl::Status(why.code(), absl::StrCat(own_prefix, "the ", role, " provider '", provider,
+                                               "' cannot be used: ", reason, "; available here: ",
+                                               absl::StrJoin(AvailableProviders(), ", ")));
 }
 
 // True when UCX has a transport on an RDMA device (rc, dc, ud and their mlx5
