@@ -4,7 +4,7 @@
 # every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
 #                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N]
-#                               [--alloc malloc|zcoll] COLL...
+#                               [--alloc malloc|zcoll] [--plot FILE.png] [--bench PATH] COLL...
 # --tcp: zcoll over TCP between K=RANKS emulated nodes, against Open MPI over TCP;
 #   --provider picks zcoll's TCP path: ucx:tcp (the default, as ZCOLL_PROVIDER=auto
 #   picks here) or ofi:tcp.
@@ -14,11 +14,16 @@
 # --alloc zcoll: zcoll's buffers come from Communicator::AllocateBuffer (zcoll_bench
 #   --alloc=zcoll; the peers' stay malloc's, as most MPI programs' are), and each
 #   allreduce size gains a sum_loop row: one core's c[i] = a[i] + b[i] over it.
-# Needs a built bench: bazel build -c opt //tools:zcoll_bench.
+# --plot FILE.png: also draws the medians (log-log usec against bytes, one line per
+#   library, one panel per collective; gnuplot, installed by tools/setup.sh).
+# The bench is built here with -c opt (timing a fastbuild would compare an unoptimised
+# zcoll); --bench PATH (or ZCOLL_BENCH) times another build instead. The peers'
+# benchmark (tools/peers/mpi_coll_bench.c) is compiled by run_peers.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
 np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1 alloc=malloc
+plot="" bench=${ZCOLL_BENCH:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -30,12 +35,20 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --alloc) alloc=$2; shift 2 ;;
+    --plot) plot=$2; shift 2 ;;
+    --bench) bench=$2; shift 2 ;;
+    -*) echo "compare_peers.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 colls=("$@"); [ ${#colls[@]} -gt 0 ] || colls=(reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv)
-bench="$here/bazel-bin/tools/zcoll_bench"
-[ -x "$bench" ] || { echo "build it first: bazel build -c opt //tools:zcoll_bench" >&2; exit 2; }
+if [ -z "$bench" ]; then
+  (cd "$here" && bazel build -c opt //tools:zcoll_bench) >&2 \
+    || { echo "compare_peers.sh: building zcoll_bench (-c opt) failed" >&2; exit 2; }
+  bench="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)/tools/zcoll_bench"
+fi
+[ -x "$bench" ] || { echo "compare_peers.sh: no zcoll_bench at $bench" >&2; exit 2; }
+case "$plot" in ""|*.png) ;; *) echo "--plot needs a .png file name" >&2; exit 2 ;; esac
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 zcoll_args=(--np "$np" --nodes "$nodes" --min "$min" --max "$max" --format=csv
             "--colls=$(IFS=,; echo "${colls[*]}")")
@@ -75,4 +88,19 @@ awk -F, '
     }
     how = runs == 1 ? "" : sprintf("; medians of %d alternating runs", runs)
     printf "(%d ranks; usec per call, OSU method, float sum%s)\n", ranks, how
-  }' runs="$repeat" "$work/rows"
+    for (i = 0; i < n; i++) {
+      split(order[i], k, ",")
+      for (impl in libs) if (("" impl "," order[i]) in usec)
+        print impl "," k[1] "," ranks "," k[2] "," usec[impl "," order[i]] > medians
+    }
+  }
+  { libs[$1] = 1 }' runs="$repeat" medians="$work/medians" "$work/rows"
+if [ -n "$plot" ]; then
+  title="$np ranks on $nodes node(s), float sum, usec per call"
+  [ "$repeat" = 1 ] || title="$title (medians of $repeat alternating runs)"
+  # zcoll's line first, then the peers', whatever order awk kept them in.
+  sort -t, -k1,1 -s "$work/medians" | awk -F, '$1 == "zcoll"' > "$work/plotted"
+  awk -F, '$1 != "zcoll"' "$work/medians" | sort -t, -k1,1 -s >> "$work/plotted"
+  "$bench" --plot-csv="$work/plotted" --plot="$plot" --title="$title"
+  echo "plotted into $plot"
+fi

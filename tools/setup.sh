@@ -16,6 +16,8 @@ packages=(
   libfabric-bin ucx-utils
   # Peers measured side by side (tools/peers/run_peers.sh) and the PMIx launcher.
   openmpi-bin libopenmpi-dev mpich libmpich-dev
+  # Plots of benchmark results (zcoll_bench --plot, compare_peers.sh --plot).
+  gnuplot-nox
   # Extra test hosts in network namespaces.
   iproute2
   # Fuzzing (fuzz/run.sh, .ci/run): clang 14 with libFuzzer and ASan's runtimes.

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,14 +34,21 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "collectives/communicator.h"
+#include "core/version.h"
 #include "ops/reduce.h"
+#include "tools/plot.h"
 #include "transport/bootstrap/fork_meeting_bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
+#include "transport/transport_factory.h"
 
 namespace zcoll {
 namespace {
@@ -65,15 +73,24 @@ struct Options {
   std::string format = "table";
   bool bind = true;            // a core per rank, while they fit (BindToCore)
   bool zcoll_buffers = false;  // --alloc=zcoll
+  std::string plot;            // --plot=FILE.png: draw the rows there at the end
+  std::string plot_csv;        // --plot-csv=FILE: only draw FILE's rows (no job)
+  std::string title;           // the plot's title; empty: the run's description
 };
 
 constexpr const char* kUsage =
     "usage: zcoll_bench [--np N] [--nodes K] [--colls=a,b,...] [--min BYTES] [--max BYTES]\n"
     "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
     "                   [--format=table|csv|json] [--bind=core|none] [--alloc=malloc|zcoll]\n"
+    "                   [--plot=FILE.png [--title=TEXT]] [--plot-csv=ROWS.csv --plot=FILE.png]\n"
+    "                   [--version]\n"
+    "--plot: also draws the times (log-log usec against bytes, a panel per collective)\n"
+    "  with gnuplot; --plot-csv: draws rows library,coll,ranks,bytes,usec from a file\n"
+    "  (compare_peers.sh's) instead of running. --format=json: an object with the run's\n"
+    "  metadata (zcoll version, host, CPU, cores, ranks, nodes, providers) and its rows.\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
     "gather allgather alltoall reduce_local barrier\n"
-    "(barrier: one row, bytes 0, OSU's osu_barrier method; the peers' benchmark has none)\n";
+    "(barrier: one row, bytes 0, OSU's osu_barrier method, as the peers' benchmark)\n";
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
@@ -82,7 +99,7 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     if (equals != std::string::npos) {
       value = argument.substr(equals + 1);
       argument.resize(equals);
-    } else if (argument != "--help" && i + 1 < argc) {
+    } else if (argument != "--help" && argument != "--version" && i + 1 < argc) {
       value = argv[++i];
     }
     auto number = [&](auto& out) {
@@ -132,10 +149,27 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
         error = "--format is table, csv or json";
         return false;
       }
+    } else if (argument == "--plot") {
+      options.plot = value;
+    } else if (argument == "--plot-csv") {
+      options.plot_csv = value;
+    } else if (argument == "--title") {
+      options.title = value;
+    } else if (argument == "--version") {
+      std::printf("zcoll_bench %s\n", std::string(kVersion).c_str());
+      std::exit(0);
     } else {
       error = argument == "--help" ? "" : absl::StrCat("unknown option ", argument);
       return false;
     }
+  }
+  if (!options.plot_csv.empty() && options.plot.empty()) {
+    error = "--plot-csv needs --plot=FILE.png to draw into";
+    return false;
+  }
+  if (!options.plot.empty() && !absl::EndsWith(options.plot, ".png")) {
+    error = absl::StrCat("--plot '", options.plot, "' is not a .png file name");
+    return false;
   }
   if (options.nodes > options.ranks) {
     error = absl::StrCat("--nodes ", options.nodes, " exceeds --np ", options.ranks);
@@ -325,12 +359,19 @@ void BindToCore(int local_rank) {
   sched_setaffinity(0, sizeof(mine), &mine);
 }
 
+// The rows printed so far (rank 0's), for --plot.
+std::vector<TimedRow>& PrintedRows() {
+  static std::vector<TimedRow>* rows = new std::vector<TimedRow>();
+  return *rows;
+}
+
 void PrintRow(const std::string& format, bool& first_row, absl::string_view coll, int ranks,
               size_t bytes, double usec) {
+  PrintedRows().push_back({"zcoll", std::string(coll), ranks, bytes, usec});
   if (format == "csv") {
     std::printf("%s,%d,%zu,%.2f\n", std::string(coll).c_str(), ranks, bytes, usec);
   } else if (format == "json") {
-    std::printf("%s\n  {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.2f}",
+    std::printf("%s\n    {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.2f}",
                 first_row ? "" : ",", std::string(coll).c_str(), ranks, bytes, usec);
   } else {
     std::printf("%-22s %6d %10zu %12.2f\n", std::string(coll).c_str(), ranks, bytes, usec);
@@ -368,6 +409,65 @@ double SumLoopMicroseconds(size_t bytes) {
   return total_seconds / iterations * 1e6;
 }
 
+// A JSON string's contents (quotes, backslashes and control characters escaped).
+std::string JsonEscaped(absl::string_view text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      escaped += '\\';
+      escaped += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      escaped += absl::StrFormat("\\u%04x", c);
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// This machine's CPU as /proc/cpuinfo names it ("unknown" elsewhere).
+std::string CpuModel() {
+  FILE* file = std::fopen("/proc/cpuinfo", "r");
+  if (file == nullptr) return "unknown";
+  char line[512];
+  std::string model = "unknown";
+  while (std::fgets(line, sizeof(line), file) != nullptr) {
+    absl::string_view text(line);
+    if (!absl::ConsumePrefix(&text, "model name")) continue;
+    const size_t colon = text.find(':');
+    if (colon == absl::string_view::npos) continue;
+    model = std::string(absl::StripAsciiWhitespace(text.substr(colon + 1)));
+    break;
+  }
+  std::fclose(file);
+  return model;
+}
+
+// The opening of --format=json's object: what was measured, where and how, so that a
+// saved result can be compared with another without guessing.
+std::string JsonMetadata(const Options& options, int size) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const absl::StatusOr<ProviderChoice> providers = ProvidersFromEnvironment();
+  std::vector<std::string> colls;
+  for (const std::string& coll : options.colls) colls.push_back(absl::StrCat("\"", coll, "\""));
+  return absl::StrFormat(
+      "{\n  \"zcoll_version\": \"%s\",\n  \"date\": \"%s\",\n  \"host\": \"%s\",\n"
+      "  \"cpu_model\": \"%s\",\n  \"cores\": %d,\n  \"ranks\": %d,\n  \"nodes\": %d,\n"
+      "  \"local_provider\": \"%s\",\n  \"network_provider\": \"%s\",\n"
+      "  \"algorithm\": \"%s\",\n  \"buffers\": \"%s\",\n  \"datatype\": \"float\",\n"
+      "  \"op\": \"sum\",\n  \"method\": \"OSU: mean of timed iterations after a warmup, "
+      "averaged over ranks\",\n  \"collectives\": [%s],\n  \"rows\": [",
+      kVersion, absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()),
+      JsonEscaped(host), JsonEscaped(CpuModel()),
+      static_cast<int>(std::thread::hardware_concurrency()), size, options.nodes,
+      JsonEscaped(providers.ok() ? providers->local : "?"),
+      JsonEscaped(providers.ok() ? providers->network : providers.status().message()),
+      JsonEscaped(options.algorithm.empty() ? "selection table" : options.algorithm),
+      options.zcoll_buffers ? "Communicator::AllocateBuffer" : "malloc",
+      absl::StrJoin(colls, ", "));
+}
+
 int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
   // Every emulated node's ranks run on this machine: bound when all of them fit its
   // cores.
@@ -401,7 +501,7 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
                   options.nodes);
       std::printf("%-22s %6s %10s %12s\n", "coll", "ranks", "bytes", "usec");
     }
-    if (options.format == "json") std::printf("[");
+    if (options.format == "json") std::printf("%s", JsonMetadata(options, size).c_str());
   }
   for (const std::string& coll : options.colls) {
     // A barrier moves nothing: one row, bytes 0, each iteration just t0; barrier; t1.
@@ -452,7 +552,19 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
       }
     }
   }
-  if (rank == 0 && options.format == "json") std::printf("\n]\n");
+  if (rank == 0 && options.format == "json") std::printf("\n  ]\n}\n");
+  if (rank == 0 && !options.plot.empty()) {
+    const std::string title = !options.title.empty()
+                                  ? options.title
+                                  : absl::StrCat("zcoll ", kVersion, ": ", size, " ranks on ",
+                                                 options.nodes, " emulated nodes, float sum");
+    if (absl::Status plotted = PlotTimes(PrintedRows(), title, options.plot); !plotted.ok()) {
+      std::fprintf(stderr, "zcoll_bench: --plot: %s\n", std::string(plotted.message()).c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "zcoll_bench: plotted %zu rows into %s\n", PrintedRows().size(),
+                 options.plot.c_str());
+  }
   std::fflush(stdout);
   return 0;
 }
@@ -467,6 +579,31 @@ int main(int argc, char** argv) {
     if (!error.empty()) std::fprintf(stderr, "zcoll_bench: %s\n", error.c_str());
     std::fputs(zcoll::kUsage, stderr);
     return error.empty() ? 0 : 2;
+  }
+  if (!options.plot_csv.empty()) {
+    // Only a plot of rows measured before (compare_peers.sh --plot).
+    FILE* file = std::fopen(options.plot_csv.c_str(), "r");
+    if (file == nullptr) {
+      std::fprintf(stderr, "zcoll_bench: --plot-csv: cannot open %s: %s\n",
+                   options.plot_csv.c_str(), std::strerror(errno));
+      return 2;
+    }
+    std::string csv;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), file)) > 0;) csv.append(buffer, n);
+    std::fclose(file);
+    absl::StatusOr<std::vector<zcoll::TimedRow>> rows = zcoll::ParseTimedRows(csv);
+    absl::Status status = rows.status();
+    if (status.ok()) {
+      status = zcoll::PlotTimes(*rows, options.title.empty() ? options.plot_csv : options.title,
+                                options.plot);
+    }
+    if (!status.ok()) {
+      std::fprintf(stderr, "zcoll_bench: %s: %s\n", options.plot_csv.c_str(),
+                   std::string(status.message()).c_str());
+      return 1;
+    }
+    return 0;
   }
   if (!options.provider.empty()) setenv("ZCOLL_PROVIDER", options.provider.c_str(), 1);
   if (!options.local_provider.empty()) {

@@ -15,4 +15,38 @@ echo "$barrier"
   [ "$(echo "$barrier" | wc -l)" = 1 ] || { echo "expected one barrier row"; exit 1; }
 if "$bench" --np 2 --nodes 3 2>/dev/null; then echo "--nodes above --np was accepted"; exit 1; fi
 if "$bench" --colls=allgatherw 2>/dev/null; then echo "an unknown collective was accepted"; exit 1; fi
+[[ "$("$bench" --version)" =~ ^zcoll_bench\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no --version"; exit 1; }
+# JSON: the run's metadata, then its rows.
+json=$("$bench" --np 2 --nodes 1 --max 32 --format=json --colls=allreduce)
+echo "$json"
+for key in zcoll_version date host cpu_model cores ranks nodes local_provider network_provider \
+           algorithm buffers collectives rows; do
+  grep -q "^  \"$key\": " <<<"$json" || { echo "JSON lacks $key"; exit 1; }
+done
+grep -q '"ranks": 2,$' <<<"$json" && grep -q '"local_provider": "shm",' <<<"$json" \
+  || { echo "JSON metadata wrong"; exit 1; }
+[ "$(grep -c '{"coll": "allreduce", "ranks": 2, "bytes": [0-9]*, "usec": ' <<<"$json")" = 2 ] \
+  || { echo "expected 2 JSON rows"; exit 1; }
+[ "$(tail -1 <<<"$json")" = "}" ] || { echo "JSON not closed"; exit 1; }
+if command -v python3 >/dev/null; then
+  python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) == 2' <<<"$json" \
+    || { echo "not JSON"; exit 1; }
+fi
+# Plots: of a run, and of rows measured before; a missing file or bad row is refused.
+if command -v gnuplot >/dev/null; then
+  plot=$TEST_TMPDIR/run.png
+  "$bench" --np 2 --nodes 1 --max 32 --format=csv --colls=allreduce,barrier --plot="$plot" >/dev/null
+  [ "$(head -c 4 "$plot" | tail -c 3)" = PNG ] || { echo "--plot drew no PNG"; exit 1; }
+  printf 'zcoll,bcast,2,8,0.3\nopenmpi,bcast,2,8,0.4\n' > "$TEST_TMPDIR/rows.csv"
+  "$bench" --plot-csv="$TEST_TMPDIR/rows.csv" --plot="$TEST_TMPDIR/rows.png"
+  [ "$(head -c 4 "$TEST_TMPDIR/rows.png" | tail -c 3)" = PNG ] || { echo "--plot-csv drew no PNG"; exit 1; }
+  printf 'zcoll,bcast,2\n' > "$TEST_TMPDIR/bad.csv"
+  if err=$("$bench" --plot-csv="$TEST_TMPDIR/bad.csv" --plot="$TEST_TMPDIR/bad.png" 2>&1); then
+    echo "a bad row was plotted"; exit 1
+  fi
+  grep -q "line 1 ('zcoll,bcast,2') is not library,coll,ranks,bytes,usec" <<<"$err" || { echo "$err"; exit 1; }
+else
+  echo "SKIPPED the plots: gnuplot is not installed (tools/setup.sh installs gnuplot-nox)"
+fi
+if "$bench" --plot-csv=x.csv 2>/dev/null; then echo "--plot-csv without --plot was accepted"; exit 1; fi
 echo PASS

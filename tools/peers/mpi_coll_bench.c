@@ -10,7 +10,9 @@
  * Prints one CSV row per collective and size: coll,ranks,bytes,usec
  * Usage: mpirun -np N mpi_coll_bench MIN_BYTES MAX_BYTES COLL...   (sizes x4 apart)
  * COLL: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast
- *       gather allgather alltoall reduce_local
+ *       gather allgather alltoall reduce_local barrier
+ * (barrier: one row, bytes 0; each iteration t0; barrier; t1, as osu_barrier and
+ * zcoll_bench time it)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -61,6 +63,11 @@ static void ReduceLocal(struct Buffers* b) {
   MPI_Reduce_local(b->send, b->recv, b->block, MPI_FLOAT, MPI_SUM);
 }
 
+static void Barrier(struct Buffers* b) {
+  (void)b;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static const struct {
   const char* name;
   Collective run;
@@ -72,7 +79,7 @@ static const struct {
     {"scatter", Scatter, 0},     {"scatterv", Scatterv, 0},
     {"bcast", Bcast, 0},         {"gather", Gather, 0},
     {"allgather", Allgather, 0}, {"alltoall", Alltoall, 0},
-    {"reduce_local", ReduceLocal, 0},
+    {"reduce_local", ReduceLocal, 0}, {"barrier", Barrier, 0},
 };
 
 /* Microseconds per call on this rank, averaged over the ranks (at rank 0). */
@@ -108,7 +115,7 @@ static double Time(int which, size_t bytes, int ranks) {
     kCollectives[which].run(&b);
     const double took = MPI_Wtime() - start;
     if (i >= warm) sum += took;
-    if (!barrier_before) MPI_Barrier(MPI_COMM_WORLD);
+    if (!barrier_before && kCollectives[which].run != Barrier) MPI_Barrier(MPI_COMM_WORLD);
   }
   double mine = sum / timed * 1e6, all = 0;
   MPI_Reduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -138,7 +145,9 @@ int main(int argc, char** argv) {
       if (rank == 0) fprintf(stderr, "mpi_coll_bench: unknown collective '%s'\n", argv[a]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    for (size_t bytes = min > 0 ? min : 1; bytes <= max; bytes *= 4) {
+    const int barrier = kCollectives[which].run == Barrier;
+    for (size_t bytes = barrier ? 0 : min > 0 ? min : 1; bytes <= max;
+         bytes = barrier ? max + 1 : bytes * 4) {
       const double usec = Time(which, bytes, ranks);
       if (rank == 0) printf("%s,%d,%zu,%.2f\n", argv[a], ranks, bytes, usec);
       fflush(stdout);
