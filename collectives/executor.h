@@ -1,4 +1,4 @@
-// The executor: runs one rank's Schedule over a transport (DESIGN.md step 4).
+// The executor: runs one rank's Schedule over a transport (docs/design.md, "A call, end to end").
 //
 // An ExecutionPlan is a Schedule prepared once (who waits for whom, where the scratch
 // buffers lie) and reused by every call with the same arguments. An Execution runs a

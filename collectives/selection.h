@@ -1,4 +1,4 @@
-// Which algorithm runs a collective: one declarative table (DESIGN.md step 2).
+// Which algorithm runs a collective: one declarative table (docs/design.md, "A call, end to end").
 //
 // The first rule of the collective whose limits contain the call and whose
 // algorithm can run it wins. The choice sees only SelectionInputs, each the same on

@@ -1,4 +1,4 @@
-// The one place where zcoll's tunables are declared (STYLE.md, habit 11).
+// The one place where zcoll's tunables are declared (docs/design.md, "Conventions").
 //
 // Every environment variable zcoll reads is listed in kEnvironmentVariables, with its
 // default and a sentence for users. `zcoll_info` prints the table, the README carries

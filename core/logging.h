@@ -10,7 +10,7 @@
 //
 // ZCOLL_CHECK is for broken invariants of zcoll itself: it prints the condition, the
 // place and the streamed message, then aborts. Never use it for user input, which
-// gets an absl::Status (DESIGN.md, "Errors"). ZCOLL_DCHECK compiles away under NDEBUG
+// gets an absl::Status (docs/design.md, "Errors"). ZCOLL_DCHECK compiles away under NDEBUG
 // (its condition is still type-checked, never evaluated).
 //
 // The macros carry a ZCOLL_ prefix because services that link zcoll often link glog

@@ -3,7 +3,7 @@
 // An algorithm (collectives/) is a pure function (arguments, topology, rank) ->
 // Schedule. The executor runs a Schedule over real transports, the in-process harness
 // runs it over loopback, and the simulator checks it symbolically and predicts its
-// time; none of them knows which algorithm produced it (DESIGN.md, step 3).
+// time; none of them knows which algorithm produced it (docs/design.md, "core/").
 //
 // A Schedule is a list of steps. Each step names slices of three kinds of buffer, in
 // elements of the collective's datatype: the user's send buffer (read-only), the

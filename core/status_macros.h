@@ -2,7 +2,7 @@
 //
 // Abseil 20220623 (Debian 12) ships no status macros, so zcoll has its own two. Each
 // expands to nothing but an `if` with a visible `return`: no goto, no hidden control
-// flow (STYLE.md, habit 2).
+// flow (docs/design.md, "Errors").
 //
 //   absl::Status Connect(...) {
 //     RETURN_IF_ERROR(Resolve(address));             // Status or StatusOr<T>

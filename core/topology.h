@@ -3,7 +3,7 @@
 // Topology is a plain value. Algorithms receive one and never query the system, so a
 // real topology (discovered from the host name, PMIx and hwloc) and an emulated one
 // (`zcoll_run --nodes K` on a laptop) are interchangeable, and the simulator can build
-// topologies of 10^5 ranks without any hardware (DESIGN.md, "Bootstrap and topology").
+// topologies of 10^5 ranks without any hardware (docs/design.md, "core/").
 //
 // Nodes are numbered 0..num_nodes()-1 and every node holds at least one rank. Package
 // (socket) and NUMA ids are local to a node; -1 means unknown. Ranks are ints, as in

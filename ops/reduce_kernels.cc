@@ -2,7 +2,7 @@
 //
 // One generic kernel per shape (binary, many, divide), instantiated over a list of
 // element types and a list of op functors; the table of function pointers is built
-// from those lists by templates, so there is no op x type switch (STYLE.md, habit 5).
+// from those lists by templates, so there is no op x type switch (docs/design.md, "ops/").
 //
 // Targets: Highway's defaults for x86 (SSSE3, SSE4, AVX2, AVX3) plus the portable
 // fallback, which with GCC before 12.3 is HWY_SCALAR (Highway disables EMU128 there).

@@ -2,7 +2,7 @@
 // element holds the list of contributions (rank, element) it was made from, in the
 // order they were combined. A test then checks each output element against what the
 // standard says it must be — the exact contributions, in canonical order for a
-// reduction — for any rank count (the first part of the simulator, DESIGN.md).
+// reduction — for any rank count (the first part of the simulator; docs/design.md, "core/").
 //
 // Transfers are matched by (sender, receiver, tag) and happen when both sides are
 // ready; a Send reads its source when its receiver is ready, as a rendezvous does.

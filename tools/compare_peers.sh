@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures zcoll (tools/zcoll_bench) and the peers (tools/peers/run_peers.sh:
 # Open MPI and MPICH) back to back in one run and prints the ratio zcoll/peer for
-# every collective and size (BENCHMARKS.md: a claim is a ratio from one run).
+# every collective and size (docs/benchmarks.md: a claim is a ratio from one run).
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
 #                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N]
 #                               [--alloc malloc|zcoll] [--plot FILE.png] [--bench PATH] COLL...

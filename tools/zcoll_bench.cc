@@ -1,4 +1,4 @@
-// zcoll_bench: times zcoll's collectives with the OSU method of BENCHMARKS.md, on a
+// zcoll_bench: times zcoll's collectives with the OSU method of docs/benchmarks.md, on a
 // job it forks itself (emulated nodes on this machine), verifies every collective's
 // result, and prints a table, CSV rows `coll,ranks,bytes,usec` that line up with
 // tools/peers/run_peers.sh, or JSON.
@@ -53,7 +53,7 @@
 namespace zcoll {
 namespace {
 
-// The names of BENCHMARKS.md and mpi_coll_bench.c.
+// The names of docs/benchmarks.md and mpi_coll_bench.c.
 constexpr absl::string_view kBenchmarkedColls[] = {
     "reduce",         "allreduce",    "reduce_scatter_block",
     "reduce_scatter", "scatter",      "scatterv",
@@ -239,7 +239,7 @@ class Floats {
 // it (float sum, root 0).
 struct Case {
   std::string coll;
-  size_t count;  // elements of the message as BENCHMARKS.md counts it
+  size_t count;  // elements of the message as docs/benchmarks.md counts it
   Floats send;
   Floats recv;
   std::vector<size_t> counts;

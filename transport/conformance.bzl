@@ -1,4 +1,4 @@
-"""One macro expands the transport conformance suite over providers (STYLE.md, habit 7)."""
+"""One macro expands the transport conformance suite over providers (docs/design.md, "Conventions")."""
 
 load("//tools/bazel:copts.bzl", "ZCOLL_TEST_COPTS")
 

@@ -1,4 +1,4 @@
-"""Compiler options shared by every zcoll target (one place, STYLE.md habit 8)."""
+"""Compiler options shared by every zcoll target (one place: docs/design.md, "Build")."""
 
 # Bazel's default compilation mode (fastbuild) compiles without optimisation, which
 # makes zcoll's collectives 3-10x slower (a 4 MiB allreduce 28-99 ms against 8.7-20 ms).

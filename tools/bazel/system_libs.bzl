@@ -1,6 +1,6 @@
 """A repository rule that turns Debian's -dev packages into cc_library targets.
 
-zcoll builds offline against the system's libraries (DESIGN.md, "Build"). For every
+zcoll builds offline against the system's libraries (docs/design.md, "Build"). For every
 library below the rule asks `pkg-config` for compile and link flags and writes one
 `cc_library` into the generated repository `@zcoll_system_libs`:
 

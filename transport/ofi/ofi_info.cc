@@ -62,7 +62,7 @@ absl::StatusOr<std::vector<OfiProviderInfo>> ListOfiProviders() {
   fi_info* hints = fi_allocinfo();
   if (hints == nullptr) return absl::ResourceExhaustedError("fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
-  // Accept every memory-registration mode zcoll handles (DESIGN.md, "Transports").
+  // Accept every memory-registration mode zcoll handles (docs/design.md, "transport/").
   hints->domain_attr->mr_mode =
       FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
   fi_info* list = nullptr;
