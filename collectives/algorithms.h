@@ -1,6 +1,6 @@
 // The collective algorithms, each a pure function (arguments, topology, rank) ->
-// Schedule (core/schedule.h, docs/design.md, "A call, end to end"). Nothing here touches a transport: the
-// executor runs the schedules, the symbolic checker and the tests inspect them.
+// Schedule (core/schedule.h, docs/design.md, "A call, end to end"). Nothing here touches a
+// transport: the executor runs the schedules, the symbolic checker and the tests inspect them.
 //
 // Buffer conventions (what the Schedule's send and receive buffers are, in elements):
 //

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails if any tracked C++ file differs from what clang-format (.clang-format, Google
-# style) would write. Fix with: git ls-files '*.h' '*.cc' | xargs clang-format -i
+# style) would write, or any Starlark file differs from buildifier's formatting. Fix
+# with: git ls-files '*.h' '*.cc' | xargs clang-format -i; tools/buildifier.sh --fix
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "clang-format is missing: run tools/setup.sh" >&2; exit 1; }
@@ -12,3 +13,5 @@ if ! clang-format --dry-run --Werror "${files[@]}"; then
   exit 1
 fi
 echo "format: ${#files[@]} files clean"
+# BUILD, WORKSPACE and .bzl files: buildifier.
+tools/buildifier.sh --check
