@@ -2,7 +2,9 @@
 # Installs every Debian package zcoll needs to build, test and benchmark.
 # Idempotent: packages already installed are skipped; `apt-get update` runs at most once
 # per invocation and only when something is missing. Prints what it did.
-# Usage: tools/setup.sh            (as root, or with sudo available)
+# Usage: tools/setup.sh [--slurm]   (as root, or with sudo available)
+# --slurm: also Slurm's daemons and client (testing/slurm/srun_job.sh runs a one-node
+#   Slurm to start a job with srun --mpi=pmix; CI does).
 set -euo pipefail
 
 packages=(
@@ -23,6 +25,12 @@ packages=(
   # Fuzzing (fuzz/run.sh, .ci/run): clang 14 with libFuzzer and ASan's runtimes.
   clang-14 libclang-rt-14-dev
 )
+if [ "${1:-}" = "--slurm" ]; then
+  packages+=(slurmd slurmctld slurm-client)
+elif [ $# -gt 0 ]; then
+  echo "usage: tools/setup.sh [--slurm]" >&2
+  exit 2
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do
