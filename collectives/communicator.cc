@@ -296,8 +296,9 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   for (size_t c = 0; c < kNumCollectives; ++c) {
     const absl::StatusOr<const Algorithm*>& forced =
         AlgorithmFromEnvironment(static_cast<Collective>(c));
-    if (!forced.ok())
+    if (!forced.ok()) {
       absl::StrAppend(&problem, problem.empty() ? "" : "; ", forced.status().message());
+    }
   }
   absl::Duration timeout = options.timeout;
   const char* timeout_source = "CommunicatorOptions::timeout";
@@ -529,15 +530,15 @@ absl::StatusOr<std::optional<Communicator>> Communicator::Split(
     release();
     return topology.status();
   }
-  absl::StatusOr<Communicator> made = WithNodeEngine(
-      Communicator(std::make_unique<State>(
-          State{state_->bootstrap,
-                std::make_unique<CommunicatorTransport>(transport.shared_job(), new_rank,
-                                                        std::move(job_ranks), std::move(contexts)),
-                std::move(*topology), state_->timeout})),
-      until);
+  Communicator child(std::make_unique<State>(
+      State{state_->bootstrap,
+            std::make_unique<CommunicatorTransport>(transport.shared_job(), new_rank,
+                                                    std::move(job_ranks), std::move(contexts)),
+            std::move(*topology), state_->timeout}));
+  // (Before the levels' Splits, which inherit it.)
+  child.state_->timeout_source = state_->timeout_source;
+  absl::StatusOr<Communicator> made = WithNodeEngine(std::move(child), until);
   if (!made.ok()) return made.status();
-  made->state_->timeout_source = state_->timeout_source;
   return std::optional<Communicator>(std::move(*made));
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace zcoll {
 namespace {
@@ -216,7 +217,7 @@ bool IsAccepted(Form form, absl::string_view value) {
     case Form::kNumber: {
       double number = 0;
       return absl::SimpleAtod(value, &number) && number >= 0 && std::isfinite(number) &&
-             !absl::StartsWith(value, "+") && !absl::ascii_isspace(value[0]);
+             !absl::StartsWith(value, "+");
     }
     case Form::kDuration:
       return ParsePositiveDuration(value).ok();
@@ -302,7 +303,11 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(absl::string_view text) {
 }
 
 absl::Status CheckEnvironmentValue(const EnvironmentVariable& variable, absl::string_view value) {
-  if (IsAccepted(variable.form, value)) return absl::OkStatus();
+  // (Spaces around a value are a shell quoting slip; no form but text has them.)
+  const bool padded = value != absl::StripAsciiWhitespace(value);
+  if ((variable.form == Form::kText || !padded) && IsAccepted(variable.form, value)) {
+    return absl::OkStatus();
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       variable.name, "='", value, "' is not accepted; it is ", AcceptedForms(variable.form)));
 }

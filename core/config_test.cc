@@ -76,11 +76,11 @@ TEST(ConfigTest, EveryFormAcceptsItsSpellingsAndRefusesOthers) {
   const Case cases[] = {
       {"ZCOLL_TIMEOUT",
        {"120", "0.5", ".25", "10s", "500ms", "2m", "1h", "1.5s"},
-       {"0", "-5", "abc", "10 s", "s", "0s", "inf", "+5", " 5", "5x", "-1s"}},
+       {"0", "-5", "abc", "10 s", "s", "0s", "inf", "+5", " 5", "5 ", "5x", "-1s"}},
       {"ZCOLL_CHECK", {"0", "1"}, {"yes", "true", "2", "01", " 1"}},
       {"ZCOLL_CHUNK_BYTES", {"0", "4096", "262144"}, {"-1", "4k", "+5", "1.5", " 5", "0x10"}},
       {"ZCOLL_EMULATE_NUMA", {"1", "4"}, {"0", "-2", "two"}},
-      {"ZCOLL_LINK_GBITS", {"0", "100", "12.5"}, {"-1", "fast", "inf", "nan", "+3"}},
+      {"ZCOLL_LINK_GBITS", {"0", "100", "12.5"}, {"-1", "fast", "inf", "nan", "+3", "5 ", " 5"}},
       {"ZCOLL_EMULATE_NODES", {"2", "3,1", "1,1,2"}, {"0", "3,", ",1", "3;1", "a"}},
       {"ZCOLL_LOG_LEVEL",
        {"error", "warning", "info", "debug", "trace", "0", "4"},
