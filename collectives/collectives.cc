@@ -442,10 +442,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   }
   const Algorithm* requested = state.forced[static_cast<size_t>(call.args.collective)];
   if (requested == nullptr) {
-    const absl::StatusOr<const Algorithm*>& from_environment =
-        *state.from_environment[static_cast<size_t>(call.args.collective)];
-    if (!from_environment.ok()) return Failed(from_environment.status());
-    requested = *from_environment;
+    requested = state.from_environment[static_cast<size_t>(call.args.collective)];
   }
   if (static_cast<uint64_t>(state.in_flight) >= kSequenceNumbers) {
     return Failed(absl::ResourceExhaustedError(

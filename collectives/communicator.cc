@@ -244,7 +244,9 @@ Communicator::Communicator(std::unique_ptr<State> state) : state_(std::move(stat
   constexpr absl::Duration kLongest = absl::Hours(24 * 365 * 100);
   state_->timeout_ns = state_->timeout >= kLongest ? -1 : absl::ToInt64Nanoseconds(state_->timeout);
   for (size_t c = 0; c < kNumCollectives; ++c) {
-    state_->from_environment[c] = &AlgorithmFromEnvironment(static_cast<Collective>(c));
+    const absl::StatusOr<const Algorithm*>& named =
+        AlgorithmFromEnvironment(static_cast<Collective>(c));
+    state_->from_environment[c] = named.ok() ? *named : nullptr;
   }
 }
 Communicator::Communicator(Communicator&&) noexcept = default;

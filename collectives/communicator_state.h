@@ -58,9 +58,10 @@ struct Communicator::State {
   // Algorithms forced by SetAlgorithm (null: the selection table or
   // ZCOLL_ALGO_<COLL>).
   std::array<const Algorithm*, kNumCollectives> forced{};
-  // ZCOLL_ALGO_<COLL>'s algorithm (null: none) or why it names none
-  // (AlgorithmFromEnvironment, read once per process; kept here for every call).
-  std::array<const absl::StatusOr<const Algorithm*>*, kNumCollectives> from_environment{};
+  // ZCOLL_ALGO_<COLL>'s algorithm (null: none; AlgorithmFromEnvironment, read once per
+  // process and kept here for every call). A name that is no algorithm never gets
+  // here: Create refuses it.
+  std::array<const Algorithm*, kNumCollectives> from_environment{};
   // Recently used plans; the least recently used goes when a new one needs room.
   struct CachedPlan {
     PlanKey key;

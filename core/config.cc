@@ -177,6 +177,19 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      false, Form::kCount},
 };
 
+// The declaration of `name`. A name that is not declared is a bug in zcoll; logging
+// depends on this file, so that is reported by hand.
+const EnvironmentVariable& Declared(absl::string_view name) {
+  for (const EnvironmentVariable& variable : kEnvironmentVariables) {
+    if (variable.name == name) return variable;
+  }
+  std::fprintf(stderr,
+               "zcoll: internal error: environment variable %.*s is read but not "
+               "declared in core/config.cc\n",
+               static_cast<int>(name.size()), name.data());
+  std::abort();
+}
+
 bool IsWholeNumber(absl::string_view text, uint64_t minimum) {
   uint64_t value = 0;
   // (SimpleAtoi takes "+5" and " 5"; a setting is digits only.)
@@ -285,19 +298,21 @@ absl::string_view AcceptedForms(Form form) {
 }
 
 absl::StatusOr<absl::Duration> ParsePositiveDuration(absl::string_view text) {
+  // A plain number is seconds; anything else must be absl::ParseDuration's (10s,
+  // 500ms). Either way it starts with a digit or a point: no sign, no "inf".
   double seconds = 0;
   absl::Duration duration;
-  if (!text.empty() &&
-      (absl::ascii_isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') &&
-      absl::SimpleAtod(text, &seconds) && std::isfinite(seconds)) {
+  const bool starts_well =
+      !text.empty() && (absl::ascii_isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.');
+  if (starts_well && absl::SimpleAtod(text, &seconds)) {
     duration = absl::Seconds(seconds);
-  } else if (text.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(text[0])) ||
-             !absl::ParseDuration(text, &duration) || duration == absl::InfiniteDuration()) {
+  } else if (!starts_well || !absl::ParseDuration(text, &duration)) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "' is not ", AcceptedForms(Form::kDuration)));
   }
-  if (duration <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a positive duration"));
+  if (duration <= absl::ZeroDuration() || duration == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a positive, finite duration"));
   }
   return duration;
 }
@@ -326,18 +341,11 @@ absl::Status CheckEnvironment() {
 absl::Span<const EnvironmentVariable> EnvironmentVariables() { return kEnvironmentVariables; }
 
 std::string EnvironmentValue(absl::string_view name) {
-  for (const EnvironmentVariable& variable : kEnvironmentVariables) {
-    if (variable.name != name) continue;
-    const char* value = std::getenv(std::string(name).c_str());
-    if (value == nullptr || *value == '\0') return std::string(variable.default_value);
-    return value;
-  }
-  // Logging depends on this file, so a broken invariant here reports by hand.
-  std::fprintf(stderr,
-               "zcoll: internal error: environment variable %.*s is read but not "
-               "declared in core/config.cc\n",
-               static_cast<int>(name.size()), name.data());
-  std::abort();
+  const EnvironmentVariable& variable = Declared(name);
+  // (The declared name is a string literal, so its data is NUL-terminated.)
+  const char* value = std::getenv(variable.name.data());
+  if (value == nullptr || *value == '\0') return std::string(variable.default_value);
+  return value;
 }
 
 std::string JobWideSettings() {
@@ -359,24 +367,18 @@ bool EnvironmentIsSet(absl::string_view name) {
 
 absl::Duration EnvironmentDuration(absl::string_view name) {
   absl::StatusOr<absl::Duration> parsed = ParsePositiveDuration(EnvironmentValue(name));
-  if (parsed.ok()) return *parsed;
-  for (const EnvironmentVariable& variable : kEnvironmentVariables) {
-    if (variable.name == name) return ParsePositiveDuration(variable.default_value).value();
-  }
-  return absl::InfiniteDuration();  // (EnvironmentValue aborted on an undeclared name)
+  return parsed.ok() ? *parsed : ParsePositiveDuration(Declared(name).default_value).value();
 }
 
 uint64_t EnvironmentUnsigned(absl::string_view name) {
   const std::string value = EnvironmentValue(name);
   uint64_t parsed = 0;
   if (absl::SimpleAtoi(value, &parsed)) return parsed;
-  for (const EnvironmentVariable& variable : kEnvironmentVariables) {
-    if (variable.name != name) continue;
-    std::fprintf(stderr, "zcoll: %.*s='%s' is not a non-negative integer; using %.*s\n",
-                 static_cast<int>(name.size()), name.data(), value.c_str(),
-                 static_cast<int>(variable.default_value.size()), variable.default_value.data());
-    (void)absl::SimpleAtoi(variable.default_value, &parsed);
-  }
+  const absl::string_view fallback = Declared(name).default_value;
+  std::fprintf(stderr, "zcoll: %.*s='%s' is not a non-negative integer; using %.*s\n",
+               static_cast<int>(name.size()), name.data(), value.c_str(),
+               static_cast<int>(fallback.size()), fallback.data());
+  (void)absl::SimpleAtoi(fallback, &parsed);
   return parsed;
 }
 

@@ -4,9 +4,11 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -37,7 +39,36 @@ std::string Quoted(absl::string_view text) {
   return quoted + "'";
 }
 
+// A path for the shell, single-quoted (a quote in it closed, escaped, reopened).
+std::string ShellQuoted(absl::string_view path) {
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path) {
+  FILE* file = std::fopen(path.c_str(), "r");
+  if (file == nullptr) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), file)) > 0;) text.append(buffer, n);
+  std::fclose(file);
+  return text;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<TimedRow>> ReadTimedRows(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWhole(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::vector<TimedRow>> rows = ParseTimedRows(*text);
+  if (!rows.ok()) {
+    return absl::Status(rows.status().code(), absl::StrCat(path, ": ", rows.status().message()));
+  }
+  return rows;
+}
 
 absl::StatusOr<std::vector<TimedRow>> ParseTimedRows(absl::string_view csv) {
   std::vector<TimedRow> rows;
@@ -123,16 +154,11 @@ absl::Status PlotTimes(const std::vector<TimedRow>& rows, absl::string_view titl
   // gnuplot's chatter (warnings about a one-point panel) goes to a log beside the
   // plot, shown only when nothing was drawn: stdout may be carrying CSV.
   const std::string log_path = png_path + ".gnuplot.log";
-  FILE* gnuplot = popen(absl::StrCat("gnuplot >'", log_path, "' 2>&1").c_str(), "w");
+  FILE* gnuplot = popen(absl::StrCat("gnuplot >", ShellQuoted(log_path), " 2>&1").c_str(), "w");
   if (gnuplot == nullptr) return absl::UnavailableError("cannot start gnuplot");
   std::fwrite(script.data(), 1, script.size(), gnuplot);
   const int status = pclose(gnuplot);
-  std::string log;
-  if (FILE* file = std::fopen(log_path.c_str(), "r"); file != nullptr) {
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), file)) > 0;) log.append(buffer, n);
-    std::fclose(file);
-  }
+  const std::string log = ReadWhole(log_path).value_or("");
   std::remove(log_path.c_str());
   if (!WIFEXITED(status) || WEXITSTATUS(status) == 127) {
     return absl::UnavailableError(

@@ -29,6 +29,9 @@ struct TimedRow {
 // another shape is an error naming its number.
 absl::StatusOr<std::vector<TimedRow>> ParseTimedRows(absl::string_view csv);
 
+// ParseTimedRows of the file at `path`; an error names the file.
+absl::StatusOr<std::vector<TimedRow>> ReadTimedRows(const std::string& path);
+
 // The gnuplot script that draws `rows` (panels in the order collectives first appear,
 // lines in the order libraries first appear) under `title` into `png_path`.
 std::string PlotScript(const std::vector<TimedRow>& rows, absl::string_view title,

@@ -65,7 +65,8 @@ TEST(PlotTest, GnuplotDrawsAPng) {
     GTEST_SKIP() << "gnuplot is not installed here (tools/setup.sh installs gnuplot-nox)";
   }
   const char* directory = std::getenv("TEST_TMPDIR");
-  const std::string png = std::string(directory != nullptr ? directory : "/tmp") + "/plot.png";
+  // (A quote in the path: the shell line that starts gnuplot quotes it.)
+  const std::string png = std::string(directory != nullptr ? directory : "/tmp") + "/it's.png";
   const absl::Status status = PlotTimes(*ParseTimedRows(kRows), "test's title", png);
   ASSERT_TRUE(status.ok()) << status;
   FILE* file = std::fopen(png.c_str(), "rb");
@@ -75,6 +76,22 @@ TEST(PlotTest, GnuplotDrawsAPng) {
   std::fclose(file);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(magic + 1), 3), "PNG");
   EXPECT_EQ(PlotTimes({}, "", png).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PlotTest, AFileOfRowsIsReadAndItsProblemsNameIt) {
+  const char* directory = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(directory != nullptr ? directory : "/tmp") + "/rows.csv";
+  FILE* file = std::fopen(path.c_str(), "w");
+  ASSERT_NE(file, nullptr);
+  std::fputs("zcoll,allreduce,2,8,0.3\nzcoll,allreduce,2\n", file);
+  std::fclose(file);
+  const absl::StatusOr<std::vector<TimedRow>> bad = ReadTimedRows(path);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr(path + ": line 2"));
+  const absl::StatusOr<std::vector<TimedRow>> missing = ReadTimedRows(path + ".none");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("cannot open " + path + ".none: No such file or directory"));
 }
 
 }  // namespace

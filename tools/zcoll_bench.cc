@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -582,25 +581,14 @@ int main(int argc, char** argv) {
   }
   if (!options.plot_csv.empty()) {
     // Only a plot of rows measured before (compare_peers.sh --plot).
-    FILE* file = std::fopen(options.plot_csv.c_str(), "r");
-    if (file == nullptr) {
-      std::fprintf(stderr, "zcoll_bench: --plot-csv: cannot open %s: %s\n",
-                   options.plot_csv.c_str(), std::strerror(errno));
-      return 2;
-    }
-    std::string csv;
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), file)) > 0;) csv.append(buffer, n);
-    std::fclose(file);
-    absl::StatusOr<std::vector<zcoll::TimedRow>> rows = zcoll::ParseTimedRows(csv);
+    absl::StatusOr<std::vector<zcoll::TimedRow>> rows = zcoll::ReadTimedRows(options.plot_csv);
     absl::Status status = rows.status();
     if (status.ok()) {
       status = zcoll::PlotTimes(*rows, options.title.empty() ? options.plot_csv : options.title,
                                 options.plot);
     }
     if (!status.ok()) {
-      std::fprintf(stderr, "zcoll_bench: %s: %s\n", options.plot_csv.c_str(),
-                   std::string(status.message()).c_str());
+      std::fprintf(stderr, "zcoll_bench: --plot-csv: %s\n", std::string(status.message()).c_str());
       return 1;
     }
     return 0;
