@@ -4,7 +4,7 @@
 //
 //   #include "zcoll/zcoll.h"      // with deps = ["@zcoll//:zcoll"]
 //
-// It brings the public types (DataType, ReduceOp, Topology, the version) and the
+// It brings the public types (DataType, ReduceOp, Group, Topology, the version) and the
 // local reductions of ops/reduce.h (ReduceLocal = MPI_Reduce_local, ReduceTwo,
 // ReduceMany, FinishAverage); the communicator and the collectives join it as they
 // land. Everything else in the
@@ -15,6 +15,7 @@
 
 #include "collectives/communicator.h"                  // IWYU pragma: export
 #include "core/datatype.h"                             // IWYU pragma: export
+#include "core/group.h"                                // IWYU pragma: export
 #include "core/reduce_op.h"                            // IWYU pragma: export
 #include "core/topology.h"                             // IWYU pragma: export
 #include "core/version.h"                              // IWYU pragma: export

@@ -185,14 +185,33 @@ absl::StatusOr<Topology> RestrictTopology(const Topology& parent, absl::Span<con
   return Topology::Create(std::move(locations), std::move(names));
 }
 
-// One rank's contribution to Split.
-struct SplitRecord {
-  int32_t color;
-  int32_t key;
-  uint32_t context;  // kMaxContexts: none
-  uint32_t problem;  // SplitProblem
-};
-enum SplitProblem : uint32_t { kNoProblem = 0, kBadColor = 1, kNoContext = 2 };
+enum SplitProblem : uint32_t { kNoProblem = 0, kBadColor = 1, kNoContext = 2, kNotMember = 3 };
+
+// A group's members in order, hashed (FNV-1a), so that ranks can compare the groups
+// they passed by exchanging a word.
+uint64_t HashMembers(absl::Span<const int> job_ranks) {
+  uint64_t hash = 1469598103934665603ull;
+  for (int member : job_ranks) hash = (hash ^ static_cast<uint32_t>(member)) * 1099511628211ull;
+  return hash ^ job_ranks.size();
+}
+
+// The ranks of `transport` that `group`'s members are, in the group's order; for a
+// member that is none, its job rank in `missing`.
+std::vector<int> RanksOfGroup(const CommunicatorTransport& transport, const Group& group,
+                              int* missing) {
+  std::map<int, int> rank_of_job_rank;
+  for (int r = 0; r < transport.size(); ++r) rank_of_job_rank[transport.job_rank(r)] = r;
+  std::vector<int> ranks;
+  for (int member : group.job_ranks()) {
+    const auto found = rank_of_job_rank.find(member);
+    if (found == rank_of_job_rank.end()) {
+      *missing = member;
+      return {};
+    }
+    ranks.push_back(found->second);
+  }
+  return ranks;
+}
 
 // What a moved-from Communicator's transport() is: every operation refused.
 class MovedFromTransport final : public Transport {
@@ -234,6 +253,19 @@ class MovedFromTransport final : public Transport {
 
 }  // namespace
 
+// One rank's contribution to Split and Create(group).
+struct Communicator::SplitRecord {
+  int32_t color;
+  int32_t key;
+  uint32_t context;  // kMaxContexts: none
+  uint32_t problem;  // SplitProblem
+  // Create(group): the group this rank passed (a hash of its members in order, and
+  // their number; 0 for the empty group and for Split), and the rank here of its first
+  // member (-1: empty). For kNotMember: the job rank that is not a rank here.
+  uint64_t group_hash;
+  int32_t group_size;
+  int32_t group_first;
+};
 absl::Status MovedFromError(absl::string_view operation) {
   return absl::FailedPreconditionError(
       absl::StrCat(operation, ": this Communicator was moved from; use the one it was moved to"));
@@ -471,14 +503,45 @@ absl::Status Communicator::Abort(absl::string_view reason) {
 absl::StatusOr<std::optional<Communicator>> Communicator::Split(
     int color, int key, std::optional<absl::Time> deadline) {
   if (state_ == nullptr) return MovedFromError("Split");
+  SplitRecord mine{color, key, kMaxContexts, kNoProblem, 0, 0, -1};
+  if (color < 0 && color != kUndefinedColor) mine.problem = kBadColor;
+  return SplitBy(mine, "Split", DeadlineOrDefault(deadline));
+}
+
+absl::StatusOr<std::optional<Communicator>> Communicator::Create(
+    const Group& group, std::optional<absl::Time> deadline) {
+  if (state_ == nullptr) return MovedFromError("Create");
+  int missing = -1;
+  const std::vector<int> ranks = RanksOfGroup(*state_->transport, group, &missing);
+  SplitRecord mine{kUndefinedColor,
+                   0,
+                   kMaxContexts,
+                   kNoProblem,
+                   group.size() > 0 ? HashMembers(group.job_ranks()) : 0,
+                   group.size(),
+                   -1};
+  if (missing >= 0) {
+    mine.problem = kNotMember;
+    mine.key = missing;
+  } else if (!ranks.empty()) {
+    mine.group_first = ranks.front();
+    // Disjoint groups have distinct first members: the color that keeps them apart.
+    const auto position = std::find(ranks.begin(), ranks.end(), rank());
+    if (position != ranks.end()) {
+      mine.color = ranks.front();
+      mine.key = static_cast<int>(position - ranks.begin());
+    }
+  }
+  return SplitBy(mine, "Create", DeadlineOrDefault(deadline));
+}
+
+absl::StatusOr<std::optional<Communicator>> Communicator::SplitBy(SplitRecord mine,
+                                                                  const char* call,
+                                                                  absl::Time until) {
   CommunicatorTransport& transport = *state_->transport;
   JobConnection& job = transport.job();
   RETURN_IF_ERROR(job.FailureStatus());
-  const absl::Time until = DeadlineOrDefault(deadline);
-  SplitRecord mine{color, key, kMaxContexts, kNoProblem};
-  if (color < 0 && color != kUndefinedColor) {
-    mine.problem = kBadColor;
-  } else if (color != kUndefinedColor) {
+  if (mine.problem == kNoProblem && mine.color != kUndefinedColor) {
     absl::StatusOr<uint32_t> context = job.AllocateContext();
     if (context.ok()) {
       mine.context = *context;
@@ -500,36 +563,171 @@ absl::StatusOr<std::optional<Communicator>> Communicator::Split(
   const int size = transport.size();
   std::vector<SplitRecord> records(size);
   std::memcpy(records.data(), exchanged->data(), exchanged->size());
-  for (int r = 0; r < size; ++r) {
-    if (records[r].problem == kNoProblem) continue;
+  // Every rank judges every rank's record alike, so that all return the same error.
+  absl::Status refused = CheckSplitRecords(records, call);
+  if (!refused.ok()) {
     release();
-    if (records[r].problem == kBadColor) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("rank ", rank(), ": Split: rank ", r, " passed color ", records[r].color,
-                       "; a color is >= 0 or kUndefinedColor (", kUndefinedColor, ")"));
-    }
-    return absl::ResourceExhaustedError(absl::StrCat("rank ", rank(), ": Split: rank ", r,
-                                                     " has no free communicator context id (",
-                                                     kMaxContexts, " are live)"));
+    return refused;
   }
-  if (color == kUndefinedColor) return std::optional<Communicator>();
+  if (mine.color == kUndefinedColor) return std::optional<Communicator>();
   std::vector<int> members;
   for (int r = 0; r < size; ++r) {
-    if (records[r].color == color) members.push_back(r);
+    if (records[r].color == mine.color) members.push_back(r);
   }
   std::stable_sort(members.begin(), members.end(),
                    [&](int a, int b) { return records[a].key < records[b].key; });
-  std::vector<int> job_ranks;
   std::vector<uint32_t> contexts;
+  for (int member : members) contexts.push_back(records[member].context);
+  absl::StatusOr<Communicator> made = Derive(members, std::move(contexts), until);
+  if (!made.ok()) return made.status();
+  return std::optional<Communicator>(std::move(*made));
+}
+
+absl::Status Communicator::CheckSplitRecords(absl::Span<const SplitRecord> records,
+                                             const char* call) const {
+  const int size = static_cast<int>(records.size());
+  for (int r = 0; r < size; ++r) {
+    switch (records[r].problem) {
+      case kNoProblem:
+        break;
+      case kBadColor:
+        return absl::InvalidArgumentError(absl::StrCat(
+            "rank ", rank(), ": ", call, ": rank ", r, " passed color ", records[r].color,
+            "; a color is >= 0 or kUndefinedColor (", kUndefinedColor, ")"));
+      case kNotMember:
+        return absl::InvalidArgumentError(
+            absl::StrCat("rank ", rank(), ": ", call, ": rank ", r,
+                         " passed a group holding job rank ", records[r].key,
+                         ", which is not in this communicator (a group passed to Create is a "
+                         "subgroup of the communicator's)"));
+      default:
+        return absl::ResourceExhaustedError(absl::StrCat("rank ", rank(), ": ", call, ": rank ", r,
+                                                         " has no free communicator context id (",
+                                                         kMaxContexts, " are live)"));
+    }
+  }
+  // Create(group): every process of a non-empty group passed that same group (the
+  // standard's rule), so its first member leads it with the same hash, and as many
+  // ranks joined it as it has members. (Split's records pass this trivially.)
+  std::vector<int> joined(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    if (records[r].color != kUndefinedColor && records[r].group_size > 0)
+      ++joined[records[r].color];
+  }
+  for (int r = 0; r < size; ++r) {
+    const SplitRecord& record = records[r];
+    if (record.group_size == 0) continue;
+    const SplitRecord& first = records[record.group_first];
+    if (first.group_hash != record.group_hash || first.group_size != record.group_size ||
+        first.color != record.group_first) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank(), ": ", call, ": rank ", r, " passed a group of ",
+                       record.group_size, " processes led by rank ", record.group_first,
+                       ", which passed another group; every "
+                       "process of a group passes that same group (same processes, same order)"));
+    }
+    if (joined[record.group_first] != record.group_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank ", rank(), ": ", call, ": rank ", r, " passed a group of ", record.group_size,
+          " processes led by rank ", record.group_first, ", but ", joined[record.group_first],
+          " of them passed it; every process of a group passes that same group, and groups "
+          "passed at once are disjoint"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Communicator>> Communicator::CreateGroup(
+    const Group& group, int tag, std::optional<absl::Time> deadline) {
+  if (state_ == nullptr) return MovedFromError("CreateGroup");
+  CommunicatorTransport& transport = *state_->transport;
+  JobConnection& job = transport.job();
+  RETURN_IF_ERROR(job.FailureStatus());
+  if (group.size() == 0) return std::optional<Communicator>();
+  // Only the group's processes call it, so a problem here cannot be told through an
+  // exchange with them (they may not know it): it fails the job, as a refused
+  // collective argument does, and they return Aborted at once.
+  int missing = -1;
+  const std::vector<int> members = RanksOfGroup(transport, group, &missing);
+  if (missing >= 0) {
+    return Failed(absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank(), ": CreateGroup: the group holds job rank ", missing,
+                     ", which is not in this communicator")));
+  }
+  if (std::find(members.begin(), members.end(), rank()) == members.end()) {
+    return Failed(absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank(),
+                     ": CreateGroup: this rank is not in the group it passed; only the "
+                     "group's processes call CreateGroup (an empty group gives no communicator)")));
+  }
+  if (tag < 0) {
+    return Failed(absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank(), ": CreateGroup: tag ", tag, " is negative")));
+  }
+  struct GroupRecord {
+    uint64_t group_hash;
+    int32_t tag;
+    uint32_t context;  // kMaxContexts: none left
+  };
+  GroupRecord mine{HashMembers(group.job_ranks()), tag, kMaxContexts};
+  if (absl::StatusOr<uint32_t> context = job.AllocateContext(); context.ok()) {
+    mine.context = *context;
+  }
+  const absl::Time until = DeadlineOrDefault(deadline);
+  absl::StatusOr<std::vector<char>> exchanged = ExchangeRecordsAmong(
+      transport, members, InternalTag::kGroupExchange,
+      absl::string_view(reinterpret_cast<const char*>(&mine), sizeof(mine)), until);
+  auto release = [&] {
+    if (mine.context != kMaxContexts) job.ReleaseContext(mine.context);
+  };
+  if (!exchanged.ok()) {
+    release();
+    return Failed(exchanged.status());
+  }
+  std::vector<GroupRecord> records(members.size());
+  std::memcpy(records.data(), exchanged->data(), exchanged->size());
+  std::vector<uint32_t> contexts;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const GroupRecord& theirs = records[i];
+    absl::Status refused;
+    if (theirs.group_hash != mine.group_hash) {
+      refused = absl::InvalidArgumentError(
+          absl::StrCat("rank ", rank(), ": CreateGroup: rank ", members[i],
+                       " passed another group; every process of the group passes that same "
+                       "group (same processes, same order)"));
+    } else if (theirs.tag != mine.tag) {
+      refused = absl::InvalidArgumentError(absl::StrCat("rank ", rank(), ": CreateGroup: rank ",
+                                                        members[i], " passed tag ", theirs.tag,
+                                                        " and this rank ", mine.tag));
+    } else if (theirs.context == kMaxContexts) {
+      refused = absl::ResourceExhaustedError(
+          absl::StrCat("rank ", rank(), ": CreateGroup: rank ", members[i],
+                       " has no free communicator context id (", kMaxContexts, " are live)"));
+    }
+    if (!refused.ok()) {
+      release();
+      return refused;
+    }
+    contexts.push_back(theirs.context);
+  }
+  absl::StatusOr<Communicator> made = Derive(members, std::move(contexts), until);
+  if (!made.ok()) return made.status();
+  return std::optional<Communicator>(std::move(*made));
+}
+
+absl::StatusOr<Communicator> Communicator::Derive(absl::Span<const int> members,
+                                                  std::vector<uint32_t> contexts,
+                                                  absl::Time until) {
+  CommunicatorTransport& transport = *state_->transport;
+  std::vector<int> job_ranks;
   int new_rank = -1;
   for (int member : members) {
     if (member == rank()) new_rank = static_cast<int>(job_ranks.size());
     job_ranks.push_back(transport.job_rank(member));
-    contexts.push_back(records[member].context);
   }
   absl::StatusOr<Topology> topology = RestrictTopology(state_->topology, members);
   if (!topology.ok()) {
-    release();
+    transport.job().ReleaseContext(contexts[new_rank]);
     return topology.status();
   }
   Communicator child(std::make_unique<State>(
@@ -539,9 +737,16 @@ absl::StatusOr<std::optional<Communicator>> Communicator::Split(
             std::move(*topology), state_->timeout}));
   // (Before the levels' Splits, which inherit it.)
   child.state_->timeout_source = state_->timeout_source;
-  absl::StatusOr<Communicator> made = WithNodeEngine(std::move(child), until);
-  if (!made.ok()) return made.status();
-  return std::optional<Communicator>(std::move(*made));
+  return WithNodeEngine(std::move(child), until);
+}
+
+Group Communicator::group() const {
+  if (state_ == nullptr) return Group::Empty();
+  const CommunicatorTransport& transport = *state_->transport;
+  std::vector<int> job_ranks(static_cast<size_t>(transport.size()));
+  for (int r = 0; r < transport.size(); ++r) job_ranks[r] = transport.job_rank(r);
+  // (A communicator's ranks are distinct job ranks: this cannot fail.)
+  return *Group::FromJobRanks(std::move(job_ranks), transport.job_rank(transport.rank()));
 }
 
 absl::StatusOr<Communicator> Communicator::Dup(std::optional<absl::Time> deadline) {

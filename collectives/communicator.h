@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "absl/base/optimization.h"
 #include "absl/functional/function_ref.h"
@@ -47,6 +48,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/request.h"
 #include "core/datatype.h"
+#include "core/group.h"
 #include "core/reduce_op.h"
 #include "core/topology.h"
 #include "transport/bootstrap/bootstrap.h"
@@ -156,6 +158,27 @@ class Communicator {
                                                     std::optional<absl::Time> deadline = {});
   // MPI_Comm_dup: the same ranks and topology, a new tag space.
   absl::StatusOr<Communicator> Dup(std::optional<absl::Time> deadline = {});
+  // MPI_Comm_group: this communicator's processes in rank order, held by this one.
+  Group group() const;
+  // MPI_Comm_create, collective over this communicator: each rank passes a group of
+  // some of its processes (Group::Empty() too). A rank in the group it passed gets a
+  // communicator of that group (ranks in the group's order), any other rank nullopt.
+  // Several disjoint groups may be made at once, each process of a group passing that
+  // group (same processes, same order); ranks outside every group pass any group they
+  // are not in. A group holding a process outside this communicator, or groups that
+  // break those rules, fail the call on every rank with InvalidArgument naming the
+  // rank that passed it.
+  absl::StatusOr<std::optional<Communicator>> Create(const Group& group,
+                                                     std::optional<absl::Time> deadline = {});
+  // MPI_Comm_create_group: collective over `group`'s processes only (the others of
+  // this communicator do not call it), which all pass the same group and the same
+  // `tag` (>= 0); a communicator of the group. Calls on one communicator are matched
+  // in program order, as all its operations are; the tag is checked to agree. An
+  // empty group gives nullopt. A caller outside the group or a group holding a
+  // process outside this communicator: InvalidArgument, and the job fails (the
+  // group's other processes return Aborted rather than wait).
+  absl::StatusOr<std::optional<Communicator>> CreateGroup(const Group& group, int tag,
+                                                          std::optional<absl::Time> deadline = {});
 
   // --- Collectives (MPI semantics, MPI-4.1 chapter 6) -------------------------------
   //
@@ -604,6 +627,16 @@ class Communicator {
                                                    const std::string& problem);
   static absl::StatusOr<Communicator> WithNodeEngine(Communicator communicator,
                                                      absl::Time deadline);
+  // Split and Create(group): exchanges this rank's record, checks everyone's, and
+  // makes the communicator of this rank's color.
+  struct SplitRecord;
+  absl::StatusOr<std::optional<Communicator>> SplitBy(SplitRecord mine, const char* call,
+                                                      absl::Time until);
+  absl::Status CheckSplitRecords(absl::Span<const SplitRecord> records, const char* call) const;
+  // The communicator of `members` (ranks here, in their new order, this rank among
+  // them), where members[i] gave it context id contexts[i].
+  absl::StatusOr<Communicator> Derive(absl::Span<const int> members, std::vector<uint32_t> contexts,
+                                      absl::Time until);
   std::unique_ptr<State> state_;
 };
 

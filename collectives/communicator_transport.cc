@@ -450,44 +450,63 @@ struct ExchangeState {
 
 absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transport,
                                                   absl::string_view mine, absl::Time deadline) {
-  const int size = transport.size(), rank = transport.rank();
+  return ExchangeRecordsAmong(transport, {}, InternalTag::kExchange, mine, deadline);
+}
+
+absl::StatusOr<std::vector<char>> ExchangeRecordsAmong(CommunicatorTransport& transport,
+                                                       absl::Span<const int> members,
+                                                       InternalTag tag, absl::string_view mine,
+                                                       absl::Time deadline) {
+  // Positions among the members; with none given, the ranks themselves.
+  const bool everyone = members.empty();
+  const int size = everyone ? transport.size() : static_cast<int>(members.size());
+  int index = transport.rank();
+  if (!everyone) {
+    index = static_cast<int>(std::find(members.begin(), members.end(), transport.rank()) -
+                             members.begin());
+    if (index == size) {
+      return absl::InternalError(absl::StrCat("rank ", transport.rank(),
+                                              ": an exchange among ranks this one is not among"));
+    }
+  }
+  auto peer = [&](int position) { return everyone ? position : members[position]; };
   const size_t record_bytes = mine.size();
   auto state = std::make_shared<ExchangeState>();
-  // Block i holds the record of rank (rank + i) % size.
+  // Block i holds the record of member (index + i) % size.
   state->blocks.resize(static_cast<size_t>(size) * record_bytes);
   if (record_bytes > 0) std::memcpy(state->blocks.data(), mine.data(), record_bytes);
   for (int distance = 1; distance < size; distance *= 2) {
     const size_t bytes = static_cast<size_t>(std::min(distance, size - distance)) * record_bytes;
     state->sent.Reset();
     state->received.Reset();
+    const int from = peer((index + distance) % size);
     absl::Status status = transport.PostInternalRecv(
-        (rank + distance) % size, InternalTag::kExchange,
-        state->blocks.data() + static_cast<size_t>(distance) * record_bytes, bytes,
+        from, tag, state->blocks.data() + static_cast<size_t>(distance) * record_bytes, bytes,
         &state->received);
     if (!status.ok()) return status;
-    status = transport.PostInternalSend((rank - distance + size) % size, InternalTag::kExchange,
+    status = transport.PostInternalSend(peer((index - distance + size) % size), tag,
                                         state->blocks.data(), bytes, &state->sent);
     if (status.ok()) {
       const Completion* both[] = {&state->sent, &state->received};
       status = transport.WaitAll(both, deadline);
     }
     if (status.ok() && state->received.bytes() != bytes) {
-      status = absl::InternalError(absl::StrCat("rank ", rank, ": a communicator exchange got ",
-                                                state->received.bytes(), " bytes instead of ",
-                                                bytes, " from rank ", (rank + distance) % size));
+      status = absl::InternalError(
+          absl::StrCat("rank ", transport.rank(), ": a communicator exchange got ",
+                       state->received.bytes(), " bytes instead of ", bytes, " from rank ", from));
     }
     if (!status.ok()) {
       transport.job().KeepUntilDestroyed(state);
       return status;
     }
   }
-  std::vector<char> by_rank(state->blocks.size());
+  std::vector<char> by_member(state->blocks.size());
   // Empty records have nothing to reorder (and their buffers may be null).
   for (int block = 0; block < size && record_bytes > 0; ++block) {
-    std::memcpy(by_rank.data() + static_cast<size_t>((rank + block) % size) * record_bytes,
+    std::memcpy(by_member.data() + static_cast<size_t>((index + block) % size) * record_bytes,
                 state->blocks.data() + static_cast<size_t>(block) * record_bytes, record_bytes);
   }
-  return by_rank;
+  return by_member;
 }
 
 }  // namespace zcoll

@@ -68,7 +68,8 @@ inline constexpr uint32_t kMaxContexts = (uint32_t{1} << kContextBits) - 1;
 // Tags of the communicator's own exchanges (Split, Dup, ZCOLL_CHECK, the node engine).
 enum class InternalTag : uint64_t {
   kExchange = kMaxCommunicatorTag + 1,
-  kNodeSetup = kMaxCommunicatorTag + 2,  // the node engine's segment (node_engine.h)
+  kNodeSetup = kMaxCommunicatorTag + 2,      // the node engine's segment (node_engine.h)
+  kGroupExchange = kMaxCommunicatorTag + 3,  // CreateGroup, among the group's ranks only
 };
 
 class JobConnection {
@@ -261,6 +262,12 @@ class CommunicatorTransport final : public Transport {
 // Split, Dup and the collectives' argument check (ZCOLL_CHECK) use it.
 absl::StatusOr<std::vector<char>> ExchangeRecords(CommunicatorTransport& transport,
                                                   absl::string_view mine, absl::Time deadline);
+// The same among `members` (ranks of the communicator, this one among them; empty:
+// all) on internal tag `tag`: the records in the order of `members`.
+absl::StatusOr<std::vector<char>> ExchangeRecordsAmong(CommunicatorTransport& transport,
+                                                       absl::Span<const int> members,
+                                                       InternalTag tag, absl::string_view mine,
+                                                       absl::Time deadline);
 
 }  // namespace zcoll
 
