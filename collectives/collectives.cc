@@ -292,6 +292,10 @@ struct Communicator::CollectiveCall {
                   collective == Collective::kAlltoallv;
   }
 
+  // A persistent call's start (PersistentCall::Call): the rest is filled in.
+  CollectiveCall(const char* name, const ReduceOp& op)
+      : name(name), type(DataType::kUint8), op(op) {}
+
   CollectiveCall(const CollectiveCall&) = delete;
   CollectiveCall& operator=(const CollectiveCall&) = delete;
 
@@ -328,6 +332,109 @@ struct Communicator::CollectiveCall {
   size_t result_count = 0;
   size_t contributions = 0;
 };
+
+// A persistent collective's call, kept at init with its own copies of what the
+// caller passed by reference (the op, the vectors) and its plan, on the communicator's
+// State (which stays put when its Communicator moves).
+struct internal_collectives::PersistentCall {
+  using CollectiveCall = Communicator::CollectiveCall;
+  Communicator::State* state = nullptr;
+  const char* name = "";
+  ScalarArgs args;
+  std::array<std::vector<size_t>, 4> vectors;
+  bool has_vectors = false;
+  DataType type = DataType::kUint8;
+  ReduceOp op = PredefinedOp::kSum;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  void* result = nullptr;
+  size_t result_count = 0;
+  size_t contributions = 0;
+  Communicator::CachedPlan plan;
+
+  void Keep(const CollectiveCall& call, const Communicator::CachedPlan& cached) {
+    name = call.name;
+    args = call.args;
+    for (size_t i = 0; i < vectors.size(); ++i) {
+      vectors[i].assign(call.vectors[i].begin(), call.vectors[i].end());
+    }
+    has_vectors = call.has_vectors;
+    type = call.type;
+    op = call.op;
+    send = call.send;
+    recv = call.recv;
+    result = call.result;
+    result_count = call.result_count;
+    contributions = call.contributions;
+    plan = cached;
+  }
+  // Writes the kept call into `call` (made with this op).
+  void Fill(CollectiveCall& call) const {
+    call.args = args;
+    for (size_t i = 0; i < vectors.size(); ++i) call.vectors[i] = vectors[i];
+    call.has_vectors = has_vectors;
+    call.type = type;
+    call.send = send;
+    call.recv = recv;
+    call.result = result;
+    call.result_count = result_count;
+    call.contributions = contributions;
+  }
+};
+
+absl::StatusOr<PersistentRequest> Communicator::Persistent(
+    absl::FunctionRef<absl::StatusOr<Request>()> start) {
+  // (A moved-from communicator: the I-form refuses it.)
+  if (state_ == nullptr) return start().status();
+  auto call = std::make_unique<internal_collectives::PersistentCall>();
+  call->state = state_.get();
+  state_->initializing = call.get();
+  absl::StatusOr<Request> kept = start();
+  state_->initializing = nullptr;
+  if (!kept.ok()) return kept.status();
+  return PersistentRequest(std::move(call));
+}
+
+PersistentRequest::PersistentRequest() = default;
+PersistentRequest::PersistentRequest(std::unique_ptr<internal_collectives::PersistentCall> call)
+    : call_(std::move(call)) {}
+PersistentRequest::PersistentRequest(PersistentRequest&&) noexcept = default;
+PersistentRequest& PersistentRequest::operator=(PersistentRequest&& other) noexcept {
+  // An active instance being replaced is waited for (as a Request's is) before the call
+  // it runs goes: a node call reads the kept call's vectors.
+  instance_ = std::move(other.instance_);
+  call_ = std::move(other.call_);
+  return *this;
+}
+PersistentRequest::~PersistentRequest() = default;
+
+absl::Status PersistentRequest::Start() {
+  if (call_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "PersistentRequest::Start: this request is empty (made by no *Init call, or moved from)");
+  }
+  if (active()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PersistentRequest::Start: this ", call_->name,
+                     " is active; Wait or Test until it completes before starting it again"));
+  }
+  Communicator::State& state = *call_->state;
+  JobConnection& job = state.transport->job();
+  if (ABSL_PREDICT_FALSE(job.failed())) return job.FailureStatus();
+  Communicator::CollectiveCall call(call_->name, call_->op);
+  call_->Fill(call);
+  absl::StatusOr<Request> started =
+      Communicator::Launch(state, call, call_->plan, /*blocking=*/false);
+  if (!started.ok()) return started.status();
+  instance_ = std::move(*started);
+  return absl::OkStatus();
+}
+
+absl::Status PersistentRequest::Wait(std::optional<absl::Time> deadline) {
+  return instance_.Wait(deadline);
+}
+
+absl::StatusOr<bool> PersistentRequest::Test() { return instance_.Test(); }
 
 absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view algorithm) {
   if (state_ == nullptr) return MovedFromError("SetAlgorithm");
@@ -370,9 +477,9 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
   return static_cast<size_t>(rank()) < counts.size() ? counts[rank()] : 0;
 }
 
-void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op,
-                                     CallExecution& execution) {
-  const State& state = *state_;
+void Communicator::RestartNodeLevels(const State& state, const CollectiveCall& call,
+                                     const ReduceOp& op, CallExecution& execution) {
+  const int rank = state.transport->rank();
   NodeLevelsExecution::Call levels{.collective = call.args.collective,
                                    .node = state.node_level.get(),
                                    .leaders = state.leader_level.get(),
@@ -383,13 +490,13 @@ void Communicator::RestartNodeLevels(const CollectiveCall& call, const ReduceOp&
                                    .type = call.type,
                                    .op = op,
                                    .members = &state.level_members,
-                                   .group = state.level_leader_index[rank()],
-                                   .rank = rank(),
-                                   .size = size(),
+                                   .group = state.level_leader_index[rank],
+                                   .rank = rank,
+                                   .size = state.transport->size(),
                                    .in_blocks = state.levels_in_blocks};
   if (call.args.collective == Collective::kBcast || call.args.collective == Collective::kReduce) {
     const int root = call.args.root;
-    if (state.level_leader_index[rank()] == state.level_leader_index[root]) {
+    if (state.level_leader_index[rank] == state.level_leader_index[root]) {
       levels.node_root = state.level_position[root];
     }
     levels.leader_root = state.level_leader_index[root];
@@ -440,15 +547,21 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
       }
     }
   }
+  absl::StatusOr<CachedPlan*> cached = FindOrMakePlan(call);
+  if (!cached.ok()) return cached.status();
+  if (ABSL_PREDICT_FALSE(state.initializing != nullptr)) {
+    // A persistent collective's init (Persistent): its plan is kept, not run.
+    state.initializing->Keep(call, **cached);
+    return Request();
+  }
+  return Launch(state, call, **cached, blocking);
+}
+
+absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const CollectiveCall& call) {
+  State& state = *state_;
   const Algorithm* requested = state.forced[static_cast<size_t>(call.args.collective)];
   if (requested == nullptr) {
     requested = state.from_environment[static_cast<size_t>(call.args.collective)];
-  }
-  if (static_cast<uint64_t>(state.in_flight) >= kSequenceNumbers) {
-    return Failed(absl::ResourceExhaustedError(
-        absl::StrCat("rank ", rank(), ": ", call.name, ": ", state.in_flight,
-                     " nonblocking collectives are in flight on this communicator; wait for "
-                     "some before starting more")));
   }
   // The plan: from the cache (the last call's first), or made now. Equal keys had
   // their algorithm chosen, and checked, when the plan was made.
@@ -507,7 +620,20 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     state.plans.back().node_levels = algorithm->node_levels;
     state.last_plan = state.plans.size() - 1;
   }
-  State::CachedPlan& cached = state.plans[state.last_plan];
+  return &state.plans[state.last_plan];
+}
+
+absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall& call,
+                                             CachedPlan& cached, bool blocking) {
+  CommunicatorTransport& transport = *state.transport;
+  JobConnection& job = transport.job();
+  const bool reduces = IsReduction(call.args.collective);
+  if (ABSL_PREDICT_FALSE(static_cast<uint64_t>(state.in_flight) >= kSequenceNumbers)) {
+    return job.Fail(absl::ResourceExhaustedError(
+        absl::StrCat("rank ", transport.rank(), ": ", call.name, ": ", state.in_flight,
+                     " nonblocking collectives are in flight on this communicator; wait for "
+                     "some before starting more")));
+  }
   cached.last_used = state.collectives_started;
   // Not copied: an execution rerunning its last plan keeps it without touching the
   // shared count (atomic operations cost tens of cycles each).
@@ -518,7 +644,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   const ReduceOp& op = average ? kSumOp : call.op;
   // What AVG divides by.
   const size_t contributions =
-      call.contributions > 0 ? call.contributions : static_cast<size_t>(size());
+      call.contributions > 0 ? call.contributions : static_cast<size_t>(transport.size());
   // The call's check word: the plan's, the type and the op (remembered for a loop of
   // equal calls).
   const uint32_t check_key =
@@ -576,8 +702,9 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     NodeExecution& execution = *state.blocking_node;
     start_node_call(execution);
     const std::optional<absl::Time> own_deadline = state.blocking_deadline;
-    absl::Status status = execution.RunToEnd(
-        transport, [&] { return own_deadline.has_value() ? *own_deadline : DefaultDeadline(); });
+    absl::Status status = execution.RunToEnd(transport, [&] {
+      return own_deadline.has_value() ? *own_deadline : DeadlineAfterTimeout(state);
+    });
     if (!status.ok() && absl::IsDeadlineExceeded(status)) {
       status = OverdueError(transport, execution, call.name, state.timeout, state.timeout_source,
                             own_deadline.has_value());
@@ -596,7 +723,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   if (cached.node_levels) {
     pending = take_request(state.idle_level_requests,
                            [] { return std::make_shared<NodeLevelsExecution>(); });
-    RestartNodeLevels(call, op, *pending->execution);
+    RestartNodeLevels(state, call, op, *pending->execution);
   } else if (plan == nullptr) {
     // On the node's segment.
     pending = take_request(state.idle_node_requests, [&] {
@@ -634,7 +761,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   pending->name = call.name;
   pending->timeout = state.timeout;
   pending->timeout_source = state.timeout_source;
-  pending->deadline = DefaultDeadline();
+  pending->deadline = DeadlineAfterTimeout(state);
   if (average && call.result_count > 0) {
     pending->finish = [type = call.type, result = call.result, count = call.result_count,
                        contributions] { return FinishAverage(type, result, count, contributions); };
@@ -1066,6 +1193,107 @@ absl::Status Communicator::Scan(const void* send, void* recv, size_t count, Data
 absl::Status Communicator::Exscan(const void* send, void* recv, size_t count, DataType type,
                                   const ReduceOp& op, std::optional<absl::Time> deadline) {
   return Blocking(deadline, [&] { return IExscan(send, recv, count, type, op); });
+}
+
+// The persistent forms: the I-form, kept at init (Persistent).
+absl::StatusOr<PersistentRequest> Communicator::ReduceInit(const void* send, void* recv,
+                                                           size_t count, DataType type,
+                                                           const ReduceOp& op, int root) {
+  return Persistent([&] { return IReduce(send, recv, count, type, op, root); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::AllreduceInit(const void* send, void* recv,
+                                                              size_t count, DataType type,
+                                                              const ReduceOp& op) {
+  return Persistent([&] { return IAllreduce(send, recv, count, type, op); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::ReduceScatterBlockInit(const void* send, void* recv,
+                                                                       size_t recv_count,
+                                                                       DataType type,
+                                                                       const ReduceOp& op) {
+  return Persistent([&] { return IReduceScatterBlock(send, recv, recv_count, type, op); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::ReduceScatterInit(
+    const void* send, void* recv, absl::Span<const size_t> recv_counts, DataType type,
+    const ReduceOp& op) {
+  return Persistent([&] { return IReduceScatter(send, recv, recv_counts, type, op); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::ScatterInit(const void* send, void* recv,
+                                                            size_t count, DataType type, int root) {
+  return Persistent([&] { return IScatter(send, recv, count, type, root); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::ScattervInit(const void* send,
+                                                             absl::Span<const size_t> send_counts,
+                                                             absl::Span<const size_t> displs,
+                                                             void* recv, size_t recv_count,
+                                                             DataType type, int root) {
+  return Persistent(
+      [&] { return IScatterv(send, send_counts, displs, recv, recv_count, type, root); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::BcastInit(void* buffer, size_t count, DataType type,
+                                                          int root) {
+  return Persistent([&] { return IBcast(buffer, count, type, root); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::GatherInit(const void* send, void* recv,
+                                                           size_t count, DataType type, int root) {
+  return Persistent([&] { return IGather(send, recv, count, type, root); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::GathervInit(const void* send, size_t send_count,
+                                                            void* recv,
+                                                            absl::Span<const size_t> recv_counts,
+                                                            absl::Span<const size_t> displs,
+                                                            DataType type, int root) {
+  return Persistent(
+      [&] { return IGatherv(send, send_count, recv, recv_counts, displs, type, root); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::AllgatherInit(const void* send, void* recv,
+                                                              size_t count, DataType type) {
+  return Persistent([&] { return IAllgather(send, recv, count, type); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::AllgathervInit(const void* send, size_t send_count,
+                                                               void* recv,
+                                                               absl::Span<const size_t> recv_counts,
+                                                               absl::Span<const size_t> displs,
+                                                               DataType type) {
+  return Persistent([&] { return IAllgatherv(send, send_count, recv, recv_counts, displs, type); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::AlltoallInit(const void* send, void* recv,
+                                                             size_t count, DataType type) {
+  return Persistent([&] { return IAlltoall(send, recv, count, type); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::AlltoallvInit(
+    const void* send, absl::Span<const size_t> send_counts, absl::Span<const size_t> send_displs,
+    void* recv, absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
+    DataType type) {
+  return Persistent([&] {
+    return IAlltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);
+  });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::BarrierInit() {
+  return Persistent([&] { return IBarrier(); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::ScanInit(const void* send, void* recv, size_t count,
+                                                         DataType type, const ReduceOp& op) {
+  return Persistent([&] { return IScan(send, recv, count, type, op); });
+}
+
+absl::StatusOr<PersistentRequest> Communicator::ExscanInit(const void* send, void* recv,
+                                                           size_t count, DataType type,
+                                                           const ReduceOp& op) {
+  return Persistent([&] { return IExscan(send, recv, count, type, op); });
 }
 
 }  // namespace zcoll

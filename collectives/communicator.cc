@@ -308,10 +308,15 @@ absl::Duration Communicator::timeout() const {
 }
 
 absl::Time Communicator::DefaultDeadline() const {
-  if (state_ == nullptr || state_->timeout_ns < 0) return absl::InfiniteFuture();
+  if (state_ == nullptr) return absl::InfiniteFuture();
+  return DeadlineAfterTimeout(*state_);
+}
+
+absl::Time Communicator::DeadlineAfterTimeout(const State& state) {
+  if (state.timeout_ns < 0) return absl::InfiniteFuture();
   timespec now;
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
-  return absl::FromUnixNanos(int64_t{now.tv_sec} * 1000000000 + now.tv_nsec + state_->timeout_ns);
+  return absl::FromUnixNanos(int64_t{now.tv_sec} * 1000000000 + now.tv_nsec + state.timeout_ns);
 }
 Transport& Communicator::transport() {
   static Transport* const none = new MovedFromTransport();

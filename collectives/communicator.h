@@ -106,6 +106,49 @@ inline size_t SaturatingExtent(absl::Span<const size_t> counts, absl::Span<const
 }
 }  // namespace internal_collectives
 
+namespace internal_collectives {
+// A persistent request's kept call (collectives.cc).
+struct PersistentCall;
+}  // namespace internal_collectives
+
+// A persistent collective (MPI-4's persistent request), made by a Communicator's
+// *Init call. Inactive until Start(); Start() runs the collective once with the
+// arguments fixed at init; Wait() and Test() complete it as a Request's do, and it is
+// inactive again, ready for the next Start(). Its plan was made at init and is kept
+// here, so a start costs no selection, no plan lookup and, once the communicator's
+// pools are warm, no allocation.
+//
+// Like a Request it must not outlive its Communicator (which may move meanwhile), and
+// its buffers stay the caller's to keep valid while it lives. Destroying an active one
+// waits for it, as a Request does. Once the job has failed, Start returns the job's
+// failure (Aborted with the first cause).
+class PersistentRequest {
+ public:
+  // An empty persistent request: Start() refuses it.
+  PersistentRequest();
+  PersistentRequest(PersistentRequest&&) noexcept;
+  PersistentRequest& operator=(PersistentRequest&&) noexcept;
+  ~PersistentRequest();
+
+  // MPI_Start: starts the collective. FailedPrecondition when it is active (started and
+  // not yet completed by Wait or Test) or empty.
+  absl::Status Start();
+  // MPI_Wait: completes the active instance (deadline as Request::Wait); OK at once
+  // when inactive.
+  absl::Status Wait(std::optional<absl::Time> deadline = {});
+  // MPI_Test: true once the active instance has completed (or none is active).
+  absl::StatusOr<bool> Test();
+  bool active() const { return !instance_.done(); }
+
+ private:
+  friend class Communicator;
+  explicit PersistentRequest(std::unique_ptr<internal_collectives::PersistentCall> call);
+
+  // The call and its plan (null: empty).
+  std::unique_ptr<internal_collectives::PersistentCall> call_;
+  Request instance_;
+};
+
 class Communicator {
  public:
   static absl::StatusOr<Communicator> Create(CommunicatorOptions options);
@@ -559,6 +602,149 @@ class Communicator {
     return Blocking(deadline, [&] { return IExscan<T>(send, recv, op); });
   }
 
+  // --- Persistent collectives (MPI-4 MPI_<Coll>_init) ---------------------------------
+  //
+  // Each *Init takes the arguments of its collective, checks them, and (collective over
+  // the communicator, as the collective itself) chooses the algorithm and makes the
+  // plan once; it returns a PersistentRequest whose Start() runs that collective with
+  // those buffers and arguments, any number of times (the buffers' contents may change
+  // between starts, their addresses and the arguments may not). Every rank starts its
+  // persistent requests of a communicator in the same order, as it calls collectives.
+  // Arguments refused at init fail the job as a refused collective argument does.
+  //
+  //   ASSIGN_OR_RETURN(zcoll::PersistentRequest step,
+  //                    comm.AllreduceInit(grads, sums, n, DataType::kFloat32, PredefinedOp::kSum));
+  //   for (...) { fill(grads); RETURN_IF_ERROR(step.Start()); RETURN_IF_ERROR(step.Wait()); }
+  absl::StatusOr<PersistentRequest> ReduceInit(const void* send, void* recv, size_t count,
+                                               DataType type, const ReduceOp& op, int root);
+  absl::StatusOr<PersistentRequest> AllreduceInit(const void* send, void* recv, size_t count,
+                                                  DataType type, const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ReduceScatterBlockInit(const void* send, void* recv,
+                                                           size_t recv_count, DataType type,
+                                                           const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ReduceScatterInit(const void* send, void* recv,
+                                                      absl::Span<const size_t> recv_counts,
+                                                      DataType type, const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ScatterInit(const void* send, void* recv, size_t count,
+                                                DataType type, int root);
+  absl::StatusOr<PersistentRequest> ScattervInit(const void* send,
+                                                 absl::Span<const size_t> send_counts,
+                                                 absl::Span<const size_t> displs, void* recv,
+                                                 size_t recv_count, DataType type, int root);
+  absl::StatusOr<PersistentRequest> BcastInit(void* buffer, size_t count, DataType type, int root);
+  absl::StatusOr<PersistentRequest> GatherInit(const void* send, void* recv, size_t count,
+                                               DataType type, int root);
+  absl::StatusOr<PersistentRequest> GathervInit(const void* send, size_t send_count, void* recv,
+                                                absl::Span<const size_t> recv_counts,
+                                                absl::Span<const size_t> displs, DataType type,
+                                                int root);
+  absl::StatusOr<PersistentRequest> AllgatherInit(const void* send, void* recv, size_t count,
+                                                  DataType type);
+  absl::StatusOr<PersistentRequest> AllgathervInit(const void* send, size_t send_count, void* recv,
+                                                   absl::Span<const size_t> recv_counts,
+                                                   absl::Span<const size_t> displs, DataType type);
+  absl::StatusOr<PersistentRequest> AlltoallInit(const void* send, void* recv, size_t count,
+                                                 DataType type);
+  absl::StatusOr<PersistentRequest> AlltoallvInit(const void* send,
+                                                  absl::Span<const size_t> send_counts,
+                                                  absl::Span<const size_t> send_displs, void* recv,
+                                                  absl::Span<const size_t> recv_counts,
+                                                  absl::Span<const size_t> recv_displs,
+                                                  DataType type);
+  absl::StatusOr<PersistentRequest> BarrierInit();
+  absl::StatusOr<PersistentRequest> ScanInit(const void* send, void* recv, size_t count,
+                                             DataType type, const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ExscanInit(const void* send, void* recv, size_t count,
+                                               DataType type, const ReduceOp& op);
+  // The typed forms, as the typed I-forms take their spans.
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ReduceInit(absl::Span<const T> send, absl::Span<T> recv,
+                                               const ReduceOp& op, int root) {
+    return Persistent([&] { return IReduce<T>(send, recv, op, root); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> AllreduceInit(absl::Span<const T> send, absl::Span<T> recv,
+                                                  const ReduceOp& op) {
+    return Persistent([&] { return IAllreduce<T>(send, recv, op); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> AllreduceInit(absl::Span<T> buffer, const ReduceOp& op) {
+    return Persistent([&] { return IAllreduce<T>(buffer, op); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ReduceScatterBlockInit(absl::Span<const T> send,
+                                                           absl::Span<T> recv, const ReduceOp& op) {
+    return Persistent([&] { return IReduceScatterBlock<T>(send, recv, op); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ReduceScatterInit(absl::Span<const T> send, absl::Span<T> recv,
+                                                      absl::Span<const size_t> recv_counts,
+                                                      const ReduceOp& op) {
+    return Persistent([&] { return IReduceScatter<T>(send, recv, recv_counts, op); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ScatterInit(absl::Span<const T> send, absl::Span<T> recv,
+                                                int root) {
+    return Persistent([&] { return IScatter<T>(send, recv, root); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ScattervInit(absl::Span<const T> send,
+                                                 absl::Span<const size_t> send_counts,
+                                                 absl::Span<const size_t> displs,
+                                                 absl::Span<T> recv, int root) {
+    return Persistent([&] { return IScatterv<T>(send, send_counts, displs, recv, root); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> BcastInit(absl::Span<T> buffer, int root) {
+    return Persistent([&] { return IBcast<T>(buffer, root); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> GatherInit(absl::Span<const T> send, absl::Span<T> recv,
+                                               int root) {
+    return Persistent([&] { return IGather<T>(send, recv, root); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> GathervInit(absl::Span<const T> send, absl::Span<T> recv,
+                                                absl::Span<const size_t> recv_counts,
+                                                absl::Span<const size_t> displs, int root) {
+    return Persistent([&] { return IGatherv<T>(send, recv, recv_counts, displs, root); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> AllgatherInit(absl::Span<const T> send, absl::Span<T> recv) {
+    return Persistent([&] { return IAllgather<T>(send, recv); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> AllgathervInit(absl::Span<const T> send, absl::Span<T> recv,
+                                                   absl::Span<const size_t> recv_counts,
+                                                   absl::Span<const size_t> displs) {
+    return Persistent([&] { return IAllgatherv<T>(send, recv, recv_counts, displs); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> AlltoallInit(absl::Span<const T> send, absl::Span<T> recv) {
+    return Persistent([&] { return IAlltoall<T>(send, recv); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> AlltoallvInit(absl::Span<const T> send,
+                                                  absl::Span<const size_t> send_counts,
+                                                  absl::Span<const size_t> send_displs,
+                                                  absl::Span<T> recv,
+                                                  absl::Span<const size_t> recv_counts,
+                                                  absl::Span<const size_t> recv_displs) {
+    return Persistent([&] {
+      return IAlltoallv<T>(send, send_counts, send_displs, recv, recv_counts, recv_displs);
+    });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ScanInit(absl::Span<const T> send, absl::Span<T> recv,
+                                             const ReduceOp& op) {
+    return Persistent([&] { return IScan<T>(send, recv, op); });
+  }
+  template <typename T>
+  absl::StatusOr<PersistentRequest> ExscanInit(absl::Span<const T> send, absl::Span<T> recv,
+                                               const ReduceOp& op) {
+    return Persistent([&] { return IExscan<T>(send, recv, op); });
+  }
+
   // Forces `algorithm` (a name AllAlgorithms() lists for `collective`) for this
   // communicator's later calls of `collective`, as ZCOLL_ALGO_<COLL> does for every
   // communicator; "" returns to the selection table. Every rank must force the same.
@@ -613,9 +799,25 @@ class Communicator {
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
   absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
+  // A persistent collective: `start` (its I-form) runs in init mode, where
+  // StartCollective keeps the call and its plan in the PersistentRequest instead of
+  // running it.
+  friend class PersistentRequest;
+  friend struct internal_collectives::PersistentCall;
+  // A plan made for a call, as the cache keeps it (communicator_state.h).
+  struct CachedPlan;
+  absl::StatusOr<PersistentRequest> Persistent(absl::FunctionRef<absl::StatusOr<Request>()> start);
+  // The plan of `call`: from the cache (the last call's first), or chosen and made now.
+  absl::StatusOr<CachedPlan*> FindOrMakePlan(const CollectiveCall& call);
+  // Starts `call` with `cached`'s plan (`blocking`: see Blocking). Static: a persistent
+  // request holds the State, which stays where it is when its Communicator moves.
+  static absl::StatusOr<Request> Launch(State& state, const CollectiveCall& call,
+                                        CachedPlan& cached, bool blocking);
+  static absl::Time DeadlineAfterTimeout(const State& state);
   // Starts `call` on the node levels in `execution`, a NodeLevelsExecution
   // (node_levels.h), with `op` (AVG's sum).
-  void RestartNodeLevels(const CollectiveCall& call, const ReduceOp& op, CallExecution& execution);
+  static void RestartNodeLevels(const State& state, const CollectiveCall& call, const ReduceOp& op,
+                                CallExecution& execution);
   // `communicator` with its node engine set up (node_engine.h; every rank of a new
   // communicator calls it); an error fails the job.
   // Create with its settings checked: `timeout` (from `timeout_source`) bounds it;

@@ -38,6 +38,21 @@ struct PlanKey {
 // FailedPrecondition for `operation` on a moved-from Communicator.
 absl::Status MovedFromError(absl::string_view operation);
 
+// A plan as the cache (and a persistent request) keeps it.
+struct Communicator::CachedPlan {
+  PlanKey key;
+  std::shared_ptr<const ExecutionPlan> plan;
+  uint64_t last_used = 0;  // collectives_started when it was last used
+  // The plan's part of its messages' check word (the collective, the algorithm, the
+  // agreed size, root and ranks), and the last call's whole word with the type and
+  // op it was made for.
+  uint32_t plan_check = 0;
+  uint32_t call_check = 0;
+  uint32_t call_check_key = ~uint32_t{0};
+  // The algorithm composes calls on the node levels (node_levels.h); plan is null.
+  bool node_levels = false;
+};
+
 struct Communicator::State {
   // Only the job's first communicator uses it, but it lives as long as the job's
   // communicators: a PMIx client stays initialised while the process is in the job.
@@ -63,19 +78,7 @@ struct Communicator::State {
   // here: Create refuses it.
   std::array<const Algorithm*, kNumCollectives> from_environment{};
   // Recently used plans; the least recently used goes when a new one needs room.
-  struct CachedPlan {
-    PlanKey key;
-    std::shared_ptr<const ExecutionPlan> plan;
-    uint64_t last_used = 0;  // collectives_started when it was last used
-    // The plan's part of its messages' check word (the collective, the algorithm, the
-    // agreed size, root and ranks), and the last call's whole word with the type and
-    // op it was made for.
-    uint32_t plan_check = 0;
-    uint32_t call_check = 0;
-    uint32_t call_check_key = ~uint32_t{0};
-    // The algorithm composes calls on the node levels (node_levels.h); plan is null.
-    bool node_levels = false;
-  };
+  using CachedPlan = Communicator::CachedPlan;
   std::vector<CachedPlan> plans;
   // The plan the last call used: a loop of equal calls finds it first.
   size_t last_plan = 0;
@@ -109,6 +112,9 @@ struct Communicator::State {
   std::vector<std::vector<int>> level_members;
   bool levels_in_blocks = false;
   std::vector<std::unique_ptr<Request::Pending>> idle_level_requests;
+  // A persistent collective's init is under way (Communicator::Persistent): the
+  // call StartCollective reaches is kept here instead of run.
+  internal_collectives::PersistentCall* initializing = nullptr;
 };
 
 }  // namespace zcoll

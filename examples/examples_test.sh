@@ -26,6 +26,10 @@ expect_ok 4 "$run" -n 4 examples/overlap
 expect_ok 6 "$run" -n 6 --nodes 3 examples/per_node
 expect_ok 3 "$run" -n 3 examples/typed_and_raw
 expect_ok 4 "$run" -n 4 --nodes 2 examples/typed_and_raw
+expect_ok 7 "$run" -n 7 examples/groups
+expect_ok 6 "$run" -n 6 --nodes 2 examples/groups
+expect_ok 4 "$run" -n 4 examples/persistent_step
+expect_ok 4 "$run" -n 4 --nodes 2 examples/persistent_step
 
 # Service mode by hand: the store first, then the ranks with the four variables.
 work=${TEST_TMPDIR:-$(mktemp -d)}

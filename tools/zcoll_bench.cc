@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -72,6 +73,7 @@ struct Options {
   std::string format = "table";
   bool bind = true;            // a core per rank, while they fit (BindToCore)
   bool zcoll_buffers = false;  // --alloc=zcoll
+  bool persistent = false;     // --persistent: *Init once, then Start + Wait
   std::string plot;            // --plot=FILE.png: draw the rows there at the end
   std::string plot_csv;        // --plot-csv=FILE: only draw FILE's rows (no job)
   std::string title;           // the plot's title; empty: the run's description
@@ -81,12 +83,15 @@ constexpr const char* kUsage =
     "usage: zcoll_bench [--np N] [--nodes K] [--colls=a,b,...] [--min BYTES] [--max BYTES]\n"
     "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
     "                   [--format=table|csv|json] [--bind=core|none] [--alloc=malloc|zcoll]\n"
-    "                   [--plot=FILE.png [--title=TEXT]] [--plot-csv=ROWS.csv --plot=FILE.png]\n"
+    "                   [--persistent] [--plot=FILE.png [--title=TEXT]]\n"
+    "                   [--plot-csv=ROWS.csv --plot=FILE.png]\n"
     "                   [--version]\n"
     "--plot: also draws the times (log-log usec against bytes, a panel per collective)\n"
     "  with gnuplot; --plot-csv: draws rows library,coll,ranks,bytes,usec from a file\n"
     "  (compare_peers.sh's) instead of running. --format=json: an object with the run's\n"
     "  metadata (zcoll version, host, CPU, cores, ranks, nodes, providers) and its rows.\n"
+    "--persistent: each collective made once with its persistent form (AllreduceInit, ...)\n"
+    "  and timed as Start + Wait (reduce_local has none: it runs as it is).\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
     "gather allgather alltoall reduce_local barrier\n"
     "(barrier: one row, bytes 0, OSU's osu_barrier method, as the peers' benchmark)\n";
@@ -98,7 +103,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     if (equals != std::string::npos) {
       value = argument.substr(equals + 1);
       argument.resize(equals);
-    } else if (argument != "--help" && argument != "--version" && i + 1 < argc) {
+    } else if (argument != "--help" && argument != "--version" && argument != "--persistent" &&
+               i + 1 < argc) {
       value = argv[++i];
     }
     auto number = [&](auto& out) {
@@ -142,6 +148,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
         return false;
       }
       options.zcoll_buffers = value == "zcoll";
+    } else if (argument == "--persistent") {
+      options.persistent = true;
     } else if (argument == "--format") {
       options.format = value;
       if (value != "table" && value != "csv" && value != "json") {
@@ -244,7 +252,50 @@ struct Case {
   std::vector<size_t> counts;
   std::vector<size_t> displs;
 
+  // --persistent: the collective made once (Init), and run as Start + Wait.
+  std::optional<PersistentRequest> persistent;
+
+  absl::Status Init(Communicator& comm) {
+    const int size = comm.size();
+    const size_t per_rank = std::max<size_t>(1, count / size);
+    absl::StatusOr<PersistentRequest> made = absl::UnimplementedError("no persistent form");
+    const DataType type = DataType::kFloat;
+    if (coll == "reduce") {
+      made = comm.ReduceInit(send.data(), recv.data(), count, type, PredefinedOp::kSum, 0);
+    } else if (coll == "allreduce") {
+      made = comm.AllreduceInit(send.data(), recv.data(), count, type, PredefinedOp::kSum);
+    } else if (coll == "reduce_scatter_block") {
+      made =
+          comm.ReduceScatterBlockInit(send.data(), recv.data(), per_rank, type, PredefinedOp::kSum);
+    } else if (coll == "reduce_scatter") {
+      made = comm.ReduceScatterInit(send.data(), recv.data(), counts, type, PredefinedOp::kSum);
+    } else if (coll == "scatter") {
+      made = comm.ScatterInit(send.data(), recv.data(), count, type, 0);
+    } else if (coll == "scatterv") {
+      made = comm.ScattervInit(send.data(), counts, displs, recv.data(), count, type, 0);
+    } else if (coll == "bcast") {
+      made = comm.BcastInit(recv.data(), count, type, 0);
+    } else if (coll == "gather") {
+      made = comm.GatherInit(send.data(), recv.data(), count, type, 0);
+    } else if (coll == "allgather") {
+      made = comm.AllgatherInit(send.data(), recv.data(), count, type);
+    } else if (coll == "alltoall") {
+      made = comm.AlltoallInit(send.data(), recv.data(), count, type);
+    } else if (coll == "barrier") {
+      made = comm.BarrierInit();
+    } else {
+      return absl::OkStatus();  // reduce_local: no communicator, nothing to keep
+    }
+    if (!made.ok()) return made.status();
+    persistent = std::move(*made);
+    return absl::OkStatus();
+  }
+
   absl::Status Run(Communicator& comm) {
+    if (persistent.has_value()) {
+      if (absl::Status started = persistent->Start(); !started.ok()) return started;
+      return persistent->Wait();
+    }
     const int size = comm.size();
     const size_t per_rank = std::max<size_t>(1, count / size);
     if (coll == "reduce") {
@@ -454,7 +505,8 @@ std::string JsonMetadata(const Options& options, int size) {
       "{\n  \"zcoll_version\": \"%s\",\n  \"date\": \"%s\",\n  \"host\": \"%s\",\n"
       "  \"cpu_model\": \"%s\",\n  \"cores\": %d,\n  \"ranks\": %d,\n  \"nodes\": %d,\n"
       "  \"local_provider\": \"%s\",\n  \"network_provider\": \"%s\",\n"
-      "  \"algorithm\": \"%s\",\n  \"buffers\": \"%s\",\n  \"datatype\": \"float\",\n"
+      "  \"algorithm\": \"%s\",\n  \"buffers\": \"%s\",\n  \"calls\": \"%s\",\n"
+      "  \"datatype\": \"float\",\n"
       "  \"op\": \"sum\",\n  \"method\": \"OSU: mean of timed iterations after a warmup, "
       "averaged over ranks\",\n  \"collectives\": [%s],\n  \"rows\": [",
       kVersion, absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()),
@@ -464,6 +516,7 @@ std::string JsonMetadata(const Options& options, int size) {
       JsonEscaped(providers.ok() ? providers->network : providers.status().message()),
       JsonEscaped(options.algorithm.empty() ? "selection table" : options.algorithm),
       options.zcoll_buffers ? "Communicator::AllocateBuffer" : "malloc",
+      options.persistent ? "persistent (Init once, Start + Wait)" : "blocking",
       absl::StrJoin(colls, ", "));
 }
 
@@ -509,6 +562,13 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
          bytes = barrier ? options.max_bytes + 1 : bytes * 4) {
       Case c = MakeCase(coll, bytes, rank, size, options.zcoll_buffers);
       PrepareResult(c, rank);
+      if (options.persistent) {
+        if (absl::Status made = c.Init(comm); !made.ok()) {
+          std::fprintf(stderr, "zcoll_bench: rank %d: %s at %zu bytes: %s\n", rank, coll.c_str(),
+                       bytes, made.ToString().c_str());
+          return 1;
+        }
+      }
       const int iterations = IterationsFor(bytes), warmup = iterations / 10;
       const bool barrier_first = coll == "reduce";
       double total_seconds = 0;

@@ -13,6 +13,13 @@ barrier=$("$bench" --np 3 --nodes 1 --max 2048 --format=csv --colls=barrier | ta
 echo "$barrier"
 [ "$(echo "$barrier" | grep -cxE 'barrier,3,0,[0-9]+\.[0-9]{2}')" = 1 ] &&
   [ "$(echo "$barrier" | wc -l)" = 1 ] || { echo "expected one barrier row"; exit 1; }
+# --persistent: every collective made once (its *Init) and timed as Start + Wait,
+# verified as the blocking calls are.
+persistent=$("$bench" --np 3 --nodes 2 --max 512 --format=csv --persistent \
+  --colls=reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,scatterv,bcast,gather,allgather,alltoall,barrier)
+echo "$persistent"
+[ "$(echo "$persistent" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{2}$')" = 41 ] \
+  || { echo "expected 41 persistent rows (10 colls x 4 sizes and a barrier)"; exit 1; }
 if "$bench" --np 2 --nodes 3 2>/dev/null; then echo "--nodes above --np was accepted"; exit 1; fi
 if "$bench" --colls=allgatherw 2>/dev/null; then echo "an unknown collective was accepted"; exit 1; fi
 [[ "$("$bench" --version)" =~ ^zcoll_bench\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no --version"; exit 1; }
@@ -20,7 +27,7 @@ if "$bench" --colls=allgatherw 2>/dev/null; then echo "an unknown collective was
 json=$("$bench" --np 2 --nodes 1 --max 32 --format=json --colls=allreduce)
 echo "$json"
 for key in zcoll_version date host cpu_model cores ranks nodes local_provider network_provider \
-           algorithm buffers collectives rows; do
+           algorithm buffers calls collectives rows; do
   grep -q "^  \"$key\": " <<<"$json" || { echo "JSON lacks $key"; exit 1; }
 done
 grep -q '"ranks": 2,$' <<<"$json" && grep -q '"local_provider": "shm",' <<<"$json" \
