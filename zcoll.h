@@ -14,6 +14,7 @@
 #define ZCOLL_ZCOLL_H_
 
 #include "collectives/communicator.h"                  // IWYU pragma: export
+#include "collectives/intercommunicator.h"             // IWYU pragma: export
 #include "core/datatype.h"                             // IWYU pragma: export
 #include "core/group.h"                                // IWYU pragma: export
 #include "core/reduce_op.h"                            // IWYU pragma: export

@@ -557,6 +557,32 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   return Launch(state, call, **cached, blocking);
 }
 
+absl::StatusOr<Request> Communicator::StartPlan(const char* name, Collective collective,
+                                                std::shared_ptr<const ExecutionPlan> plan,
+                                                uint32_t plan_check, DataType type,
+                                                const ReduceOp& op, const void* send, void* recv,
+                                                void* result, size_t result_count,
+                                                size_t contributions) {
+  if (ABSL_PREDICT_FALSE(state_ == nullptr)) return MovedFromError(name);
+  JobConnection& job = state_->transport->job();
+  if (ABSL_PREDICT_FALSE(job.failed())) return job.FailureStatus();
+  CollectiveCall call(name, op);
+  call.args.collective = collective;
+  call.args.size = size();
+  call.args.element_bytes = DataTypeSize(type);
+  call.args.commutative = op.commutative();
+  call.type = type;
+  call.send = send;
+  call.recv = recv;
+  call.result = result;
+  call.result_count = result_count;
+  call.contributions = contributions;
+  CachedPlan cached;
+  cached.plan = std::move(plan);
+  cached.plan_check = plan_check;
+  return Launch(*state_, call, cached, /*blocking=*/false);
+}
+
 absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const CollectiveCall& call) {
   State& state = *state_;
   const Algorithm* requested = state.forced[static_cast<size_t>(call.args.collective)];

@@ -106,6 +106,8 @@ inline size_t SaturatingExtent(absl::Span<const size_t> counts, absl::Span<const
 }
 }  // namespace internal_collectives
 
+class ExecutionPlan;
+
 namespace internal_collectives {
 // A persistent request's kept call (collectives.cc).
 struct PersistentCall;
@@ -804,6 +806,16 @@ class Communicator {
   // running it.
   friend class PersistentRequest;
   friend struct internal_collectives::PersistentCall;
+  friend class Intercommunicator;
+  // Starts `plan`, a schedule over this communicator's ranks made elsewhere (an
+  // intercommunicator's, on its bridge), as the collective `collective` named `name`:
+  // `plan_check` is the part of its check word every rank computes alike; AVG divides
+  // `result_count` elements at `result` by `contributions`. A refusal in `invalid`
+  // fails the job.
+  absl::StatusOr<Request> StartPlan(const char* name, Collective collective,
+                                    std::shared_ptr<const ExecutionPlan> plan, uint32_t plan_check,
+                                    DataType type, const ReduceOp& op, const void* send, void* recv,
+                                    void* result, size_t result_count, size_t contributions);
   // A plan made for a call, as the cache keeps it (communicator_state.h).
   struct CachedPlan;
   absl::StatusOr<PersistentRequest> Persistent(absl::FunctionRef<absl::StatusOr<Request>()> start);

@@ -68,8 +68,9 @@ inline constexpr uint32_t kMaxContexts = (uint32_t{1} << kContextBits) - 1;
 // Tags of the communicator's own exchanges (Split, Dup, ZCOLL_CHECK, the node engine).
 enum class InternalTag : uint64_t {
   kExchange = kMaxCommunicatorTag + 1,
-  kNodeSetup = kMaxCommunicatorTag + 2,      // the node engine's segment (node_engine.h)
-  kGroupExchange = kMaxCommunicatorTag + 3,  // CreateGroup, among the group's ranks only
+  kNodeSetup = kMaxCommunicatorTag + 2,          // the node engine's segment (node_engine.h)
+  kGroupExchange = kMaxCommunicatorTag + 3,      // CreateGroup, among the group's ranks only
+  kIntercommExchange = kMaxCommunicatorTag + 4,  // Intercommunicator::Create, its two leaders
 };
 
 class JobConnection {

@@ -1,0 +1,178 @@
+// Intercommunicator: two disjoint groups of the job's processes, and collectives
+// between them (MPI_Intercomm_create; MPI-4.1 chapter 6 on intercommunicators).
+//
+//   // The lower half and the upper half of `world` face each other; each half's
+//   // rank 0 leads it, and `world` carries the leaders' exchange.
+//   ASSIGN_OR_RETURN(std::optional<Communicator> half, world.Split(upper, world.rank()));
+//   ASSIGN_OR_RETURN(Intercommunicator inter,
+//                    Intercommunicator::Create(**half, 0, world, upper ? 0 : size / 2, 7));
+//   inter.Bcast(buffer, n, type, i_am_root ? kRoot : upper_is_root_group ? kProcNull : 0);
+//
+// rank() and size() are this process's place in its own (local) group; the other group
+// is the remote one. In a collective, "the other group" is what a rank's data goes to
+// or comes from: an Allreduce leaves in group A the reduction of group B's vectors and
+// in B that of A's; a rooted collective (Reduce, Bcast, Scatter(v), Gather(v)) has its
+// root pass kRoot (MPI_ROOT), the root group's other ranks kProcNull (MPI_PROC_NULL),
+// and every rank of the other group the root's rank in the root's group.
+// Reduce_scatter(_block) scatters each group's reduction over the other group (the
+// vector's length equal in both), Allgather(v) gives each rank the other group's
+// blocks, Alltoall(v) exchanges blocks with every rank of the other group, and Barrier
+// returns once every rank of both groups has entered. kInPlace is refused (the
+// standard defines no in-place form on intercommunicators); scan and exscan do not
+// exist here. Non-commutative ops reduce in the contributing group's canonical order.
+//
+// Underneath, an intercommunicator holds its local group's own communicator (a Dup
+// of the one it was made from) and a bridge: one communicator over both groups, its
+// own tag space, group A's ranks first (A: the group holding the lower job rank). The
+// collectives are schedules over the bridge (intercomm_algorithms.h), run by the same
+// executor as every collective, with the same failure rules: an error fails the job.
+
+#ifndef ZCOLL_COLLECTIVES_INTERCOMMUNICATOR_H_
+#define ZCOLL_COLLECTIVES_INTERCOMMUNICATOR_H_
+
+#include <cstddef>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "collectives/communicator.h"
+#include "collectives/intercomm_algorithms.h"
+#include "collectives/request.h"
+#include "core/datatype.h"
+#include "core/group.h"
+#include "core/reduce_op.h"
+
+namespace zcoll {
+
+class Intercommunicator {
+ public:
+  // MPI_Intercomm_create, collective over `local` and, between the two leaders, over
+  // `peer`: `local_leader` is the leader's rank in `local` (equal on all of `local`),
+  // `remote_leader` the other group's leader's rank in `peer` (significant at the
+  // leader only), `tag` (>= 0) equal at both leaders. The groups must be disjoint.
+  // Errors reach every rank of both groups (a leader's failed exchange is told to its
+  // group); a deadline ends it otherwise.
+  static absl::StatusOr<Intercommunicator> Create(Communicator& local, int local_leader,
+                                                  Communicator& peer, int remote_leader, int tag,
+                                                  std::optional<absl::Time> deadline = {});
+
+  Intercommunicator(Intercommunicator&&) noexcept;
+  Intercommunicator& operator=(Intercommunicator&&) noexcept;
+  ~Intercommunicator();
+
+  // This process's rank in its local group, and that group's size (MPI_Comm_rank and
+  // MPI_Comm_size on an intercommunicator).
+  int rank() const { return local_.rank(); }
+  int size() const { return local_.size(); }
+  int remote_size() const { return remote_size_; }
+  // MPI_Comm_group and MPI_Comm_remote_group.
+  Group group() const { return local_.group(); }
+  Group remote_group() const;
+  // The local group's own communicator (a Dup of the one Create was given): for
+  // collectives within the group.
+  Communicator& local() { return local_; }
+
+  // MPI_Intercomm_merge, collective over both groups: one communicator over both,
+  // the group that passed `high` = false first (each group passes one value; equal
+  // values: group A first), each group's ranks in their order.
+  absl::StatusOr<Communicator> Merge(bool high, std::optional<absl::Time> deadline = {});
+  // MPI_Comm_dup: the same groups, new tag spaces.
+  absl::StatusOr<Intercommunicator> Dup(std::optional<absl::Time> deadline = {});
+
+  // --- Collectives (MPI semantics on intercommunicators) ----------------------------
+  // Counts are elements of `type`; v-form vectors are indexed by the remote group's
+  // ranks (a root's counts, allgatherv's and alltoallv's), or, for ReduceScatter's
+  // recv_counts, by the local group's (equal on the local group; their sums equal in
+  // both groups). Blocking forms wait until `deadline` (default: the timeout).
+  absl::StatusOr<Request> IReduce(const void* send, void* recv, size_t count, DataType type,
+                                  const ReduceOp& op, int root);
+  absl::Status Reduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
+                      int root, std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IAllreduce(const void* send, void* recv, size_t count, DataType type,
+                                     const ReduceOp& op);
+  absl::Status Allreduce(const void* send, void* recv, size_t count, DataType type,
+                         const ReduceOp& op, std::optional<absl::Time> deadline = {});
+  // `send` holds size() blocks of `recv_count` (the local group's size; size() *
+  // recv_count equals the remote group's remote_size() * its recv_count).
+  absl::StatusOr<Request> IReduceScatterBlock(const void* send, void* recv, size_t recv_count,
+                                              DataType type, const ReduceOp& op);
+  absl::Status ReduceScatterBlock(const void* send, void* recv, size_t recv_count, DataType type,
+                                  const ReduceOp& op, std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IReduceScatter(const void* send, void* recv,
+                                         absl::Span<const size_t> recv_counts, DataType type,
+                                         const ReduceOp& op);
+  absl::Status ReduceScatter(const void* send, void* recv, absl::Span<const size_t> recv_counts,
+                             DataType type, const ReduceOp& op,
+                             std::optional<absl::Time> deadline = {});
+  // The root's `send` holds remote_size() blocks of `count`.
+  absl::StatusOr<Request> IScatter(const void* send, void* recv, size_t count, DataType type,
+                                   int root);
+  absl::Status Scatter(const void* send, void* recv, size_t count, DataType type, int root,
+                       std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IScatterv(const void* send, absl::Span<const size_t> send_counts,
+                                    absl::Span<const size_t> displs, void* recv, size_t recv_count,
+                                    DataType type, int root);
+  absl::Status Scatterv(const void* send, absl::Span<const size_t> send_counts,
+                        absl::Span<const size_t> displs, void* recv, size_t recv_count,
+                        DataType type, int root, std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IBcast(void* buffer, size_t count, DataType type, int root);
+  absl::Status Bcast(void* buffer, size_t count, DataType type, int root,
+                     std::optional<absl::Time> deadline = {});
+  // The root's `recv` holds remote_size() blocks of `count`.
+  absl::StatusOr<Request> IGather(const void* send, void* recv, size_t count, DataType type,
+                                  int root);
+  absl::Status Gather(const void* send, void* recv, size_t count, DataType type, int root,
+                      std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IGatherv(const void* send, size_t send_count, void* recv,
+                                   absl::Span<const size_t> recv_counts,
+                                   absl::Span<const size_t> displs, DataType type, int root);
+  absl::Status Gatherv(const void* send, size_t send_count, void* recv,
+                       absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                       DataType type, int root, std::optional<absl::Time> deadline = {});
+  // `recv` holds remote_size() blocks of `count`.
+  absl::StatusOr<Request> IAllgather(const void* send, void* recv, size_t count, DataType type);
+  absl::Status Allgather(const void* send, void* recv, size_t count, DataType type,
+                         std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IAllgatherv(const void* send, size_t send_count, void* recv,
+                                      absl::Span<const size_t> recv_counts,
+                                      absl::Span<const size_t> displs, DataType type);
+  absl::Status Allgatherv(const void* send, size_t send_count, void* recv,
+                          absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                          DataType type, std::optional<absl::Time> deadline = {});
+  // `send` and `recv` hold remote_size() blocks of `count`.
+  absl::StatusOr<Request> IAlltoall(const void* send, void* recv, size_t count, DataType type);
+  absl::Status Alltoall(const void* send, void* recv, size_t count, DataType type,
+                        std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IAlltoallv(const void* send, absl::Span<const size_t> send_counts,
+                                     absl::Span<const size_t> send_displs, void* recv,
+                                     absl::Span<const size_t> recv_counts,
+                                     absl::Span<const size_t> recv_displs, DataType type);
+  absl::Status Alltoallv(const void* send, absl::Span<const size_t> send_counts,
+                         absl::Span<const size_t> send_displs, void* recv,
+                         absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
+                         DataType type, std::optional<absl::Time> deadline = {});
+  absl::StatusOr<Request> IBarrier();
+  absl::Status Barrier(std::optional<absl::Time> deadline = {});
+
+  // OK, or Aborted with the job's first failure.
+  absl::Status status() const { return local_.status(); }
+
+ private:
+  Intercommunicator(Communicator local, Communicator bridge, bool local_is_first, int remote_size);
+  struct Call;
+  // Checks what is left to check (ZCOLL_CHECK's exchange), makes the schedule and
+  // starts it on the bridge.
+  absl::StatusOr<Request> Start(const Call& call);
+  absl::Status Blocking(std::optional<absl::Time> deadline, absl::StatusOr<Request> request);
+
+  Communicator local_;
+  Communicator bridge_;
+  bool local_is_first_ = true;
+  int remote_size_ = 0;
+};
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_COLLECTIVES_INTERCOMMUNICATOR_H_
