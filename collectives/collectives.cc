@@ -580,6 +580,11 @@ absl::StatusOr<Request> Communicator::StartPlan(const char* name, Collective col
   CachedPlan cached;
   cached.plan = std::move(plan);
   cached.plan_check = plan_check;
+  if (ABSL_PREDICT_FALSE(state_->initializing != nullptr)) {
+    // A persistent intercommunicator collective's init (Persistent): kept, not run.
+    state_->initializing->Keep(call, cached);
+    return Request();
+  }
   return Launch(*state_, call, cached, /*blocking=*/false);
 }
 

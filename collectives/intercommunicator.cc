@@ -256,6 +256,36 @@ absl::StatusOr<Intercommunicator> Intercommunicator::Dup(std::optional<absl::Tim
   return Intercommunicator(std::move(local), std::move(*bridge), local_is_first_, remote_size_);
 }
 
+absl::StatusOr<std::optional<Intercommunicator>> Intercommunicator::Split(
+    int color, int key, std::optional<absl::Time> deadline) {
+  const absl::Time until = bridge_.DeadlineOrDefault(deadline);
+  ASSIGN_OR_RETURN(std::optional<Communicator> local, local_.Split(color, key, until));
+  return Derive(std::move(local), color, until);
+}
+
+absl::StatusOr<std::optional<Intercommunicator>> Intercommunicator::Create(
+    const Group& group, std::optional<absl::Time> deadline) {
+  const absl::Time until = bridge_.DeadlineOrDefault(deadline);
+  ASSIGN_OR_RETURN(std::optional<Communicator> local, local_.Create(group, until));
+  // Each side makes one group at most: they face each other.
+  return Derive(std::move(local), 0, until);
+}
+
+absl::StatusOr<std::optional<Intercommunicator>> Intercommunicator::Derive(
+    std::optional<Communicator> local, int color, absl::Time until) {
+  // The new bridge: the ranks of `color` on both sides, the first side's first, each
+  // side in its new local order (its rank there, below 2^30, after the side's bit).
+  const int key = local.has_value() ? (local_is_first_ ? 0 : 1 << 30) + local->rank() : 0;
+  ASSIGN_OR_RETURN(std::optional<Communicator> bridge,
+                   bridge_.Split(local.has_value() ? color : kUndefinedColor, key, until));
+  if (!local.has_value()) return std::optional<Intercommunicator>();
+  const int remote_size = bridge->size() - local->size();
+  // A group whose color the other side does not have faces nobody.
+  if (remote_size == 0) return std::optional<Intercommunicator>();
+  return std::optional<Intercommunicator>(
+      Intercommunicator(std::move(*local), std::move(*bridge), local_is_first_, remote_size));
+}
+
 // --- Collectives --------------------------------------------------------------------
 
 struct Intercommunicator::Call {
@@ -410,6 +440,13 @@ absl::StatusOr<Request> Intercommunicator::Start(const Call& call) {
   return bridge_.StartPlan(call.name, args.collective, std::move(plan), plan_check, call.type,
                            call.op != nullptr ? *call.op : kSum, call.send, call.recv, call.recv,
                            call.result_count, static_cast<size_t>(remote_size_));
+}
+
+absl::Status Intercommunicator::RefuseSpan(const char* call, const char* span, size_t holds,
+                                           size_t needs) {
+  return bridge_.Failed(absl::InvalidArgumentError(
+      absl::StrCat("rank ", rank(), ": ", call, " (intercommunicator): `", span, "` holds ", holds,
+                   " elements; this call needs ", needs)));
 }
 
 absl::Status Intercommunicator::Blocking(std::optional<absl::Time> deadline,
@@ -729,6 +766,78 @@ absl::Status Intercommunicator::Alltoallv(const void* send, absl::Span<const siz
 }
 absl::Status Intercommunicator::Barrier(std::optional<absl::Time> deadline) {
   return Blocking(deadline, IBarrier());
+}
+
+// The persistent forms: the I-form, kept at init on the bridge (Communicator::Persistent).
+absl::StatusOr<PersistentRequest> Intercommunicator::ReduceInit(const void* send, void* recv,
+                                                                size_t count, DataType type,
+                                                                const ReduceOp& op, int root) {
+  return bridge_.Persistent([&] { return IReduce(send, recv, count, type, op, root); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::AllreduceInit(const void* send, void* recv,
+                                                                   size_t count, DataType type,
+                                                                   const ReduceOp& op) {
+  return bridge_.Persistent([&] { return IAllreduce(send, recv, count, type, op); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::ReduceScatterBlockInit(
+    const void* send, void* recv, size_t recv_count, DataType type, const ReduceOp& op) {
+  return bridge_.Persistent([&] { return IReduceScatterBlock(send, recv, recv_count, type, op); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::ReduceScatterInit(
+    const void* send, void* recv, absl::Span<const size_t> recv_counts, DataType type,
+    const ReduceOp& op) {
+  return bridge_.Persistent([&] { return IReduceScatter(send, recv, recv_counts, type, op); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::ScatterInit(const void* send, void* recv,
+                                                                 size_t count, DataType type,
+                                                                 int root) {
+  return bridge_.Persistent([&] { return IScatter(send, recv, count, type, root); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::ScattervInit(
+    const void* send, absl::Span<const size_t> send_counts, absl::Span<const size_t> displs,
+    void* recv, size_t recv_count, DataType type, int root) {
+  return bridge_.Persistent(
+      [&] { return IScatterv(send, send_counts, displs, recv, recv_count, type, root); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::BcastInit(void* buffer, size_t count,
+                                                               DataType type, int root) {
+  return bridge_.Persistent([&] { return IBcast(buffer, count, type, root); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::GatherInit(const void* send, void* recv,
+                                                                size_t count, DataType type,
+                                                                int root) {
+  return bridge_.Persistent([&] { return IGather(send, recv, count, type, root); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::GathervInit(
+    const void* send, size_t send_count, void* recv, absl::Span<const size_t> recv_counts,
+    absl::Span<const size_t> displs, DataType type, int root) {
+  return bridge_.Persistent(
+      [&] { return IGatherv(send, send_count, recv, recv_counts, displs, type, root); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::AllgatherInit(const void* send, void* recv,
+                                                                   size_t count, DataType type) {
+  return bridge_.Persistent([&] { return IAllgather(send, recv, count, type); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::AllgathervInit(
+    const void* send, size_t send_count, void* recv, absl::Span<const size_t> recv_counts,
+    absl::Span<const size_t> displs, DataType type) {
+  return bridge_.Persistent(
+      [&] { return IAllgatherv(send, send_count, recv, recv_counts, displs, type); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::AlltoallInit(const void* send, void* recv,
+                                                                  size_t count, DataType type) {
+  return bridge_.Persistent([&] { return IAlltoall(send, recv, count, type); });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::AlltoallvInit(
+    const void* send, absl::Span<const size_t> send_counts, absl::Span<const size_t> send_displs,
+    void* recv, absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
+    DataType type) {
+  return bridge_.Persistent([&] {
+    return IAlltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);
+  });
+}
+absl::StatusOr<PersistentRequest> Intercommunicator::BarrierInit() {
+  return bridge_.Persistent([&] { return IBarrier(); });
 }
 
 }  // namespace zcoll

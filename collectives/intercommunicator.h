@@ -76,10 +76,24 @@ class Intercommunicator {
 
   // MPI_Intercomm_merge, collective over both groups: one communicator over both,
   // the group that passed `high` = false first (each group passes one value; equal
-  // values: group A first), each group's ranks in their order.
+  // values: the group first on the bridge, which for an intercommunicator from Create
+  // is the one holding the lower job rank; Split, Create(group) and Dup keep their
+  // parent's order), each group's ranks in their order.
   absl::StatusOr<Communicator> Merge(bool high, std::optional<absl::Time> deadline = {});
   // MPI_Comm_dup: the same groups, new tag spaces.
   absl::StatusOr<Intercommunicator> Dup(std::optional<absl::Time> deadline = {});
+  // MPI_Comm_split on an intercommunicator, collective over both groups: the ranks of
+  // each color in this group, ordered by `key` and then by rank, face those of the
+  // same color in the other group. A color that has ranks in only one of the groups,
+  // and kUndefinedColor, give nullopt. The new groups keep their order on the bridge.
+  absl::StatusOr<std::optional<Intercommunicator>> Split(int color, int key,
+                                                         std::optional<absl::Time> deadline = {});
+  // MPI_Comm_create on an intercommunicator, collective over both groups: each group's
+  // ranks all pass the same subgroup of their own group (Group::Empty() too); its
+  // members get an intercommunicator of that subgroup and the other group's, the rest
+  // (and everyone, when either subgroup is empty) nullopt.
+  absl::StatusOr<std::optional<Intercommunicator>> Create(const Group& group,
+                                                          std::optional<absl::Time> deadline = {});
 
   // --- Collectives (MPI semantics on intercommunicators) ----------------------------
   // Counts are elements of `type`; v-form vectors are indexed by the remote group's
@@ -156,6 +170,117 @@ class Intercommunicator {
   absl::StatusOr<Request> IBarrier();
   absl::Status Barrier(std::optional<absl::Time> deadline = {});
 
+  // Persistent forms (MPI-4 MPI_<Coll>_init on an intercommunicator): the arguments
+  // checked, and the schedule made, once; PersistentRequest::Start runs it again.
+  absl::StatusOr<PersistentRequest> ReduceInit(const void* send, void* recv, size_t count,
+                                               DataType type, const ReduceOp& op, int root);
+  absl::StatusOr<PersistentRequest> AllreduceInit(const void* send, void* recv, size_t count,
+                                                  DataType type, const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ReduceScatterBlockInit(const void* send, void* recv,
+                                                           size_t recv_count, DataType type,
+                                                           const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ReduceScatterInit(const void* send, void* recv,
+                                                      absl::Span<const size_t> recv_counts,
+                                                      DataType type, const ReduceOp& op);
+  absl::StatusOr<PersistentRequest> ScatterInit(const void* send, void* recv, size_t count,
+                                                DataType type, int root);
+  absl::StatusOr<PersistentRequest> ScattervInit(const void* send,
+                                                 absl::Span<const size_t> send_counts,
+                                                 absl::Span<const size_t> displs, void* recv,
+                                                 size_t recv_count, DataType type, int root);
+  absl::StatusOr<PersistentRequest> BcastInit(void* buffer, size_t count, DataType type, int root);
+  absl::StatusOr<PersistentRequest> GatherInit(const void* send, void* recv, size_t count,
+                                               DataType type, int root);
+  absl::StatusOr<PersistentRequest> GathervInit(const void* send, size_t send_count, void* recv,
+                                                absl::Span<const size_t> recv_counts,
+                                                absl::Span<const size_t> displs, DataType type,
+                                                int root);
+  absl::StatusOr<PersistentRequest> AllgatherInit(const void* send, void* recv, size_t count,
+                                                  DataType type);
+  absl::StatusOr<PersistentRequest> AllgathervInit(const void* send, size_t send_count, void* recv,
+                                                   absl::Span<const size_t> recv_counts,
+                                                   absl::Span<const size_t> displs, DataType type);
+  absl::StatusOr<PersistentRequest> AlltoallInit(const void* send, void* recv, size_t count,
+                                                 DataType type);
+  absl::StatusOr<PersistentRequest> AlltoallvInit(const void* send,
+                                                  absl::Span<const size_t> send_counts,
+                                                  absl::Span<const size_t> send_displs, void* recv,
+                                                  absl::Span<const size_t> recv_counts,
+                                                  absl::Span<const size_t> recv_displs,
+                                                  DataType type);
+  absl::StatusOr<PersistentRequest> BarrierInit();
+
+  // Typed forms: the datatype from T and counts from the spans, as on a Communicator
+  // (a span shorter than the call needs at this rank is refused, naming it, and fails
+  // the job). Spans of arguments a rank does not use may be empty.
+  // count: the root's recv.size(), the other group's send.size().
+  template <typename T>
+  absl::StatusOr<Request> IReduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                                  int root) {
+    return IReduce(send.data(), recv.data(), root == kRoot ? recv.size() : send.size(),
+                   kDataTypeOf<T>, op, root);
+  }
+  template <typename T>
+  absl::StatusOr<Request> IAllreduce(absl::Span<const T> send, absl::Span<T> recv,
+                                     const ReduceOp& op) {
+    if (absl::Status refused = SpanHolds(true, "Allreduce", "recv", recv.size(), send.size());
+        !refused.ok())
+      return refused;
+    return IAllreduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  }
+  template <typename T>
+  absl::StatusOr<Request> IBcast(absl::Span<T> buffer, int root) {
+    return IBcast(buffer.data(), buffer.size(), kDataTypeOf<T>, root);
+  }
+  // count = recv.size(); send holds remote_size() blocks of it.
+  template <typename T>
+  absl::StatusOr<Request> IAllgather(absl::Span<const T> send, absl::Span<T> recv) {
+    if (absl::Status refused =
+            SpanHolds(true, "Allgather", "recv", recv.size(), send.size() * remote_size_);
+        !refused.ok())
+      return refused;
+    return IAllgather(send.data(), recv.data(), send.size(), kDataTypeOf<T>);
+  }
+  // send and recv hold remote_size() equal blocks.
+  template <typename T>
+  absl::StatusOr<Request> IAlltoall(absl::Span<const T> send, absl::Span<T> recv) {
+    const size_t count = send.size() / static_cast<size_t>(remote_size_ > 0 ? remote_size_ : 1);
+    if (absl::Status refused =
+            SpanHolds(true, "Alltoall", "send", send.size(), count * remote_size_);
+        !refused.ok() || send.size() != count * remote_size_) {
+      return refused.ok() ? RefuseSpan("Alltoall", "send", send.size(), (count + 1) * remote_size_)
+                          : refused;
+    }
+    if (absl::Status refused = SpanHolds(true, "Alltoall", "recv", recv.size(), send.size());
+        !refused.ok())
+      return refused;
+    return IAlltoall(send.data(), recv.data(), count, kDataTypeOf<T>);
+  }
+  template <typename T>
+  absl::Status Reduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op, int root,
+                      std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IReduce<T>(send, recv, op, root));
+  }
+  template <typename T>
+  absl::Status Allreduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                         std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IAllreduce<T>(send, recv, op));
+  }
+  template <typename T>
+  absl::Status Bcast(absl::Span<T> buffer, int root, std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IBcast<T>(buffer, root));
+  }
+  template <typename T>
+  absl::Status Allgather(absl::Span<const T> send, absl::Span<T> recv,
+                         std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IAllgather<T>(send, recv));
+  }
+  template <typename T>
+  absl::Status Alltoall(absl::Span<const T> send, absl::Span<T> recv,
+                        std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IAlltoall<T>(send, recv));
+  }
+
   // OK, or Aborted with the job's first failure.
   absl::Status status() const { return local_.status(); }
 
@@ -166,6 +291,19 @@ class Intercommunicator {
   // starts it on the bridge.
   absl::StatusOr<Request> Start(const Call& call);
   absl::Status Blocking(std::optional<absl::Time> deadline, absl::StatusOr<Request> request);
+  // A typed form's span that holds fewer elements than the call needs: InvalidArgument
+  // naming it and the rank, and the job fails (as a refused argument does).
+  absl::Status SpanHolds(bool used, const char* call, const char* span, size_t holds,
+                         size_t needs) {
+    if (!used || holds >= needs) return absl::OkStatus();
+    return RefuseSpan(call, span, holds, needs);
+  }
+  absl::Status RefuseSpan(const char* call, const char* span, size_t holds, size_t needs);
+  // Split and Create(group): `local` is this rank's new local communicator (nullopt:
+  // none), facing the other side's of the same `color`; the bridge is split to match,
+  // and a group whose color the other side lacks gets nullopt.
+  absl::StatusOr<std::optional<Intercommunicator>> Derive(std::optional<Communicator> local,
+                                                          int color, absl::Time until);
 
   Communicator local_;
   Communicator bridge_;

@@ -134,6 +134,56 @@ TEST_P(IntercommunicatorTest, KnowsItsGroupsAndMergesInEitherOrder) {
   });
 }
 
+TEST_P(IntercommunicatorTest, SplitAndCreateMakeIntercommunicatorsOfSubgroups) {
+  Run([&](Communicator& world, Intercommunicator& inter, const Sides& sides) {
+    const int me = world.rank();
+    // Split: color = rank % 2 in both groups, keys reversing each group's order. A color
+    // the other group lacks faces nobody.
+    const int color = sides.local_rank % 2;
+    absl::StatusOr<std::optional<Intercommunicator>> split = inter.Split(color, -sides.local_rank);
+    ASSERT_TRUE(split.ok()) << split.status();
+    std::vector<int> mine_same, theirs_same;  // job ranks of this color, in new order
+    for (int i = sides.local_size - 1; i >= 0; --i) {
+      if (i % 2 == color) mine_same.push_back(sides.local_first + i);
+    }
+    for (int j = sides.remote_size - 1; j >= 0; --j) {
+      if (j % 2 == color) theirs_same.push_back(sides.remote_first + j);
+    }
+    ASSERT_EQ(split->has_value(), !theirs_same.empty());
+    if (split->has_value()) {
+      Intercommunicator& half = **split;
+      EXPECT_THAT(half.group().job_ranks(), ElementsAreArray(mine_same));
+      EXPECT_THAT(half.remote_group().job_ranks(), ElementsAreArray(theirs_same));
+      // Its collectives work: the other side's job ranks, summed.
+      int64_t mine = me, sum = 0;
+      ASSERT_TRUE(half.Allreduce(&mine, &sum, 1, kType, PredefinedOp::kSum).ok());
+      int64_t expected = 0;
+      for (int r : theirs_same) expected += r;
+      EXPECT_EQ(sum, expected);
+    }
+    // Create: P keeps all but its last rank (all of a group of one), Q its first rank.
+    std::vector<int> kept;
+    if (sides.in_p) {
+      for (int i = 0; i < std::max(1, sides.local_size - 1); ++i) kept.push_back(i);
+    } else {
+      kept.push_back(0);
+    }
+    absl::StatusOr<Group> subgroup = inter.group().Incl(kept);
+    ASSERT_TRUE(subgroup.ok()) << subgroup.status();
+    absl::StatusOr<std::optional<Intercommunicator>> made = inter.Create(*subgroup);
+    ASSERT_TRUE(made.ok()) << made.status();
+    const bool member = std::find(kept.begin(), kept.end(), sides.local_rank) != kept.end();
+    ASSERT_EQ(made->has_value(), member);
+    if (member) {
+      const int p_kept = std::max(1, (sides.in_p ? sides.local_size : sides.remote_size) - 1);
+      EXPECT_EQ((*made)->size(), static_cast<int>(kept.size()));
+      EXPECT_EQ((*made)->remote_size(), sides.in_p ? 1 : p_kept);
+      EXPECT_TRUE((*made)->Barrier().ok());
+    }
+    EXPECT_TRUE(inter.Barrier().ok());
+  });
+}
+
 // The remote group's inputs of a call, in their order.
 RankBytes RemoteInputs(const Sides& sides, int salt, size_t count) {
   RankBytes inputs;
@@ -374,6 +424,46 @@ TEST_P(IntercommunicatorTest, EveryRankExchangesWithTheOtherGroup) {
     absl::StatusOr<Request> barrier = inter.IBarrier();
     ASSERT_TRUE(barrier.ok()) << barrier.status();
     EXPECT_TRUE(barrier->Wait().ok());
+  });
+}
+
+TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
+  Run([&](Communicator& world, Intercommunicator& inter, const Sides& sides) {
+    const int me = world.rank();
+    std::vector<int64_t> send(3), recv(3);
+    absl::StatusOr<PersistentRequest> step = inter.AllreduceInit(
+        send.data(), recv.data(), send.size(), kType, testing::DigitsInRankOrder());
+    ASSERT_TRUE(step.ok()) << step.status();
+    // The root of a persistent bcast: P's rank 0.
+    std::vector<int64_t> message(2);
+    const int root = sides.in_p ? (sides.local_rank == 0 ? kRoot : kProcNull) : 0;
+    absl::StatusOr<PersistentRequest> bcast = inter.BcastInit(message.data(), 2, kType, root);
+    ASSERT_TRUE(bcast.ok()) << bcast.status();
+    for (int start = 0; start < 50; ++start) {
+      const Bytes input = Input(me, start, send.size());
+      std::memcpy(send.data(), input.data(), input.size());
+      ASSERT_TRUE(step->Start().ok());
+      ASSERT_TRUE(step->Wait().ok());
+      const Bytes expected =
+          *testing::ReferenceReduce(testing::DigitsInRankOrder(), kType,
+                                    RemoteInputs(sides, start, send.size()), send.size());
+      ASSERT_EQ(std::memcmp(recv.data(), expected.data(), expected.size()), 0) << start;
+      if (root == kRoot) message = {start, -start};
+      ASSERT_TRUE(bcast->Start().ok());
+      ASSERT_TRUE(bcast->Wait().ok());
+      if (!sides.in_p) {
+        ASSERT_EQ(message, (std::vector<int64_t>{start, -start}));
+      }
+    }
+    // The typed forms.
+    std::vector<int> mine = {me, 1}, sums(2);
+    ASSERT_TRUE(inter.Allreduce<int>(mine, absl::MakeSpan(sums), PredefinedOp::kSum).ok());
+    EXPECT_EQ(sums[1], sides.remote_size);
+    std::vector<int> blocks(static_cast<size_t>(sides.remote_size));
+    ASSERT_TRUE(inter.Allgather<int>(absl::MakeConstSpan(&me, 1), absl::MakeSpan(blocks)).ok());
+    for (int j = 0; j < sides.remote_size; ++j) {
+      EXPECT_EQ(blocks[j], sides.remote_first + j);
+    }
   });
 }
 

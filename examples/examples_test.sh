@@ -30,6 +30,8 @@ expect_ok 7 "$run" -n 7 examples/groups
 expect_ok 6 "$run" -n 6 --nodes 2 examples/groups
 expect_ok 4 "$run" -n 4 examples/persistent_step
 expect_ok 4 "$run" -n 4 --nodes 2 examples/persistent_step
+expect_ok 5 "$run" -n 5 examples/coupled_models
+expect_ok 4 "$run" -n 4 --nodes 2 examples/coupled_models
 
 # Service mode by hand: the store first, then the ranks with the four variables.
 work=${TEST_TMPDIR:-$(mktemp -d)}
