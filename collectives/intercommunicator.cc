@@ -289,7 +289,24 @@ absl::StatusOr<std::optional<Intercommunicator>> Intercommunicator::Derive(
 // --- Collectives --------------------------------------------------------------------
 
 struct Intercommunicator::Call {
+  // A call of `collective` on `inter` with these arguments; the type (and op), and a
+  // rooted collective's root, checked.
+  Call(const Intercommunicator& inter, const char* name, Collective collective, DataType type,
+       const void* send, void* recv, size_t count, int root = kProcNull,
+       const ReduceOp* op = nullptr)
+      : name(name), rank(inter.rank()), type(type), op(op), send(send), recv(recv) {
+    args.collective = collective;
+    args.local_size = inter.size();
+    args.remote_size = inter.remote_size();
+    args.local_is_first = inter.local_is_first_;
+    args.root = root;
+    args.count = count;
+    CheckType();
+    if (IsRooted(collective)) CheckRoot();
+  }
+
   const char* name;
+  int rank;
   IntercommArgs args;
   DataType type = DataType::kUint8;
   const ReduceOp* op = nullptr;  // null: moves data only
@@ -300,40 +317,49 @@ struct Intercommunicator::Call {
   absl::Status invalid;
 
   // The checks a single rank can make; the first refusal is kept.
-  void Refuse(int rank, absl::string_view sentence) {
+  void Refuse(absl::string_view sentence) {
     if (invalid.ok()) {
       invalid = absl::InvalidArgumentError(
           absl::StrCat("rank ", rank, ": ", name, " (intercommunicator): ", sentence));
     }
   }
-  void CheckType(int rank) {
+  void CheckType() {
     if (!IsValidDataType(type)) {
-      Refuse(rank, absl::StrCat("type ", static_cast<int>(type), " is not a zcoll DataType"));
+      Refuse(absl::StrCat("type ", static_cast<int>(type), " is not a zcoll DataType"));
     } else if (op != nullptr) {
       if (absl::Status status = CheckOpForDataType(*op, type); !status.ok()) {
-        Refuse(rank, status.message());
+        Refuse(status.message());
       }
     }
   }
-  void CheckRoot(int rank) {
+  void CheckRoot() {
     const int root = args.root;
     if (root != kRoot && root != kProcNull && (root < 0 || root >= args.remote_size)) {
-      Refuse(rank, absl::StrCat("root ", root, " is neither kRoot, kProcNull nor a rank of the ",
-                                args.remote_size, "-rank remote group"));
+      Refuse(absl::StrCat("root ", root, " is neither kRoot, kProcNull nor a rank of the ",
+                          args.remote_size, "-rank remote group"));
     }
   }
-  void CheckBuffer(int rank, const char* what, const void* buffer, size_t count) {
+  void CheckBuffer(const char* what, const void* buffer, size_t count) {
     if (buffer == kInPlace) {
-      Refuse(rank, absl::StrCat("kInPlace is not allowed as `", what,
-                                "`: the standard has no in-place form on intercommunicators"));
+      Refuse(absl::StrCat("kInPlace is not allowed as `", what,
+                          "`: the standard has no in-place form on intercommunicators"));
     } else if (buffer == nullptr && count > 0) {
-      Refuse(rank, absl::StrCat("`", what, "` is null but holds ", count, " elements"));
+      Refuse(absl::StrCat("`", what, "` is null but holds ", count, " elements"));
     }
   }
-  void CheckEntries(int rank, const char* what, absl::Span<const size_t> values, int entries) {
-    if (values.size() != static_cast<size_t>(entries)) {
-      Refuse(rank, absl::StrCat(what, " has ", values.size(), " entries; it needs ", entries));
+  // A v-form's counts and displacements (`entries` each), kept in `counts_out` and
+  // `displs_out`; returns the elements they span.
+  size_t Layout(const char* what, absl::Span<const size_t> counts, absl::Span<const size_t> displs,
+                int entries, std::vector<size_t>& counts_out, std::vector<size_t>& displs_out) {
+    if (counts.size() != static_cast<size_t>(entries) ||
+        displs.size() != static_cast<size_t>(entries)) {
+      Refuse(absl::StrCat(what, " need ", entries, " counts and displacements each; got ",
+                          counts.size(), " and ", displs.size()));
+      return 0;
     }
+    counts_out.assign(counts.begin(), counts.end());
+    displs_out.assign(displs.begin(), displs.end());
+    return internal_collectives::SaturatingExtent(counts, displs);
   }
 };
 
@@ -457,93 +483,68 @@ absl::Status Intercommunicator::Blocking(std::optional<absl::Time> deadline,
 
 absl::StatusOr<Request> Intercommunicator::IReduce(const void* send, void* recv, size_t count,
                                                    DataType type, const ReduceOp& op, int root) {
-  Call call{"Reduce"};
-  call.args = {Collective::kReduce, size(), remote_size_, local_is_first_, root, count};
-  call.type = type;
-  call.op = &op;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckRoot(rank());
+  Call call(*this, "Reduce", Collective::kReduce, type, send, recv, count, root, &op);
   if (root == kRoot) {
-    call.CheckBuffer(rank(), "recv", recv, count);
+    call.CheckBuffer("recv", recv, count);
     call.result_count = count;
   } else if (root != kProcNull) {
-    call.CheckBuffer(rank(), "send", send, count);
+    call.CheckBuffer("send", send, count);
   }
   return Start(call);
 }
 
 absl::StatusOr<Request> Intercommunicator::IAllreduce(const void* send, void* recv, size_t count,
                                                       DataType type, const ReduceOp& op) {
-  Call call{"Allreduce"};
-  call.args = {Collective::kAllreduce, size(), remote_size_, local_is_first_, kProcNull, count};
-  call.type = type;
-  call.op = &op;
-  call.send = send;
-  call.recv = recv;
+  Call call(*this, "Allreduce", Collective::kAllreduce, type, send, recv, count, kProcNull, &op);
   call.result_count = count;
-  call.CheckType(rank());
-  call.CheckBuffer(rank(), "send", send, count);
-  call.CheckBuffer(rank(), "recv", recv, count);
+  call.CheckBuffer("send", send, count);
+  call.CheckBuffer("recv", recv, count);
   return Start(call);
 }
 
 absl::StatusOr<Request> Intercommunicator::IReduceScatterBlock(const void* send, void* recv,
                                                                size_t recv_count, DataType type,
                                                                const ReduceOp& op) {
-  Call call{"ReduceScatterBlock"};
-  call.args = {Collective::kReduceScatterBlock,
-               size(),
-               remote_size_,
-               local_is_first_,
-               kProcNull,
-               recv_count};
-  call.type = type;
-  call.op = &op;
-  call.send = send;
-  call.recv = recv;
+  Call call(*this, "ReduceScatterBlock", Collective::kReduceScatterBlock, type, send, recv,
+            recv_count, kProcNull, &op);
   call.result_count = recv_count;
-  call.CheckType(rank());
-  call.CheckBuffer(rank(), "send", send, recv_count * static_cast<size_t>(size()));
-  call.CheckBuffer(rank(), "recv", recv, recv_count);
+  call.CheckBuffer("send", send, recv_count * static_cast<size_t>(size()));
+  call.CheckBuffer("recv", recv, recv_count);
   return Start(call);
 }
 
 absl::StatusOr<Request> Intercommunicator::IReduceScatter(const void* send, void* recv,
                                                           absl::Span<const size_t> recv_counts,
                                                           DataType type, const ReduceOp& op) {
-  Call call{"ReduceScatter"};
-  call.args = {Collective::kReduceScatter, size(), remote_size_, local_is_first_, kProcNull, 0};
-  call.type = type;
-  call.op = &op;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckEntries(rank(), "recv_counts", recv_counts, size());
-  if (call.invalid.ok()) {
+  Call call(*this, "ReduceScatter", Collective::kReduceScatter, type, send, recv, 0, kProcNull,
+            &op);
+  if (recv_counts.size() != static_cast<size_t>(size())) {
+    call.Refuse(absl::StrCat("recv_counts has ", recv_counts.size(), " entries for the ", size(),
+                             "-rank local group"));
+  } else {
     call.args.counts.assign(recv_counts.begin(), recv_counts.end());
     call.result_count = recv_counts[rank()];
-    call.CheckBuffer(rank(), "send", send, static_cast<size_t>(Total(recv_counts)));
-    call.CheckBuffer(rank(), "recv", recv, recv_counts[rank()]);
+    call.CheckBuffer("send", send, internal_collectives::SaturatingSum(recv_counts));
+    call.CheckBuffer("recv", recv, recv_counts[rank()]);
   }
   return Start(call);
 }
 
+// Scatter and Gather: the root's buffer of remote_size() blocks, and the other
+// group's block.
 absl::StatusOr<Request> Intercommunicator::IScatter(const void* send, void* recv, size_t count,
                                                     DataType type, int root) {
-  Call call{"Scatter"};
-  call.args = {Collective::kScatter, size(), remote_size_, local_is_first_, root, count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckRoot(rank());
-  if (root == kRoot) {
-    call.CheckBuffer(rank(), "send", send, count * static_cast<size_t>(remote_size_));
-  } else if (root != kProcNull) {
-    call.CheckBuffer(rank(), "recv", recv, count);
-  }
+  Call call(*this, "Scatter", Collective::kScatter, type, send, recv, count, root);
+  if (root == kRoot) call.CheckBuffer("send", send, count * static_cast<size_t>(remote_size_));
+  if (root >= 0) call.CheckBuffer("recv", recv, count);
+  return Start(call);
+}
+
+absl::StatusOr<Request> Intercommunicator::IGather(const void* send, void* recv, size_t count,
+                                                   DataType type, int root) {
+  Call call(*this, "Gather", Collective::kGather, type, send, recv, count, root);
+  if (root == kRoot) call.CheckBuffer("recv", recv, count * static_cast<size_t>(remote_size_));
+  if (root >= 0) call.CheckBuffer("send", send, count);
   return Start(call);
 }
 
@@ -551,51 +552,13 @@ absl::StatusOr<Request> Intercommunicator::IScatterv(const void* send,
                                                      absl::Span<const size_t> send_counts,
                                                      absl::Span<const size_t> displs, void* recv,
                                                      size_t recv_count, DataType type, int root) {
-  Call call{"Scatterv"};
-  call.args = {Collective::kScatterv, size(), remote_size_, local_is_first_, root, recv_count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckRoot(rank());
+  Call call(*this, "Scatterv", Collective::kScatterv, type, send, recv, recv_count, root);
   if (root == kRoot) {
-    call.CheckEntries(rank(), "send_counts", send_counts, remote_size_);
-    call.CheckEntries(rank(), "displs", displs, remote_size_);
-    call.args.counts.assign(send_counts.begin(), send_counts.end());
-    call.args.displs.assign(displs.begin(), displs.end());
-    call.CheckBuffer(rank(), "send", send, static_cast<size_t>(Total(send_counts)));
-  } else if (root != kProcNull) {
-    call.CheckBuffer(rank(), "recv", recv, recv_count);
+    call.CheckBuffer("send", send,
+                     call.Layout("send_counts and displs", send_counts, displs, remote_size_,
+                                 call.args.counts, call.args.displs));
   }
-  return Start(call);
-}
-
-absl::StatusOr<Request> Intercommunicator::IBcast(void* buffer, size_t count, DataType type,
-                                                  int root) {
-  Call call{"Bcast"};
-  call.args = {Collective::kBcast, size(), remote_size_, local_is_first_, root, count};
-  call.type = type;
-  call.recv = buffer;
-  call.CheckType(rank());
-  call.CheckRoot(rank());
-  if (root != kProcNull) call.CheckBuffer(rank(), "buffer", buffer, count);
-  return Start(call);
-}
-
-absl::StatusOr<Request> Intercommunicator::IGather(const void* send, void* recv, size_t count,
-                                                   DataType type, int root) {
-  Call call{"Gather"};
-  call.args = {Collective::kGather, size(), remote_size_, local_is_first_, root, count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckRoot(rank());
-  if (root == kRoot) {
-    call.CheckBuffer(rank(), "recv", recv, count * static_cast<size_t>(remote_size_));
-  } else if (root != kProcNull) {
-    call.CheckBuffer(rank(), "send", send, count);
-  }
+  if (root >= 0) call.CheckBuffer("recv", recv, recv_count);
   return Start(call);
 }
 
@@ -603,35 +566,28 @@ absl::StatusOr<Request> Intercommunicator::IGatherv(const void* send, size_t sen
                                                     absl::Span<const size_t> recv_counts,
                                                     absl::Span<const size_t> displs, DataType type,
                                                     int root) {
-  Call call{"Gatherv"};
-  call.args = {Collective::kGatherv, size(), remote_size_, local_is_first_, root, send_count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckRoot(rank());
+  Call call(*this, "Gatherv", Collective::kGatherv, type, send, recv, send_count, root);
   if (root == kRoot) {
-    call.CheckEntries(rank(), "recv_counts", recv_counts, remote_size_);
-    call.CheckEntries(rank(), "displs", displs, remote_size_);
-    call.args.counts.assign(recv_counts.begin(), recv_counts.end());
-    call.args.displs.assign(displs.begin(), displs.end());
-    call.CheckBuffer(rank(), "recv", recv, static_cast<size_t>(Total(recv_counts)));
-  } else if (root != kProcNull) {
-    call.CheckBuffer(rank(), "send", send, send_count);
+    call.CheckBuffer("recv", recv,
+                     call.Layout("recv_counts and displs", recv_counts, displs, remote_size_,
+                                 call.args.counts, call.args.displs));
   }
+  if (root >= 0) call.CheckBuffer("send", send, send_count);
+  return Start(call);
+}
+
+absl::StatusOr<Request> Intercommunicator::IBcast(void* buffer, size_t count, DataType type,
+                                                  int root) {
+  Call call(*this, "Bcast", Collective::kBcast, type, nullptr, buffer, count, root);
+  if (root != kProcNull) call.CheckBuffer("buffer", buffer, count);
   return Start(call);
 }
 
 absl::StatusOr<Request> Intercommunicator::IAllgather(const void* send, void* recv, size_t count,
                                                       DataType type) {
-  Call call{"Allgather"};
-  call.args = {Collective::kAllgather, size(), remote_size_, local_is_first_, kProcNull, count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckBuffer(rank(), "send", send, count);
-  call.CheckBuffer(rank(), "recv", recv, count * static_cast<size_t>(remote_size_));
+  Call call(*this, "Allgather", Collective::kAllgather, type, send, recv, count);
+  call.CheckBuffer("send", send, count);
+  call.CheckBuffer("recv", recv, count * static_cast<size_t>(remote_size_));
   return Start(call);
 }
 
@@ -640,32 +596,19 @@ absl::StatusOr<Request> Intercommunicator::IAllgatherv(const void* send, size_t 
                                                        absl::Span<const size_t> recv_counts,
                                                        absl::Span<const size_t> displs,
                                                        DataType type) {
-  Call call{"Allgatherv"};
-  call.args = {Collective::kAllgatherv, size(),    remote_size_,
-               local_is_first_,         kProcNull, send_count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckEntries(rank(), "recv_counts", recv_counts, remote_size_);
-  call.CheckEntries(rank(), "displs", displs, remote_size_);
-  call.args.counts.assign(recv_counts.begin(), recv_counts.end());
-  call.args.displs.assign(displs.begin(), displs.end());
-  call.CheckBuffer(rank(), "send", send, send_count);
-  call.CheckBuffer(rank(), "recv", recv, static_cast<size_t>(Total(recv_counts)));
+  Call call(*this, "Allgatherv", Collective::kAllgatherv, type, send, recv, send_count);
+  call.CheckBuffer("send", send, send_count);
+  call.CheckBuffer("recv", recv,
+                   call.Layout("recv_counts and displs", recv_counts, displs, remote_size_,
+                               call.args.counts, call.args.displs));
   return Start(call);
 }
 
 absl::StatusOr<Request> Intercommunicator::IAlltoall(const void* send, void* recv, size_t count,
                                                      DataType type) {
-  Call call{"Alltoall"};
-  call.args = {Collective::kAlltoall, size(), remote_size_, local_is_first_, kProcNull, count};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckBuffer(rank(), "send", send, count * static_cast<size_t>(remote_size_));
-  call.CheckBuffer(rank(), "recv", recv, count * static_cast<size_t>(remote_size_));
+  Call call(*this, "Alltoall", Collective::kAlltoall, type, send, recv, count);
+  call.CheckBuffer("send", send, count * static_cast<size_t>(remote_size_));
+  call.CheckBuffer("recv", recv, count * static_cast<size_t>(remote_size_));
   return Start(call);
 }
 
@@ -673,28 +616,18 @@ absl::StatusOr<Request> Intercommunicator::IAlltoallv(
     const void* send, absl::Span<const size_t> send_counts, absl::Span<const size_t> send_displs,
     void* recv, absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
     DataType type) {
-  Call call{"Alltoallv"};
-  call.args = {Collective::kAlltoallv, size(), remote_size_, local_is_first_, kProcNull, 0};
-  call.type = type;
-  call.send = send;
-  call.recv = recv;
-  call.CheckType(rank());
-  call.CheckEntries(rank(), "send_counts", send_counts, remote_size_);
-  call.CheckEntries(rank(), "send_displs", send_displs, remote_size_);
-  call.CheckEntries(rank(), "recv_counts", recv_counts, remote_size_);
-  call.CheckEntries(rank(), "recv_displs", recv_displs, remote_size_);
-  call.args.counts.assign(send_counts.begin(), send_counts.end());
-  call.args.displs.assign(send_displs.begin(), send_displs.end());
-  call.args.recv_counts.assign(recv_counts.begin(), recv_counts.end());
-  call.args.recv_displs.assign(recv_displs.begin(), recv_displs.end());
-  call.CheckBuffer(rank(), "send", send, static_cast<size_t>(Total(send_counts)));
-  call.CheckBuffer(rank(), "recv", recv, static_cast<size_t>(Total(recv_counts)));
+  Call call(*this, "Alltoallv", Collective::kAlltoallv, type, send, recv, 0);
+  call.CheckBuffer("send", send,
+                   call.Layout("send_counts and send_displs", send_counts, send_displs,
+                               remote_size_, call.args.counts, call.args.displs));
+  call.CheckBuffer("recv", recv,
+                   call.Layout("recv_counts and recv_displs", recv_counts, recv_displs,
+                               remote_size_, call.args.recv_counts, call.args.recv_displs));
   return Start(call);
 }
 
 absl::StatusOr<Request> Intercommunicator::IBarrier() {
-  Call call{"Barrier"};
-  call.args = {Collective::kBarrier, size(), remote_size_, local_is_first_, kProcNull, 0};
+  Call call(*this, "Barrier", Collective::kBarrier, DataType::kUint8, nullptr, nullptr, 0);
   return Start(call);
 }
 
