@@ -31,6 +31,12 @@ void* operator new(size_t bytes) {
   if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
   throw std::bad_alloc();
 }
+// (The nothrow form too, which std::stable_sort's buffer uses: every new here pairs
+// with the delete below.)
+void* operator new(size_t bytes, const std::nothrow_t&) noexcept {
+  ++allocations_here;
+  return std::malloc(bytes == 0 ? 1 : bytes);
+}
 void operator delete(void* memory) noexcept { std::free(memory); }
 void operator delete(void* memory, size_t) noexcept { std::free(memory); }
 
