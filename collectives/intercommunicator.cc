@@ -475,6 +475,13 @@ absl::Status Intercommunicator::RefuseSpan(const char* call, const char* span, s
                    " elements; this call needs ", needs)));
 }
 
+absl::Status Intercommunicator::RefuseBlocks(const char* call, const char* span, size_t elements) {
+  return bridge_.Failed(absl::InvalidArgumentError(
+      absl::StrCat("rank ", rank(), ": ", call, " (intercommunicator): `", span, "` holds ",
+                   elements, " elements, which do not split into ", remote_size_,
+                   " equal blocks (one per rank of the remote group)")));
+}
+
 absl::Status Intercommunicator::Blocking(std::optional<absl::Time> deadline,
                                          absl::StatusOr<Request> request) {
   if (!request.ok()) return request.status();

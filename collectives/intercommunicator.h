@@ -46,6 +46,14 @@
 
 namespace zcoll {
 
+// (The typed forms' checks: return a refusal.)
+#define ZCOLL_INTERCOMM_REFUSE_IF(check)                 \
+  do {                                                   \
+    if (absl::Status refused = (check); !refused.ok()) { \
+      return refused;                                    \
+    }                                                    \
+  } while (false)
+
 class Intercommunicator {
  public:
   // MPI_Intercomm_create, collective over `local` and, between the two leaders, over
@@ -211,8 +219,10 @@ class Intercommunicator {
   absl::StatusOr<PersistentRequest> BarrierInit();
 
   // Typed forms: the datatype from T and counts from the spans, as on a Communicator
-  // (a span shorter than the call needs at this rank is refused, naming it, and fails
-  // the job). Spans of arguments a rank does not use may be empty.
+  // (a span shorter than the call needs at this rank, or one that does not split into
+  // remote_size() equal blocks where it must, is refused naming it, and fails the job).
+  // Spans of arguments a rank does not use may be empty.
+
   // count: the root's recv.size(), the other group's send.size().
   template <typename T>
   absl::StatusOr<Request> IReduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
@@ -220,42 +230,112 @@ class Intercommunicator {
     return IReduce(send.data(), recv.data(), root == kRoot ? recv.size() : send.size(),
                    kDataTypeOf<T>, op, root);
   }
+  // recv holds send.size().
   template <typename T>
   absl::StatusOr<Request> IAllreduce(absl::Span<const T> send, absl::Span<T> recv,
                                      const ReduceOp& op) {
-    if (absl::Status refused = SpanHolds(true, "Allreduce", "recv", recv.size(), send.size());
-        !refused.ok())
-      return refused;
+    ZCOLL_INTERCOMM_REFUSE_IF(SpanHolds(true, "Allreduce", "recv", recv.size(), send.size()));
     return IAllreduce(send.data(), recv.data(), send.size(), kDataTypeOf<T>, op);
+  }
+  // recv_count = recv.size(); send holds size() blocks of it.
+  template <typename T>
+  absl::StatusOr<Request> IReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv,
+                                              const ReduceOp& op) {
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(true, "ReduceScatterBlock", "send", send.size(), recv.size() * size()));
+    return IReduceScatterBlock(send.data(), recv.data(), recv.size(), kDataTypeOf<T>, op);
+  }
+  // send holds the sum of recv_counts (the local group's); recv its own.
+  template <typename T>
+  absl::StatusOr<Request> IReduceScatter(absl::Span<const T> send, absl::Span<T> recv,
+                                         absl::Span<const size_t> recv_counts, const ReduceOp& op) {
+    ZCOLL_INTERCOMM_REFUSE_IF(SpanHolds(true, "ReduceScatter", "send", send.size(),
+                                        internal_collectives::SaturatingSum(recv_counts)));
+    const size_t mine = static_cast<size_t>(rank()) < recv_counts.size() ? recv_counts[rank()] : 0;
+    ZCOLL_INTERCOMM_REFUSE_IF(SpanHolds(true, "ReduceScatter", "recv", recv.size(), mine));
+    return IReduceScatter(send.data(), recv.data(), recv_counts, kDataTypeOf<T>, op);
+  }
+  // count: the root's send.size() / remote_size(), the other group's recv.size().
+  template <typename T>
+  absl::StatusOr<Request> IScatter(absl::Span<const T> send, absl::Span<T> recv, int root) {
+    ZCOLL_INTERCOMM_REFUSE_IF(EqualBlocks(root == kRoot, "Scatter", "send", send.size()));
+    return IScatter(send.data(), recv.data(),
+                    root == kRoot ? send.size() / RemoteBlocks() : recv.size(), kDataTypeOf<T>,
+                    root);
+  }
+  // recv_count = recv.size(); the root's send reaches every displs[j] + send_counts[j].
+  template <typename T>
+  absl::StatusOr<Request> IScatterv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                                    absl::Span<const size_t> displs, absl::Span<T> recv, int root) {
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(root == kRoot, "Scatterv", "send", send.size(),
+                  internal_collectives::SaturatingExtent(send_counts, displs)));
+    return IScatterv(send.data(), send_counts, displs, recv.data(), recv.size(), kDataTypeOf<T>,
+                     root);
   }
   template <typename T>
   absl::StatusOr<Request> IBcast(absl::Span<T> buffer, int root) {
     return IBcast(buffer.data(), buffer.size(), kDataTypeOf<T>, root);
   }
-  // count = recv.size(); send holds remote_size() blocks of it.
+  // count: the root's recv.size() / remote_size(), the other group's send.size().
+  template <typename T>
+  absl::StatusOr<Request> IGather(absl::Span<const T> send, absl::Span<T> recv, int root) {
+    ZCOLL_INTERCOMM_REFUSE_IF(EqualBlocks(root == kRoot, "Gather", "recv", recv.size()));
+    return IGather(send.data(), recv.data(),
+                   root == kRoot ? recv.size() / RemoteBlocks() : send.size(), kDataTypeOf<T>,
+                   root);
+  }
+  // send_count = send.size(); the root's recv reaches every displs[j] + recv_counts[j].
+  template <typename T>
+  absl::StatusOr<Request> IGatherv(absl::Span<const T> send, absl::Span<T> recv,
+                                   absl::Span<const size_t> recv_counts,
+                                   absl::Span<const size_t> displs, int root) {
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(root == kRoot, "Gatherv", "recv", recv.size(),
+                  internal_collectives::SaturatingExtent(recv_counts, displs)));
+    return IGatherv(send.data(), send.size(), recv.data(), recv_counts, displs, kDataTypeOf<T>,
+                    root);
+  }
+  // count = send.size(); recv holds remote_size() blocks of it.
   template <typename T>
   absl::StatusOr<Request> IAllgather(absl::Span<const T> send, absl::Span<T> recv) {
-    if (absl::Status refused =
-            SpanHolds(true, "Allgather", "recv", recv.size(), send.size() * remote_size_);
-        !refused.ok())
-      return refused;
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(true, "Allgather", "recv", recv.size(), send.size() * RemoteBlocks()));
     return IAllgather(send.data(), recv.data(), send.size(), kDataTypeOf<T>);
   }
-  // send and recv hold remote_size() equal blocks.
+  // send_count = send.size(); recv reaches every displs[j] + recv_counts[j].
+  template <typename T>
+  absl::StatusOr<Request> IAllgatherv(absl::Span<const T> send, absl::Span<T> recv,
+                                      absl::Span<const size_t> recv_counts,
+                                      absl::Span<const size_t> displs) {
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(true, "Allgatherv", "recv", recv.size(),
+                  internal_collectives::SaturatingExtent(recv_counts, displs)));
+    return IAllgatherv(send.data(), send.size(), recv.data(), recv_counts, displs, kDataTypeOf<T>);
+  }
+  // send holds remote_size() equal blocks; recv as many.
   template <typename T>
   absl::StatusOr<Request> IAlltoall(absl::Span<const T> send, absl::Span<T> recv) {
-    const size_t count = send.size() / static_cast<size_t>(remote_size_ > 0 ? remote_size_ : 1);
-    if (absl::Status refused =
-            SpanHolds(true, "Alltoall", "send", send.size(), count * remote_size_);
-        !refused.ok() || send.size() != count * remote_size_) {
-      return refused.ok() ? RefuseSpan("Alltoall", "send", send.size(), (count + 1) * remote_size_)
-                          : refused;
-    }
-    if (absl::Status refused = SpanHolds(true, "Alltoall", "recv", recv.size(), send.size());
-        !refused.ok())
-      return refused;
-    return IAlltoall(send.data(), recv.data(), count, kDataTypeOf<T>);
+    ZCOLL_INTERCOMM_REFUSE_IF(EqualBlocks(true, "Alltoall", "send", send.size()));
+    ZCOLL_INTERCOMM_REFUSE_IF(SpanHolds(true, "Alltoall", "recv", recv.size(), send.size()));
+    return IAlltoall(send.data(), recv.data(), send.size() / RemoteBlocks(), kDataTypeOf<T>);
   }
+  // send and recv each reach every displacement plus its count.
+  template <typename T>
+  absl::StatusOr<Request> IAlltoallv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                                     absl::Span<const size_t> send_displs, absl::Span<T> recv,
+                                     absl::Span<const size_t> recv_counts,
+                                     absl::Span<const size_t> recv_displs) {
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(true, "Alltoallv", "send", send.size(),
+                  internal_collectives::SaturatingExtent(send_counts, send_displs)));
+    ZCOLL_INTERCOMM_REFUSE_IF(
+        SpanHolds(true, "Alltoallv", "recv", recv.size(),
+                  internal_collectives::SaturatingExtent(recv_counts, recv_displs)));
+    return IAlltoallv(send.data(), send_counts, send_displs, recv.data(), recv_counts, recv_displs,
+                      kDataTypeOf<T>);
+  }
+  // The blocking typed forms: the I-form, then Wait(deadline).
   template <typename T>
   absl::Status Reduce(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op, int root,
                       std::optional<absl::Time> deadline = {}) {
@@ -267,8 +347,41 @@ class Intercommunicator {
     return Blocking(deadline, IAllreduce<T>(send, recv, op));
   }
   template <typename T>
+  absl::Status ReduceScatterBlock(absl::Span<const T> send, absl::Span<T> recv, const ReduceOp& op,
+                                  std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IReduceScatterBlock<T>(send, recv, op));
+  }
+  template <typename T>
+  absl::Status ReduceScatter(absl::Span<const T> send, absl::Span<T> recv,
+                             absl::Span<const size_t> recv_counts, const ReduceOp& op,
+                             std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IReduceScatter<T>(send, recv, recv_counts, op));
+  }
+  template <typename T>
+  absl::Status Scatter(absl::Span<const T> send, absl::Span<T> recv, int root,
+                       std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IScatter<T>(send, recv, root));
+  }
+  template <typename T>
+  absl::Status Scatterv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                        absl::Span<const size_t> displs, absl::Span<T> recv, int root,
+                        std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IScatterv<T>(send, send_counts, displs, recv, root));
+  }
+  template <typename T>
   absl::Status Bcast(absl::Span<T> buffer, int root, std::optional<absl::Time> deadline = {}) {
     return Blocking(deadline, IBcast<T>(buffer, root));
+  }
+  template <typename T>
+  absl::Status Gather(absl::Span<const T> send, absl::Span<T> recv, int root,
+                      std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IGather<T>(send, recv, root));
+  }
+  template <typename T>
+  absl::Status Gatherv(absl::Span<const T> send, absl::Span<T> recv,
+                       absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                       int root, std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IGatherv<T>(send, recv, recv_counts, displs, root));
   }
   template <typename T>
   absl::Status Allgather(absl::Span<const T> send, absl::Span<T> recv,
@@ -276,9 +389,23 @@ class Intercommunicator {
     return Blocking(deadline, IAllgather<T>(send, recv));
   }
   template <typename T>
+  absl::Status Allgatherv(absl::Span<const T> send, absl::Span<T> recv,
+                          absl::Span<const size_t> recv_counts, absl::Span<const size_t> displs,
+                          std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline, IAllgatherv<T>(send, recv, recv_counts, displs));
+  }
+  template <typename T>
   absl::Status Alltoall(absl::Span<const T> send, absl::Span<T> recv,
                         std::optional<absl::Time> deadline = {}) {
     return Blocking(deadline, IAlltoall<T>(send, recv));
+  }
+  template <typename T>
+  absl::Status Alltoallv(absl::Span<const T> send, absl::Span<const size_t> send_counts,
+                         absl::Span<const size_t> send_displs, absl::Span<T> recv,
+                         absl::Span<const size_t> recv_counts, absl::Span<const size_t> recv_displs,
+                         std::optional<absl::Time> deadline = {}) {
+    return Blocking(deadline,
+                    IAlltoallv<T>(send, send_counts, send_displs, recv, recv_counts, recv_displs));
   }
 
   // OK, or Aborted with the job's first failure.
@@ -299,6 +426,14 @@ class Intercommunicator {
     return RefuseSpan(call, span, holds, needs);
   }
   absl::Status RefuseSpan(const char* call, const char* span, size_t holds, size_t needs);
+  // A span that must split into remote_size() equal blocks.
+  absl::Status EqualBlocks(bool used, const char* call, const char* span, size_t elements) {
+    if (!used || elements % RemoteBlocks() == 0) return absl::OkStatus();
+    return RefuseBlocks(call, span, elements);
+  }
+  absl::Status RefuseBlocks(const char* call, const char* span, size_t elements);
+  // remote_size() as a divisor (1 on a moved-from intercommunicator).
+  size_t RemoteBlocks() const { return remote_size_ > 0 ? static_cast<size_t>(remote_size_) : 1; }
   // Split and Create(group): `local` is this rank's new local communicator (nullopt:
   // none), facing the other side's of the same `color`; the bridge is split to match,
   // and a group whose color the other side lacks gets nullopt.
@@ -310,6 +445,8 @@ class Intercommunicator {
   bool local_is_first_ = true;
   int remote_size_ = 0;
 };
+
+#undef ZCOLL_INTERCOMM_REFUSE_IF
 
 }  // namespace zcoll
 

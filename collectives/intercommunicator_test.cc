@@ -455,7 +455,45 @@ TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
         ASSERT_EQ(message, (std::vector<int64_t>{start, -start}));
       }
     }
-    // The typed forms.
+    // The typed forms (the raw forms' results are checked above; here, that the spans
+    // become the right counts).
+    const int remote = sides.remote_size, local = sides.local_size;
+    std::vector<int> vector(static_cast<size_t>(remote * local), me),
+        block(static_cast<size_t>(remote));
+    ASSERT_TRUE(
+        inter.ReduceScatterBlock<int>(vector, absl::MakeSpan(block), PredefinedOp::kSum).ok());
+    int remote_sum = 0;
+    for (int j = 0; j < remote; ++j) remote_sum += sides.remote_first + j;
+    EXPECT_EQ(block, std::vector<int>(static_cast<size_t>(remote), remote_sum));
+    // Scatter and Gather rooted at P's rank 0: Q's ranks get and give one element.
+    const int typed_root = sides.in_p ? (sides.local_rank == 0 ? kRoot : kProcNull) : 0;
+    std::vector<int> root_blocks, one(1, -1);
+    if (typed_root == kRoot) {
+      for (int j = 0; j < remote; ++j) root_blocks.push_back(1000 + j);
+    }
+    ASSERT_TRUE(
+        inter
+            .Scatter<int>(root_blocks,
+                          absl::MakeSpan(sides.in_p ? nullptr : one.data(), sides.in_p ? 0 : 1),
+                          typed_root)
+            .ok());
+    if (!sides.in_p) {
+      EXPECT_EQ(one[0], 1000 + sides.local_rank);
+    }
+    std::vector<int> gathered(typed_root == kRoot ? static_cast<size_t>(remote) : 0);
+    ASSERT_TRUE(inter
+                    .Gather<int>(absl::MakeConstSpan(&me, sides.in_p ? 0 : 1),
+                                 absl::MakeSpan(gathered), typed_root)
+                    .ok());
+    for (size_t j = 0; j < gathered.size(); ++j) {
+      EXPECT_EQ(gathered[j], sides.remote_first + static_cast<int>(j));
+    }
+    std::vector<int> out(static_cast<size_t>(remote)), in(static_cast<size_t>(remote));
+    for (int j = 0; j < remote; ++j) out[j] = me * 100 + j;
+    ASSERT_TRUE(inter.Alltoall<int>(out, absl::MakeSpan(in)).ok());
+    for (int j = 0; j < remote; ++j) {
+      EXPECT_EQ(in[j], (sides.remote_first + j) * 100 + sides.local_rank);
+    }
     std::vector<int> mine = {me, 1}, sums(2);
     ASSERT_TRUE(inter.Allreduce<int>(mine, absl::MakeSpan(sums), PredefinedOp::kSum).ok());
     EXPECT_EQ(sums[1], sides.remote_size);
@@ -463,6 +501,32 @@ TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
     ASSERT_TRUE(inter.Allgather<int>(absl::MakeConstSpan(&me, 1), absl::MakeSpan(blocks)).ok());
     for (int j = 0; j < sides.remote_size; ++j) {
       EXPECT_EQ(blocks[j], sides.remote_first + j);
+    }
+  });
+}
+
+TEST_P(IntercommunicatorTest, AShortTypedSpanIsRefusedAndFailsTheJob) {
+  Run([&](Communicator& world, Intercommunicator& inter, const Sides& sides) {
+    const absl::Status entered = inter.Barrier();
+    EXPECT_THAT(entered.code(),
+                ::testing::AnyOf(absl::StatusCode::kOk, absl::StatusCode::kAborted));
+    // The last rank of the job gives Allgather a receive span one element short.
+    const bool short_span = world.rank() == world.size() - 1;
+    std::vector<int> mine = {world.rank()};
+    std::vector<int> theirs(static_cast<size_t>(sides.remote_size) - (short_span ? 1 : 0));
+    const absl::Status status = inter.Allgather<int>(mine, absl::MakeSpan(theirs));
+    if (short_span) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+      EXPECT_THAT(status.message(),
+                  HasSubstr(absl::StrCat("`recv` holds ", sides.remote_size - 1,
+                                         " elements; this call needs ", sides.remote_size)));
+    } else if (sides.in_p) {
+      // P's ranks wait for the refusing rank's block: the failure ends their call.
+      EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+    } else {
+      // The refusing rank's own group needs nothing from it: done, or failed.
+      EXPECT_THAT(status.code(),
+                  ::testing::AnyOf(absl::StatusCode::kOk, absl::StatusCode::kAborted));
     }
   });
 }
