@@ -154,9 +154,16 @@ int Run(const FaultOptions& options) {
 
 // A survivor's UCX worker is frozen and never destroyed (ucx_transport.cc: destroying
 // it aborted in UCX 1.13); it is kept until the process exits (KeepUntilExit), but a
-// few of UCX's own allocations are not reachable from it. Under AddressSanitizer those
-// are no leak of zcoll's.
-extern "C" const char* __lsan_default_suppressions() { return "leak:libucs.so\n"; }
+// few of UCX's own allocations are not reachable from it. libfabric 1.17's tcp provider
+// allocates a connection (336 bytes, and a 40-byte context) when it accepts one, and
+// holds it only in its epoll set's data, which the kernel keeps: when the peer is
+// stopped between connect() and its first message, the endpoint is closed with the
+// handshake pending and that connection is never freed (seen in CI: a stop at call 1,
+// 135 us in, over ofi:tcp). Under AddressSanitizer those are no leak of zcoll's.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libucs.so\n"
+         "leak:libfabric.so\n";
+}
 
 int main(int argc, char** argv) {
   zcoll::testing::FaultOptions options;
