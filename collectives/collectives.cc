@@ -239,11 +239,6 @@ std::string DescribeDifference(const Signature& mine, const Signature& theirs) {
   return "passed different counts";
 }
 
-bool CheckEnabled() {
-  static const bool enabled = EnvironmentUnsigned("ZCOLL_CHECK") != 0;
-  return enabled;
-}
-
 size_t ChunkBytes(int size) {
   static const size_t bytes = std::max<uint64_t>(4096, EnvironmentUnsigned("ZCOLL_CHUNK_BYTES"));
   // Two ranks have no path of two hops for chunks to pipeline along, and every chunk
@@ -270,6 +265,11 @@ ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_
 }
 
 }  // namespace
+
+bool ArgumentCheckEnabled() {
+  static const bool enabled = EnvironmentUnsigned("ZCOLL_CHECK") != 0;
+  return enabled;
+}
 
 // One collective call, made once its arguments are checked.
 struct Communicator::CollectiveCall {
@@ -531,7 +531,7 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   // job, so that they return at once.
   if (!call.invalid.ok()) return Failed(call.invalid);
   const bool reduces = IsReduction(call.args.collective);
-  if (CheckEnabled()) {
+  if (ArgumentCheckEnabled()) {
     const Signature mine = MakeSignature(call.FullArgs(), call.type, call.op, reduces);
     absl::StatusOr<std::vector<char>> all = ExchangeRecords(
         transport, absl::string_view(reinterpret_cast<const char*>(&mine), sizeof(mine)),

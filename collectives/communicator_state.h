@@ -35,6 +35,10 @@ struct PlanKey {
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };
 
+// ZCOLL_CHECK=1: collectives exchange their arguments' signatures before they run
+// (read once per process).
+bool ArgumentCheckEnabled();
+
 // FailedPrecondition for `operation` on a moved-from Communicator.
 absl::Status MovedFromError(absl::string_view operation);
 

@@ -73,6 +73,7 @@ struct IntercommArgs {
   std::vector<size_t> recv_displs;
 
   int bridge_size() const { return local_size + remote_size; }
+  friend bool operator==(const IntercommArgs&, const IntercommArgs&) = default;
   // Bridge ranks of the local group's rank `i` and the remote group's rank `j`.
   int LocalOnBridge(int i) const { return local_is_first ? i : remote_size + i; }
   int RemoteOnBridge(int j) const { return local_is_first ? local_size + j : j; }

@@ -14,7 +14,6 @@
 #include "collectives/communicator_state.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/executor.h"
-#include "core/config.h"
 #include "core/status_macros.h"
 
 namespace zcoll {
@@ -30,12 +29,13 @@ struct MemberRecord {
   char node[64];  // its node's name (the first 63 bytes)
 };
 
-// What the leaders swap first, and each leader then tells its group.
+// What the leaders swap first, and each leader then tells its group: the sizes, or
+// why the swap failed (so that every rank of the group fails with the leader's reason).
 struct Header {
   int32_t tag;
-  int32_t size;    // the group's size; -1: the leaders' exchange failed
-  int32_t leader;  // the leader's job rank
-  int32_t padding;
+  int32_t size;  // the group's size; -1: the leaders' swap failed
+  int32_t code;  // then: its absl::StatusCode, and its message (cut at 243 bytes)
+  char problem[244];
 };
 
 std::string NodeName(const MemberRecord& record) {
@@ -102,7 +102,7 @@ absl::StatusOr<Intercommunicator> Intercommunicator::Create(Communicator& local,
   // The leaders swap their groups over `peer` (a two-rank exchange on its internal
   // tag), then each tells its group: the header first (a size of -1 says the swap
   // failed, so that the whole group fails with it), then the records.
-  Header remote_header{tag, -1, -1, 0};
+  Header remote_header{tag, -1, 0, {}};
   std::vector<MemberRecord> remotes;
   absl::Status leaders_swap;
   if (group.rank() == local_leader) {
@@ -118,13 +118,18 @@ absl::StatusOr<Intercommunicator> Intercommunicator::Create(Communicator& local,
       const int pair[] = {std::min(peer.rank(), remote_leader),
                           std::max(peer.rank(), remote_leader)};
       const int theirs = peer.rank() == pair[0] ? 1 : 0;
-      const Header header{tag, group.size(), mine.job_rank, 0};
+      const Header header{tag, group.size(), 0, {}};
       ASSIGN_OR_RETURN(
           std::vector<char> headers,
           ExchangeRecordsAmong(
               bridge_of_leaders, pair, InternalTag::kIntercommExchange,
               absl::string_view(reinterpret_cast<const char*>(&header), sizeof(header)), until));
       std::memcpy(&remote_header, headers.data() + theirs * sizeof(Header), sizeof(Header));
+      // (Both leaders see both tags, so both refuse alike.)
+      if (remote_header.tag != tag) {
+        return absl::InvalidArgumentError(absl::StrCat("the leaders passed tags ", tag, " and ",
+                                                       remote_header.tag, "; they must agree"));
+      }
       // Records padded to the larger group, as an exchange's records are equally long.
       const size_t longest = static_cast<size_t>(std::max(group.size(), remote_header.size));
       std::vector<MemberRecord> padded(longest);
@@ -140,23 +145,31 @@ absl::StatusOr<Intercommunicator> Intercommunicator::Create(Communicator& local,
                   remotes.size() * sizeof(MemberRecord));
       return absl::OkStatus();
     }();
-    if (!leaders_swap.ok()) remote_header.size = -1;
+    if (!leaders_swap.ok()) {
+      remote_header.size = -1;
+      remote_header.code = static_cast<int32_t>(leaders_swap.code());
+      const absl::string_view message = leaders_swap.message();
+      std::memcpy(remote_header.problem, message.data(),
+                  std::min(message.size(), sizeof(remote_header.problem) - 1));
+    }
   }
   status = group.Bcast(&remote_header, sizeof(Header), DataType::kByte, local_leader, until);
   if (status.ok() && remote_header.size < 0) {
-    status = leaders_swap.ok() ? absl::UnavailableError(absl::StrCat(
-                                     "the local leader (rank ", local_leader,
-                                     ") could not exchange the groups with the remote leader"))
-                               : leaders_swap;
+    status =
+        !leaders_swap.ok()
+            ? leaders_swap
+            : absl::Status(static_cast<absl::StatusCode>(remote_header.code),
+                           absl::StrCat("the local leader (rank ", local_leader,
+                                        ") could not swap the groups with the remote "
+                                        "leader: ",
+                                        absl::string_view(remote_header.problem,
+                                                          strnlen(remote_header.problem,
+                                                                  sizeof(remote_header.problem)))));
   }
   if (status.ok()) {
     remotes.resize(static_cast<size_t>(remote_header.size));
     status = group.Bcast(remotes.data(), remotes.size() * sizeof(MemberRecord), DataType::kByte,
                          local_leader, until);
-  }
-  if (status.ok() && remote_header.tag != tag) {
-    status = absl::InvalidArgumentError(absl::StrCat("the leaders passed tags ", tag, " and ",
-                                                     remote_header.tag, "; they must agree"));
   }
   // The groups are disjoint, and every process has a context id for the bridge.
   if (status.ok()) {
@@ -387,8 +400,7 @@ uint64_t Total(absl::Span<const size_t> values) {
 absl::StatusOr<Request> Intercommunicator::Start(const Call& call) {
   const IntercommArgs& args = call.args;
   if (!call.invalid.ok()) return bridge_.Failed(call.invalid);
-  static const bool check = EnvironmentUnsigned("ZCOLL_CHECK") != 0;
-  if (check) {
+  if (ArgumentCheckEnabled()) {
     InterSignature mine{};
     mine.collective = static_cast<uint32_t>(args.collective);
     mine.type = static_cast<uint32_t>(call.type);
@@ -457,13 +469,20 @@ absl::StatusOr<Request> Intercommunicator::Start(const Call& call) {
           "rank ", rank(), ": ", call.name, " (intercommunicator, ZCOLL_CHECK): ", problem)));
     }
   }
-  auto plan = std::make_shared<const ExecutionPlan>(IntercommSchedule(args, rank()),
-                                                    DataTypeSize(call.type));
+  // The last call's plan serves a loop of equal calls (a schedule depends on the
+  // arguments and the element size only).
+  const size_t element_bytes = DataTypeSize(call.type);
+  if (last_plan_ == nullptr || !(last_args_ == args) || last_element_bytes_ != element_bytes) {
+    last_plan_ =
+        std::make_shared<const ExecutionPlan>(IntercommSchedule(args, rank()), element_bytes);
+    last_args_ = args;
+    last_element_bytes_ = element_bytes;
+  }
   // What both groups compute alike: the collective and the bridge's shape.
   const uint32_t plan_check = MixCheck({static_cast<uint64_t>(args.collective), 0x1e7e4c0dull,
                                         static_cast<uint64_t>(args.bridge_size())});
   static const ReduceOp kSum(PredefinedOp::kSum);
-  return bridge_.StartPlan(call.name, args.collective, std::move(plan), plan_check, call.type,
+  return bridge_.StartPlan(call.name, args.collective, last_plan_, plan_check, call.type,
                            call.op != nullptr ? *call.op : kSum, call.send, call.recv, call.recv,
                            call.result_count, static_cast<size_t>(remote_size_));
 }

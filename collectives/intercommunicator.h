@@ -31,6 +31,7 @@
 #define ZCOLL_COLLECTIVES_INTERCOMMUNICATOR_H_
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -59,7 +60,8 @@ class Intercommunicator {
   // MPI_Intercomm_create, collective over `local` and, between the two leaders, over
   // `peer`: `local_leader` is the leader's rank in `local` (equal on all of `local`),
   // `remote_leader` the other group's leader's rank in `peer` (significant at the
-  // leader only), `tag` (>= 0) equal at both leaders. The groups must be disjoint.
+  // leader only), `tag` (>= 0, significant at the leaders) equal at both leaders. The
+  // groups must be disjoint.
   // Errors reach every rank of both groups (a leader's failed exchange is told to its
   // group); a deadline ends it otherwise.
   static absl::StatusOr<Intercommunicator> Create(Communicator& local, int local_leader,
@@ -444,6 +446,10 @@ class Intercommunicator {
   Communicator bridge_;
   bool local_is_first_ = true;
   int remote_size_ = 0;
+  // The last collective's arguments, element size and plan (Start).
+  IntercommArgs last_args_;
+  size_t last_element_bytes_ = 0;
+  std::shared_ptr<const ExecutionPlan> last_plan_;
 };
 
 #undef ZCOLL_INTERCOMM_REFUSE_IF

@@ -553,6 +553,68 @@ TEST_P(IntercommunicatorTest, RefusedArgumentsNameTheRankAndFailTheJob) {
   });
 }
 
+// Intercommunicator::Create's refusals reach every rank of both groups, naming what was
+// wrong. Five ranks: P = {0, 1}, Q = {2, 3, 4}; `make` creates the intercommunicator
+// with the arguments under test.
+void ExpectCreateRefused(
+    const CommunicatorJob& job,
+    const std::function<absl::StatusOr<Intercommunicator>(Communicator&, Communicator&, bool)>&
+        make,
+    const std::string& expected) {
+  const absl::Status status = RunCommunicatorJob(job, [&](Communicator& world, RankControl&) {
+    const bool in_p = world.rank() < 2;
+    absl::StatusOr<std::optional<Communicator>> local = world.Split(in_p ? 0 : 1, 0);
+    ASSERT_TRUE(local.ok()) << local.status();
+    const absl::Time start = absl::Now();
+    absl::StatusOr<Intercommunicator> inter = make(**local, world, in_p);
+    EXPECT_EQ(inter.status().code(), absl::StatusCode::kInvalidArgument) << inter.status();
+    EXPECT_THAT(inter.status().message(), HasSubstr(expected));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(20)) << "refused at the deadline, not at once";
+    // A refusal is not a failure of the job.
+    EXPECT_TRUE(world.Barrier().ok());
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+std::vector<CommunicatorJob> CreateJobs() {
+  return {CommunicatorJob{.size = 5}, CommunicatorJob{.local_provider = "shm", .size = 5}};
+}
+
+TEST(IntercommunicatorCreateTest, LeadersWithDifferentTagsFailBothGroups) {
+  for (const CommunicatorJob& job : CreateJobs()) {
+    ExpectCreateRefused(
+        job,
+        [](Communicator& local, Communicator& world, bool in_p) {
+          return Intercommunicator::Create(local, 0, world, in_p ? 2 : 0, in_p ? 7 : 8);
+        },
+        "the leaders passed tags");
+  }
+}
+
+TEST(IntercommunicatorCreateTest, ABadRemoteLeaderFailsTheLeadersGroupWithItsReason) {
+  for (const CommunicatorJob& job : CreateJobs()) {
+    // Both leaders name a rank the peer communicator does not have: each group hears
+    // its leader's reason.
+    ExpectCreateRefused(
+        job,
+        [](Communicator& local, Communicator& world, bool) {
+          return Intercommunicator::Create(local, 0, world, 99, 1);
+        },
+        "remote_leader 99 is not another rank of the 5-rank peer communicator");
+  }
+}
+
+TEST(IntercommunicatorCreateTest, ABadLocalLeaderIsRefusedAtOnce) {
+  for (const CommunicatorJob& job : CreateJobs()) {
+    ExpectCreateRefused(
+        job,
+        [](Communicator& local, Communicator& world, bool in_p) {
+          return Intercommunicator::Create(local, local.size(), world, in_p ? 2 : 0, 1);
+        },
+        "is not a rank of the");
+  }
+}
+
 std::vector<Shape> Shapes() {
   std::vector<Shape> shapes;
   // Every shape on threads (loopback) and on processes (the shm transport).
