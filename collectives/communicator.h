@@ -761,6 +761,11 @@ class Communicator {
   // the reason. Waits a quarter second at most for the notices to leave, so the caller
   // may exit right after. Returns the status the job now holds.
   absl::Status Abort(absl::string_view reason);
+  // Fails the job with `status` (not OK) as a refused argument of a collective does:
+  // every other rank's pending and later operations return Aborted with it. Returns
+  // `status`. For bindings that check their own arguments before calling (the MPI C
+  // interface), so that a call refused on one rank does not leave the others waiting.
+  absl::Status FailJob(const absl::Status& status) { return Failed(status); }
 
   // The transport of this communicator: its ranks, its tag space (tags up to
   // kMaxCommunicatorTag), failing with the job. For the collectives' executor and

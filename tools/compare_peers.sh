@@ -4,7 +4,8 @@
 # every collective and size (docs/benchmarks.md: a claim is a ratio from one run).
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
 #                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N]
-#                               [--alloc malloc|zcoll] [--plot FILE.png] [--bench PATH] COLL...
+#                               [--alloc malloc|zcoll] [--plot FILE.png] [--bench PATH]
+#                               [--same-program] COLL...
 # --tcp: zcoll over TCP between K=RANKS emulated nodes, against Open MPI over TCP;
 #   --provider picks zcoll's TCP path: ucx:tcp (the default, as ZCOLL_PROVIDER=auto
 #   picks here) or ofi:tcp.
@@ -16,6 +17,10 @@
 #   allreduce size gains a sum_loop row: one core's c[i] = a[i] + b[i] over it.
 # --plot FILE.png: also draws the medians (log-log usec against bytes, one line per
 #   library, one panel per collective; gnuplot, installed by tools/setup.sh).
+# --same-program: zcoll runs the peers' own program too (tools/peers/mpi_coll_bench.c
+#   built unmodified on zcoll's MPI C interface, //mpi:mpi_coll_bench, under zcoll_run),
+#   so the comparison is one source three times (README, "MPI C interface", says how
+#   its figures compare with zcoll_bench's). Not with --alloc zcoll.
 # The bench is built here with -c opt (timing a fastbuild would compare an unoptimised
 # zcoll); --bench PATH (or ZCOLL_BENCH) times another build instead. The peers'
 # benchmark (tools/peers/mpi_coll_bench.c) is compiled by run_peers.sh.
@@ -23,7 +28,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
 np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1 alloc=malloc
-plot="" bench=${ZCOLL_BENCH:-}
+plot="" bench=${ZCOLL_BENCH:-} same_program=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -37,17 +42,24 @@ while [ $# -gt 0 ]; do
     --alloc) alloc=$2; shift 2 ;;
     --plot) plot=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
+    --same-program) same_program=1; shift ;;
     -*) echo "compare_peers.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 colls=("$@"); [ ${#colls[@]} -gt 0 ] || colls=(reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv)
-if [ -z "$bench" ]; then
+if [ "$same_program" = 1 ]; then
+  [ "$alloc" = malloc ] || { echo "--same-program times malloc'd buffers only" >&2; exit 2; }
+  (cd "$here" && bazel build -c opt //mpi:mpi_coll_bench //tools:zcoll_run) >&2 \
+    || { echo "compare_peers.sh: building mpi_coll_bench on zcoll (-c opt) failed" >&2; exit 2; }
+  opt_bin="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)"
+  mpi_bench=$opt_bin/mpi/mpi_coll_bench zcoll_run=$opt_bin/tools/zcoll_run
+elif [ -z "$bench" ]; then
   (cd "$here" && bazel build -c opt //tools:zcoll_bench) >&2 \
     || { echo "compare_peers.sh: building zcoll_bench (-c opt) failed" >&2; exit 2; }
   bench="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)/tools/zcoll_bench"
 fi
-[ -x "$bench" ] || { echo "compare_peers.sh: no zcoll_bench at $bench" >&2; exit 2; }
+[ "$same_program" = 1 ] || [ -x "$bench" ] || { echo "compare_peers.sh: no zcoll_bench at $bench" >&2; exit 2; }
 case "$plot" in ""|*.png) ;; *) echo "--plot needs a .png file name" >&2; exit 2 ;; esac
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 zcoll_args=(--np "$np" --nodes "$nodes" --min "$min" --max "$max" --format=csv
@@ -63,7 +75,15 @@ case "$alloc" in malloc|zcoll) zcoll_args+=("--alloc=$alloc") ;;
   *) echo "--alloc is malloc or zcoll" >&2; exit 2 ;; esac
 : > "$work/rows"
 for ((run = 0; run < repeat; ++run)); do
-  "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' >> "$work/rows"
+  if [ "$same_program" = 1 ]; then
+    # Rank 0 prints the rows, which zcoll_run prefixes with "[0] ".
+    zcoll_nodes=$nodes; [ "$tcp" = 0 ] || zcoll_nodes=$np
+    ZCOLL_PROVIDER=$([ "$tcp" = 1 ] && echo "$provider" || echo "${ZCOLL_PROVIDER:-auto}") \
+      "$zcoll_run" -n "$np" --nodes "$zcoll_nodes" -- "$mpi_bench" "$min" "$max" "${colls[@]}" \
+      | sed -n 's/^\[0\] \([a-z_]*,[0-9]*,[0-9]*,[0-9.]*\)$/zcoll,\1/p' >> "$work/rows"
+  else
+    "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' >> "$work/rows"
+  fi
   TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"
 done
 # Rows are impl,coll,ranks,bytes,usec; the median of each (impl, coll, bytes).

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The MPI C interface over real processes: the C test programs under zcoll_run (and one
+# alone, a job of one rank), errors returned and fatal, and the peers' benchmark
+# program built unmodified on zcoll.
+set -uo pipefail
+run=tools/zcoll_run
+failures=0
+check() {  # check DESCRIPTION CONDITION...
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; failures=$((failures + 1)); fi
+}
+
+for n in 4 3; do
+  out=$("$run" -n "$n" -- mpi/collectives_c 2>&1); code=$?
+  echo "$out"
+  check "collectives.c on $n ranks exits 0" test "$code" -eq 0
+  check "collectives.c on $n ranks passed" grep -q "checks passed on $n ranks" <<<"$out"
+done
+out=$("$run" -n 4 --nodes 2 -- mpi/collectives_c 2>&1); code=$?
+echo "$out"
+check "collectives.c on 2 emulated nodes passed" grep -q "checks passed on 4 ranks" <<<"$out"
+
+out=$(env -u ZCOLL_RANK -u ZCOLL_SIZE -u ZCOLL_STORE mpi/collectives_c 2>&1); code=$?
+echo "$out"
+check "collectives.c alone is a job of one rank" grep -q "checks passed on 1 ranks" <<<"$out"
+
+out=$("$run" -n 3 -- mpi/errors_c 2>&1); code=$?
+echo "$out"
+check "errors.c exits 0" test "$code" -eq 0
+check "errors.c passed on every rank" test "$(grep -c "errors.c passed" <<<"$out")" -eq 3
+
+start=$SECONDS
+out=$("$run" -n 3 -- mpi/fatal_c 2>&1); code=$?
+echo "$out"
+check "a fatal error fails the job" test "$code" -ne 0
+check "the fatal error is printed with its reason" \
+  grep -q "zcoll MPI: MPI_Allreduce: rank 1: count -1 is negative" <<<"$out"
+check "no rank returns from a fatal error" test "$(grep -c "returned from a fatal error" <<<"$out")" -eq 0
+check "the job ends at once, not at its deadline" test $((SECONDS - start)) -lt 20
+
+out=$("$run" -n 3 -- mpi/mpi_coll_bench 8 128 reduce allreduce reduce_scatter_block \
+  reduce_scatter scatter scatterv bcast gather allgather alltoall reduce_local barrier 2>&1)
+code=$?
+echo "$out"
+check "mpi_coll_bench on zcoll exits 0" test "$code" -eq 0
+for coll in reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast gather \
+  allgather alltoall reduce_local; do
+  check "mpi_coll_bench timed $coll at 8 and 128 bytes" \
+    test "$(grep -cE "^\[0\] $coll,3,(8|32|128),[0-9.]+$" <<<"$out")" -eq 3
+done
+check "mpi_coll_bench timed barrier" grep -qE "^\[0\] barrier,3,0,[0-9.]+$" <<<"$out"
+
+[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "all checks passed"

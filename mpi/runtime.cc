@@ -1,0 +1,207 @@
+#include "mpi/runtime.h"
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/config.h"
+#include "core/status_macros.h"
+#include "transport/bootstrap/in_process_bootstrap.h"
+#include "transport/loopback/loopback_transport.h"
+
+namespace zcoll::mpi {
+namespace {
+
+constexpr absl::string_view kClassPayload = "zcoll.mpi/error_class";
+
+// Whether a launcher (zcoll_run, mpirun/srun through PMIx, or a service's store
+// variables) started this process; otherwise MPI_Init makes a job of one rank.
+bool Launched() {
+  for (const char* variable : {"ZCOLL_RANK", "ZCOLL_SIZE", "ZCOLL_STORE", "PMIX_RANK",
+                               "PMIX_NAMESPACE", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4"}) {
+    const char* value = std::getenv(variable);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  const char* choice = std::getenv("ZCOLL_BOOTSTRAP");
+  return choice != nullptr && *choice != '\0' && absl::string_view(choice) != "auto";
+}
+
+absl::StatusOr<Communicator> CreateSingleton() {
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Bootstrap>> bootstraps,
+                   CreateInProcessBootstraps(1));
+  ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport,
+                   LoopbackFabric::Create(1)->CreateTransport(0));
+  CommunicatorOptions options;
+  options.bootstrap = std::move(bootstraps[0]);
+  options.transport = std::move(transport);
+  return Communicator::Create(std::move(options));
+}
+
+}  // namespace
+
+absl::Status Refusal(int error_class, absl::string_view message) {
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(kClassPayload, absl::Cord(absl::StrCat(error_class)));
+  return status;
+}
+
+int ErrorClassOf(const absl::Status& status) {
+  if (absl::optional<absl::Cord> payload = status.GetPayload(kClassPayload)) {
+    int error_class = 0;
+    if (absl::SimpleAtoi(std::string(*payload), &error_class)) return error_class;
+  }
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return MPI_SUCCESS;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return MPI_ERR_ARG;
+    case absl::StatusCode::kResourceExhausted:
+      return MPI_ERR_NO_MEM;
+    case absl::StatusCode::kUnimplemented:
+      return MPI_ERR_UNSUPPORTED_OPERATION;
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kDataLoss:
+      return MPI_ERR_INTERN;
+    case absl::StatusCode::kUnknown:
+      return MPI_ERR_UNKNOWN;
+    default:
+      // A lost or stopped peer, a missed deadline, a job failed by another rank.
+      return MPI_ERR_OTHER;
+  }
+}
+
+absl::string_view ErrorClassText(int error_class) {
+  switch (error_class) {
+    case MPI_SUCCESS:
+      return "no error";
+    case MPI_ERR_BUFFER:
+      return "invalid buffer pointer";
+    case MPI_ERR_COUNT:
+      return "invalid count argument";
+    case MPI_ERR_TYPE:
+      return "invalid datatype argument";
+    case MPI_ERR_TAG:
+      return "invalid tag argument";
+    case MPI_ERR_COMM:
+      return "invalid communicator";
+    case MPI_ERR_RANK:
+      return "invalid rank";
+    case MPI_ERR_REQUEST:
+      return "invalid request";
+    case MPI_ERR_ROOT:
+      return "invalid root";
+    case MPI_ERR_GROUP:
+      return "invalid group";
+    case MPI_ERR_OP:
+      return "invalid operation";
+    case MPI_ERR_TOPOLOGY:
+      return "invalid topology";
+    case MPI_ERR_DIMS:
+      return "invalid dimension argument";
+    case MPI_ERR_ARG:
+      return "invalid argument of some other kind";
+    case MPI_ERR_UNKNOWN:
+      return "unknown error";
+    case MPI_ERR_TRUNCATE:
+      return "message truncated";
+    case MPI_ERR_OTHER:
+      return "known error not in this list";
+    case MPI_ERR_INTERN:
+      return "internal error in zcoll";
+    case MPI_ERR_IN_STATUS:
+      return "error code is in status";
+    case MPI_ERR_PENDING:
+      return "pending request";
+    case MPI_ERR_NO_MEM:
+      return "no memory left";
+    case MPI_ERR_INFO:
+      return "invalid info argument";
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+      return "operation not supported";
+    case MPI_ERR_PROC_ABORTED:
+      return "a peer process aborted";
+    case MPI_ERR_VALUE_TOO_LARGE:
+      return "value too large for its output argument";
+    case MPI_ERR_ERRHANDLER:
+      return "invalid error handler";
+    default:
+      return "";
+  }
+}
+
+Runtime& Runtime::Get() {
+  static Runtime* const runtime = new Runtime();
+  return *runtime;
+}
+
+absl::Status Runtime::Initialize() {
+  absl::StatusOr<Communicator> world = Launched() ? Communicator::Create({}) : CreateSingleton();
+  if (!world.ok()) return world.status();
+  absl::StatusOr<std::optional<Communicator>> self = world->Split(world->rank(), 0);
+  if (!self.ok()) return self.status();
+  comms_.clear();
+  Add(*std::move(world), MPI_ERRORS_ARE_FATAL);
+  Add(**std::move(self), MPI_ERRORS_ARE_FATAL);
+  phase_ = Phase::kRunning;
+  return absl::OkStatus();
+}
+
+void Runtime::Finalize() {
+  comms_.clear();
+  user_ops_.clear();
+  phase_ = Phase::kFinalized;
+}
+
+MPI_Comm Runtime::Add(Communicator comm, MPI_Errhandler errhandler) {
+  auto entry = std::make_unique<CommEntry>(CommEntry{std::move(comm), errhandler});
+  // Handles are not reused: a stale handle then meets a null entry, not another
+  // communicator.
+  comms_.push_back(std::move(entry));
+  return kCommBase + static_cast<int>(comms_.size() - 1);
+}
+
+const ReduceOp* Runtime::FindOp(MPI_Op handle) const {
+  static const auto* const kPredefined = [] {
+    auto* ops = new std::vector<ReduceOp>();
+    for (PredefinedOp op : AllPredefinedOps()) ops->emplace_back(op);
+    return ops;
+  }();
+  const int index = handle - kOpBase;
+  if (index >= 1 && index <= static_cast<int>(kNumPredefinedOps)) {
+    return &(*kPredefined)[static_cast<size_t>(index - 1)];
+  }
+  const size_t user = static_cast<size_t>(handle - kUserOpBase);
+  if (handle < kUserOpBase || user >= user_ops_.size()) return nullptr;
+  return user_ops_[user].get();
+}
+
+MPI_Op Runtime::AddOp(ReduceOp op) {
+  user_ops_.push_back(std::make_unique<ReduceOp>(std::move(op)));
+  return kUserOpBase + static_cast<int>(user_ops_.size() - 1);
+}
+
+int Runtime::CodeFor(const absl::Status& status) {
+  const int error_class = ErrorClassOf(status);
+  const int slot = next_message_;
+  next_message_ = (next_message_ + 1) % kMessages;
+  messages_[static_cast<size_t>(slot)] = std::string(status.message());
+  // Slot s is stored as s + 1, so that a bare class (slot bits 0) is a code too.
+  return error_class | ((slot + 1) << kClassBits);
+}
+
+bool Runtime::Describe(int code, std::string* text, int* error_class) const {
+  if (code < 0) return false;
+  *error_class = code & ((1 << kClassBits) - 1);
+  const int slot = (code >> kClassBits) - 1;
+  if (ErrorClassText(*error_class).empty() || slot >= kMessages) return false;
+  *text = slot >= 0 && !messages_[static_cast<size_t>(slot)].empty()
+              ? messages_[static_cast<size_t>(slot)]
+              : std::string(ErrorClassText(*error_class));
+  return true;
+}
+
+}  // namespace zcoll::mpi
