@@ -65,6 +65,15 @@ Bytes Input(int rank, int start, size_t count) {
   }
   return bytes;
 }
+// Every rank's input, one after another in rank order (a gather's result).
+Bytes AllInputs(int size, int start, size_t count) {
+  Bytes all;
+  for (int r = 0; r < size; ++r) {
+    const Bytes one = Input(r, start, count);
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  return all;
+}
 RankBytes Inputs(int size, int start, size_t count) {
   RankBytes inputs;
   for (int r = 0; r < size; ++r) inputs.push_back(Input(r, start, count));
@@ -226,12 +235,7 @@ std::vector<Case> EveryCollective(Communicator& comm, std::vector<std::unique_pt
                      [=, &comm, &op](int start) { Fill(*send, Input(rank, start, count)); },
                      [=, &op](int start) -> std::optional<Bytes> {
                        if (rank != root) return std::nullopt;
-                       Bytes all;
-                       for (int r = 0; r < size; ++r) {
-                         const Bytes one = Input(r, start, count);
-                         all.insert(all.end(), one.begin(), one.end());
-                       }
-                       return all;
+                       return AllInputs(size, start, count);
                      },
                      recv});
   }
@@ -263,14 +267,7 @@ std::vector<Case> EveryCollective(Communicator& comm, std::vector<std::unique_pt
         {"allgather",
          [=, &comm, &op] { return comm.AllgatherInit(send->data(), recv->data(), count, kType); },
          [=, &comm, &op](int start) { Fill(*send, Input(rank, start, count)); },
-         [=, &op](int start) -> std::optional<Bytes> {
-           Bytes all;
-           for (int r = 0; r < size; ++r) {
-             const Bytes one = Input(r, start, count);
-             all.insert(all.end(), one.begin(), one.end());
-           }
-           return all;
-         },
+         [=, &op](int start) -> std::optional<Bytes> { return AllInputs(size, start, count); },
          recv});
   }
   {

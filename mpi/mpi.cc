@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/optimization.h"
@@ -84,25 +85,40 @@ int NotRunning(const char* function) {
          1);
 }
 
+absl::Status Refuse(Communicator& comm, int error_class, absl::string_view detail);
+
+// Whether a call with a bad communicator handle leaves other ranks waiting for it.
+enum class Scope { kLocal, kCollective };
+
 // The body of a call on communicator `handle`: checks the phase and the handle, runs
-// `body` on the communicator, and raises its error, if any.
+// `body` on the communicator, and raises its error, if any. A collective given a bad
+// handle fails the job (through MPI_COMM_WORLD, whose job every communicator shares),
+// as any refused collective does, since the other ranks' calls would wait for it.
 template <typename Body>
-int OnComm(const char* function, MPI_Comm handle, Body&& body) {
+int OnComm(const char* function, MPI_Comm handle, Body&& body, Scope scope = Scope::kLocal) {
   Runtime& rt = runtime();
   if (ABSL_PREDICT_FALSE(rt.phase() != Runtime::Phase::kRunning)) return NotRunning(function);
   CommEntry* entry = rt.Find(handle);
   if (ABSL_PREDICT_FALSE(entry == nullptr)) {
-    return Raise(
-        nullptr, function,
-        Refusal(MPI_ERR_COMM, handle == MPI_COMM_NULL
-                                  ? std::string("comm is MPI_COMM_NULL")
-                                  : absl::StrFormat("comm 0x%x is not a communicator (never one, "
-                                                    "or freed)",
-                                                    handle)));
+    Communicator& world = rt.Find(MPI_COMM_WORLD)->comm;
+    const std::string detail =
+        handle == MPI_COMM_NULL
+            ? std::string("comm is MPI_COMM_NULL")
+            : absl::StrFormat("comm 0x%x is not a communicator (never one, or freed)", handle);
+    return Raise(nullptr, function,
+                 scope == Scope::kCollective
+                     ? Refuse(world, MPI_ERR_COMM, detail)
+                     : Refusal(MPI_ERR_COMM, absl::StrCat("rank ", world.rank(), ": ", detail)));
   }
   const absl::Status status = body(*entry);
   if (ABSL_PREDICT_TRUE(status.ok())) return MPI_SUCCESS;
   return Raise(entry, function, status);
+}
+
+// A collective on `handle` (Scope::kCollective).
+template <typename Body>
+int OnCollective(const char* function, MPI_Comm handle, Body&& body) {
+  return OnComm(function, handle, std::forward<Body>(body), Scope::kCollective);
 }
 
 // The same for calls tied to no communicator (ops, datatypes, errors).
@@ -206,14 +222,15 @@ struct ByteLayout {
   std::vector<size_t> displs;
 };
 
-absl::Status ToBytes(Communicator& comm, const char* counts_name, const int* counts,
-                     const char* displs_name, const int* displs, const char* type_name,
-                     MPI_Datatype handle, ByteLayout* layout) {
-  DataType type;
-  if (absl::Status status = TypeOf(&comm, type_name, handle, &type); !status.ok()) return status;
-  const size_t element = DataTypeSize(type);
+// `counts` (and `displs`, unless `displs_name` is null) of comm.size() entries, each
+// times `element` bytes.
+absl::Status ScaledLayout(Communicator& comm, const char* counts_name, const int* counts,
+                          const char* displs_name, const int* displs, size_t element,
+                          ByteLayout* layout) {
   const size_t ranks = static_cast<size_t>(comm.size());
-  if (counts == nullptr) return Refuse(comm, MPI_ERR_ARG, absl::StrCat(counts_name, " is null"));
+  if (counts == nullptr) {
+    return Refuse(comm, MPI_ERR_ARG, absl::StrCat(counts_name, " is a null pointer"));
+  }
   layout->counts.resize(ranks);
   for (size_t r = 0; r < ranks; ++r) {
     if (counts[r] < 0) {
@@ -223,7 +240,9 @@ absl::Status ToBytes(Communicator& comm, const char* counts_name, const int* cou
     layout->counts[r] = static_cast<size_t>(counts[r]) * element;
   }
   if (displs_name == nullptr) return absl::OkStatus();
-  if (displs == nullptr) return Refuse(comm, MPI_ERR_ARG, absl::StrCat(displs_name, " is null"));
+  if (displs == nullptr) {
+    return Refuse(comm, MPI_ERR_ARG, absl::StrCat(displs_name, " is a null pointer"));
+  }
   layout->displs.resize(ranks);
   for (size_t r = 0; r < ranks; ++r) {
     if (displs[r] < 0) {
@@ -235,6 +254,15 @@ absl::Status ToBytes(Communicator& comm, const char* counts_name, const int* cou
     layout->displs[r] = static_cast<size_t>(displs[r]) * element;
   }
   return absl::OkStatus();
+}
+
+// The same in bytes of `handle`'s type.
+absl::Status ToBytes(Communicator& comm, const char* counts_name, const int* counts,
+                     const char* displs_name, const int* displs, const char* type_name,
+                     MPI_Datatype handle, ByteLayout* layout) {
+  DataType type;
+  RETURN_IF_ERROR(TypeOf(&comm, type_name, handle, &type));
+  return ScaledLayout(comm, counts_name, counts, displs_name, displs, DataTypeSize(type), layout);
 }
 
 ByteLayout& Scratch(int which) {
@@ -266,6 +294,15 @@ absl::Status BlockOf(Communicator& comm, bool both, const Side& primary, const S
                 absl::StrCat(primary.count_name, " x ", primary.type_name, " is ", *bytes,
                              " bytes but ", secondary.count_name, " x ", secondary.type_name,
                              " is ", other, "; the two must agree"));
+}
+
+// A rooted collective's block: at the root from `root_side`, and also `other_side`
+// unless in place (`root_holds_both`); elsewhere from `other_side`.
+absl::Status RootedBlock(Communicator& comm, int root, bool root_holds_both, const Side& root_side,
+                         const Side& other_side, size_t* bytes) {
+  RETURN_IF_ERROR(CheckRoot(comm, root));
+  return comm.rank() == root ? BlockOf(comm, root_holds_both, root_side, other_side, bytes)
+                             : BlockOf(comm, false, other_side, root_side, bytes);
 }
 
 // A rooted v-collective's arguments: the root's per-rank layout (`counts`, `displs` of
@@ -333,10 +370,12 @@ using zcoll::mpi::ByteLayout;
 using zcoll::mpi::CheckRoot;
 using zcoll::mpi::CommEntry;
 using zcoll::mpi::Local;
+using zcoll::mpi::OnCollective;
 using zcoll::mpi::OnComm;
 using zcoll::mpi::ReductionOf;
 using zcoll::mpi::Refusal;
 using zcoll::mpi::Refuse;
+using zcoll::mpi::RootedBlock;
 using zcoll::mpi::RootedLayout;
 using zcoll::mpi::Runtime;
 using zcoll::mpi::Scratch;
@@ -542,7 +581,7 @@ int MPI_Comm_size(MPI_Comm comm, int* size) {
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  return OnComm("MPI_Comm_dup", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Comm_dup", comm, [&](CommEntry& entry) {
     if (newcomm == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "newcomm");
     absl::StatusOr<Communicator> dup = entry.comm.Dup();
     if (!dup.ok()) return dup.status();
@@ -553,7 +592,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  return OnComm("MPI_Comm_split", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Comm_split", comm, [&](CommEntry& entry) {
     if (newcomm == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "newcomm");
     // zcoll's "no communicator" is -1, which MPI calls a bad color: it stays one.
     const int zcoll_color =
@@ -751,11 +790,11 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
 // ---- Collectives.
 
 int MPI_Barrier(MPI_Comm comm) {
-  return OnComm("MPI_Barrier", comm, [&](CommEntry& entry) { return entry.comm.Barrier(); });
+  return OnCollective("MPI_Barrier", comm, [&](CommEntry& entry) { return entry.comm.Barrier(); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return OnComm("MPI_Bcast", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Bcast", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     size_t bytes = 0;
     RETURN_IF_ERROR(BlockBytes(c, "count", count, "datatype", datatype, &bytes));
@@ -766,7 +805,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
-  return OnComm("MPI_Reduce", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Reduce", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));
     RETURN_IF_ERROR(CheckRoot(c, root));
@@ -777,7 +816,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
-  return OnComm("MPI_Allreduce", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Allreduce", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));
     return c.Allreduce(sendbuf, recvbuf, static_cast<size_t>(count), reduction.type, *reduction.op);
@@ -786,7 +825,7 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return OnComm("MPI_Reduce_scatter_block", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Reduce_scatter_block", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, recvcount, datatype, op));
     return c.ReduceScatterBlock(sendbuf, recvbuf, static_cast<size_t>(recvcount), reduction.type,
@@ -796,20 +835,20 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return OnComm("MPI_Reduce_scatter", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Reduce_scatter", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, 0, datatype, op));
-    // Element counts (the reduction keeps its datatype): "recvtype" is never read.
+    // Counts in elements: the reduction keeps its datatype.
     ByteLayout& counts = Scratch(0);
-    RETURN_IF_ERROR(
-        ToBytes(c, "recvcounts", recvcounts, nullptr, nullptr, "datatype", MPI_BYTE, &counts));
+    RETURN_IF_ERROR(zcoll::mpi::ScaledLayout(c, "recvcounts", recvcounts, nullptr, nullptr,
+                                             /*element=*/1, &counts));
     return c.ReduceScatter(sendbuf, recvbuf, counts.counts, reduction.type, *reduction.op);
   });
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm) {
-  return OnComm("MPI_Scan", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Scan", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));
     return c.Scan(sendbuf, recvbuf, static_cast<size_t>(count), reduction.type, *reduction.op);
@@ -818,7 +857,7 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm) {
-  return OnComm("MPI_Exscan", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Exscan", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));
     return c.Exscan(sendbuf, recvbuf, static_cast<size_t>(count), reduction.type, *reduction.op);
@@ -827,14 +866,12 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return OnComm("MPI_Scatter", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Scatter", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
-    RETURN_IF_ERROR(CheckRoot(c, root));
     const Side send{"sendcount", sendcount, "sendtype", sendtype};
     const Side recv{"recvcount", recvcount, "recvtype", recvtype};
     size_t block = 0;
-    RETURN_IF_ERROR(c.rank() == root ? BlockOf(c, recvbuf != MPI_IN_PLACE, send, recv, &block)
-                                     : BlockOf(c, false, recv, send, &block));
+    RETURN_IF_ERROR(RootedBlock(c, root, recvbuf != MPI_IN_PLACE, send, recv, &block));
     return c.Scatter(sendbuf, recvbuf, block, DataType::kByte, root);
   });
 }
@@ -842,7 +879,7 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm) {
-  return OnComm("MPI_Scatterv", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Scatterv", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ByteLayout& layout = Scratch(0);
     size_t received = 0;
@@ -857,14 +894,12 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return OnComm("MPI_Gather", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Gather", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
-    RETURN_IF_ERROR(CheckRoot(c, root));
     const Side send{"sendcount", sendcount, "sendtype", sendtype};
     const Side recv{"recvcount", recvcount, "recvtype", recvtype};
     size_t block = 0;
-    RETURN_IF_ERROR(c.rank() == root ? BlockOf(c, sendbuf != MPI_IN_PLACE, recv, send, &block)
-                                     : BlockOf(c, false, send, recv, &block));
+    RETURN_IF_ERROR(RootedBlock(c, root, sendbuf != MPI_IN_PLACE, recv, send, &block));
     return c.Gather(sendbuf, recvbuf, block, DataType::kByte, root);
   });
 }
@@ -872,7 +907,7 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
-  return OnComm("MPI_Gatherv", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Gatherv", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ByteLayout& layout = Scratch(0);
     size_t sent = 0;
@@ -886,7 +921,7 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return OnComm("MPI_Allgather", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Allgather", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     size_t block = 0;
     RETURN_IF_ERROR(BlockOf(c, sendbuf != MPI_IN_PLACE,
@@ -899,7 +934,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
-  return OnComm("MPI_Allgatherv", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Allgatherv", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ByteLayout& layout = Scratch(0);
     RETURN_IF_ERROR(
@@ -914,7 +949,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return OnComm("MPI_Alltoall", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Alltoall", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     size_t block = 0;
     RETURN_IF_ERROR(BlockOf(c, sendbuf != MPI_IN_PLACE,
@@ -927,7 +962,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  return OnComm("MPI_Alltoallv", comm, [&](CommEntry& entry) {
+  return OnCollective("MPI_Alltoallv", comm, [&](CommEntry& entry) {
     Communicator& c = entry.comm;
     ByteLayout& sends = Scratch(0);
     ByteLayout& receives = Scratch(1);

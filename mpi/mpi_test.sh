@@ -29,6 +29,14 @@ echo "$out"
 check "errors.c exits 0" test "$code" -eq 0
 check "errors.c passed on every rank" test "$(grep -c "errors.c passed" <<<"$out")" -eq 3
 
+# One refused collective per job: the refusing rank gets the class and the reason, the
+# others the reason at once.
+for case in block_mismatch negative_displ null_counts bad_type bad_op null_comm; do
+  out=$("$run" -n 3 -- mpi/refusal_c "$case" 2>&1); code=$?
+  echo "$out"
+  check "refusal $case passed on every rank" test "$(grep -c "refusal $case passed" <<<"$out")" -eq 3
+done
+
 start=$SECONDS
 out=$("$run" -n 3 -- mpi/fatal_c 2>&1); code=$?
 echo "$out"
