@@ -259,6 +259,14 @@ TEST_P(CommunicatorTest, AMissingRankFailsTheOthersAtTheirDeadline) {
   Run([&](Communicator& comm, RankControl&) {
     const int size = comm.size(), rank = comm.rank();
     if (size == 1) return;
+    // Create can return on one rank before it has on every rank (over nodes, the
+    // leaders' level is made after the node level): a first barrier takes every rank
+    // past it, so that the short deadline below cannot expire inside another rank's
+    // Create (seen under ThreadSanitizer on shm+ofi:tcp 4x2), which is not this test.
+    // (A rank still finishing this barrier when another's deadline below passes hears
+    // of the failure in it instead: Aborted.)
+    const absl::Status first = comm.Barrier();
+    EXPECT_TRUE(first.ok() || first.code() == absl::StatusCode::kAborted) << first;
     if (rank != 0) {
       const absl::Status barrier = comm.Barrier(absl::Now() + absl::Seconds(1));
       EXPECT_THAT(barrier.code(),
