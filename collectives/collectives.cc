@@ -477,7 +477,7 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
   return static_cast<size_t>(rank()) < counts.size() ? counts[rank()] : 0;
 }
 
-void Communicator::RestartNodeLevels(const State& state, const CollectiveCall& call,
+void Communicator::RestartNodeLevels(State& state, const CollectiveCall& call,
                                      const ReduceOp& op, CallExecution& execution) {
   const int rank = state.transport->rank();
   NodeLevelsExecution::Call levels{.collective = call.args.collective,
@@ -501,7 +501,7 @@ void Communicator::RestartNodeLevels(const State& state, const CollectiveCall& c
     }
     levels.leader_root = state.level_leader_index[root];
   }
-  static_cast<NodeLevelsExecution&>(execution).Restart(levels);
+  static_cast<NodeLevelsExecution&>(execution).Restart(levels, state.levels_starting);
 }
 
 absl::Status Communicator::Blocking(std::optional<absl::Time> deadline,

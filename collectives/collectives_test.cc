@@ -659,6 +659,79 @@ TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Several nonblocking node_levels calls in flight at once, completed in another order
+// on every rank (by Wait from a rank-dependent first request, or by Test in reverse
+// order): each call's level calls start as its earlier steps complete, which is a
+// matter of timing, yet every rank must start them on a level's communicator in one
+// order (node_levels.h). Then a blocking call while the nonblocking ones are pending.
+TEST_P(CollectivesTest, NonblockingLevelCallsCompleteInAnyOrder) {
+  if (GetParam().nodes < 2 && GetParam().numa_domains < 2) {
+    GTEST_SKIP() << "one node of one NUMA domain: no levels";
+  }
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(HasNodeLevels(comm));
+    for (Collective collective : {Collective::kAllreduce, Collective::kReduce, Collective::kBcast,
+                                  Collective::kAllgather, Collective::kBarrier}) {
+      ASSERT_TRUE(comm.SetAlgorithm(collective, "node_levels").ok());
+    }
+    const int size = comm.size(), rank = comm.rank();
+    constexpr size_t kCount = 1000;
+    for (int round = 0; round < 4; ++round) {
+      const int root = round % size;
+      std::vector<int32_t> mine(kCount, rank + round), sum(kCount, -1), max(kCount, -1);
+      std::vector<int32_t> broadcast(kCount, rank == root ? 7 + round : -1), all(size, -1);
+      const int32_t own = rank * 10 + round;
+      std::vector<absl::StatusOr<Request>> started;
+      started.push_back(
+          comm.IAllreduce(mine.data(), sum.data(), kCount, DataType::kInt32, PredefinedOp::kSum));
+      started.push_back(comm.IBcast(broadcast.data(), kCount, DataType::kInt32, root));
+      started.push_back(comm.IAllgather(&own, all.data(), 1, DataType::kInt32));
+      started.push_back(comm.IBarrier());
+      started.push_back(comm.IReduce(mine.data(), rank == size - 1 ? max.data() : nullptr, kCount,
+                                     DataType::kInt32, PredefinedOp::kMax, size - 1));
+      std::vector<Request> requests;
+      for (absl::StatusOr<Request>& request : started) {
+        ASSERT_TRUE(request.ok()) << request.status();
+        requests.push_back(std::move(*request));
+      }
+      const size_t n = requests.size();
+      if (round == 3) {
+        // A blocking node_levels call behind the pending ones.
+        int32_t one = 1, ones = 0;
+        ASSERT_TRUE(comm.Allreduce(&one, &ones, 1, DataType::kInt32, PredefinedOp::kSum).ok());
+        EXPECT_EQ(ones, size);
+      }
+      if (round % 2 == 0) {
+        for (size_t k = 0; k < n; ++k) {
+          const absl::Status waited = requests[(static_cast<size_t>(rank) + k) % n].Wait();
+          ASSERT_TRUE(waited.ok()) << "round " << round << ": " << waited;
+        }
+      } else {
+        // Test in reverse order until all are done (bounded: each ends by its deadline).
+        size_t done = 0;
+        while (done < n) {
+          done = 0;
+          for (size_t k = n; k-- > 0;) {
+            absl::StatusOr<bool> tested = requests[k].Test();
+            ASSERT_TRUE(tested.ok()) << "round " << round << ": " << tested.status();
+            done += *tested ? 1 : 0;
+          }
+          if (done < n) absl::SleepFor(absl::Microseconds(20));
+        }
+      }
+      EXPECT_EQ(sum[kCount - 1], size * (size - 1) / 2 + size * round) << "round " << round;
+      EXPECT_EQ(broadcast[0], 7 + round) << "round " << round;
+      for (int r = 0; r < size; ++r) {
+        EXPECT_EQ(all[r], r * 10 + round) << "round " << round;
+      }
+      if (rank == size - 1) {
+        EXPECT_EQ(max[3], size - 1 + round) << "round " << round;
+      }
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // The node engine beyond its slot: partitioned reductions, peers' buffers read in
 // place, and transfers copied by both sides at once, between processes (process_vm_*)
 // and between threads.

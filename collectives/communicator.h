@@ -833,7 +833,7 @@ class Communicator {
   static absl::Time DeadlineAfterTimeout(const State& state);
   // Starts `call` on the node levels in `execution`, a NodeLevelsExecution
   // (node_levels.h), with `op` (AVG's sum).
-  static void RestartNodeLevels(const State& state, const CollectiveCall& call, const ReduceOp& op,
+  static void RestartNodeLevels(State& state, const CollectiveCall& call, const ReduceOp& op,
                                 CallExecution& execution);
   // `communicator` with its node engine set up (node_engine.h; every rank of a new
   // communicator calls it); an error fails the job.

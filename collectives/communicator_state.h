@@ -115,6 +115,10 @@ struct Communicator::State {
   // is the ranks' own (each group a run of consecutive ranks, groups ascending).
   std::vector<std::vector<int>> level_members;
   bool levels_in_blocks = false;
+  // The node_levels calls that have not yet started their last level call, in the
+  // order they were made (node_levels.h); declared before the requests whose
+  // executions take themselves out of it.
+  std::vector<NodeLevelsExecution*> levels_starting;
   std::vector<std::unique_ptr<Request::Pending>> idle_level_requests;
   // A persistent collective's init is under way (Communicator::Persistent): the
   // call StartCollective reaches is kept here instead of run.

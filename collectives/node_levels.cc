@@ -1,5 +1,6 @@
 #include "collectives/node_levels.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -8,7 +9,7 @@
 
 namespace zcoll {
 
-void NodeLevelsExecution::Restart(const Call& call) {
+void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecution*>& starting) {
   call_ = call;
   // A Reduce's partial result: a leader's of its node, or the root's node's leader's
   // of the other nodes and itself (when it is not the root).
@@ -19,12 +20,30 @@ void NodeLevelsExecution::Restart(const Call& call) {
   current_ = Request();
   finished_ = false;
   status_ = absl::OkStatus();
-  StartNext();
+  starting_ = &starting;
+  starting.push_back(this);
+  if (First()) StartNext();
 }
 
 void NodeLevelsExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
   finished_ = true;
+  StopStarting();
+}
+
+void NodeLevelsExecution::StopStarting() {
+  if (starting_ == nullptr) return;
+  starting_->erase(std::remove(starting_->begin(), starting_->end(), this), starting_->end());
+  starting_ = nullptr;
+}
+
+bool NodeLevelsExecution::AdvanceEarlierCalls() {
+  while (!First()) {
+    NodeLevelsExecution* earlier = starting_->front();
+    earlier->Advance();  // it is first: it starts its next step if the last completed
+    if (starting_ != nullptr && starting_->front() == earlier) return false;
+  }
+  return true;
 }
 
 std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) {
@@ -156,13 +175,16 @@ bool NodeLevelsExecution::StartNext() {
       return false;
     }
     current_ = std::move(**started);
+    if (next_ == kSteps) StopStarting();
     return true;
   }
   finished_ = true;
+  StopStarting();
   return true;
 }
 
 Transport::PollResult NodeLevelsExecution::Advance() {
+  if (!finished_ && !AdvanceEarlierCalls()) return Transport::PollResult::kIdle;
   while (!finished_) {
     if (!current_.done()) {
       absl::StatusOr<bool> done = current_.Test();
@@ -178,8 +200,14 @@ Transport::PollResult NodeLevelsExecution::Advance() {
 }
 
 absl::Status NodeLevelsExecution::WaitFor(
-    Transport&, absl::FunctionRef<Transport::PollResult()>, absl::Time deadline,
+    Transport& transport, absl::FunctionRef<Transport::PollResult()> poll, absl::Time deadline,
     absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) {
+  // The earlier calls first, each waited for to its end (which starts all its steps).
+  while (!finished_ && !First()) {
+    NodeLevelsExecution* earlier = starting_->front();
+    const absl::Status status = earlier->WaitFor(transport, poll, deadline, on_clock);
+    if (absl::IsDeadlineExceeded(status)) return status;
+  }
   while (!finished_) {
     if (!current_.done()) {
       // The level call's own waiting, to this call's deadline: past it, the caller's
@@ -207,6 +235,7 @@ absl::Status NodeLevelsExecution::WaitFor(
 NodeLevelsExecution::~NodeLevelsExecution() {
   // A level call left pending by a missed deadline ends at once: the job has failed.
   if (!current_.done()) current_.Wait().IgnoreError();
+  StopStarting();
 }
 
 }  // namespace zcoll

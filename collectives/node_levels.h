@@ -26,6 +26,14 @@
 // level's communicator (a Request of its own), started when the one before it has
 // completed, so a nonblocking node_levels call advances whenever it is tested or
 // waited for. A level's failure fails the job, as any failed call does.
+//
+// Every rank must start its level calls on a level's communicator in one order, and a
+// step starts when the step before it completes, which is a matter of timing. So the
+// node_levels calls of a communicator start their steps one call at a time, in the
+// order the calls were made (the communicator's `starting` list): a call starts its
+// first step once every earlier call has started its last. Advancing or waiting for
+// a later call advances the earlier ones first, so that a program may complete
+// several nonblocking node_levels calls in any order.
 
 #ifndef ZCOLL_COLLECTIVES_NODE_LEVELS_H_
 #define ZCOLL_COLLECTIVES_NODE_LEVELS_H_
@@ -79,8 +87,9 @@ class NodeLevelsExecution final : public CallExecution {
   NodeLevelsExecution(const NodeLevelsExecution&) = delete;
   NodeLevelsExecution& operator=(const NodeLevelsExecution&) = delete;
 
-  // Starts `call`'s first level call.
-  void Restart(const Call& call);
+  // Starts `call`'s first level call, or queues it behind the calls of `starting`
+  // (its communicator's calls that have not yet started their last step).
+  void Restart(const Call& call, std::vector<NodeLevelsExecution*>& starting);
 
   Transport::PollResult Advance() override;
   Transport::PollResult Look(absl::Duration) override { return Transport::PollResult::kIdle; }
@@ -98,8 +107,17 @@ class NodeLevelsExecution final : public CallExecution {
   // Starts the next step, or finishes when none is left; false on an error.
   bool StartNext();
   void Fail(absl::Status status);
+  // Whether this call may start steps: it is first among the calls still starting.
+  bool First() const { return starting_ == nullptr || starting_->front() == this; }
+  // Advances the calls before this one until this one is first: false while the first
+  // still waits for a level call to complete.
+  bool AdvanceEarlierCalls();
+  // Leaves the starting list (its last step started, or it finished).
+  void StopStarting();
 
   Call call_;
+  // The communicator's calls still starting steps, this one among them, or null.
+  std::vector<NodeLevelsExecution*>* starting_ = nullptr;
   int next_ = 0;
   Request current_;            // the level call in flight (done between steps)
   std::vector<char> partial_;  // a Reduce's partial result (Restart)
