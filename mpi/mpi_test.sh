@@ -24,6 +24,20 @@ out=$(env -u ZCOLL_RANK -u ZCOLL_SIZE -u ZCOLL_STORE mpi/collectives_c 2>&1); co
 echo "$out"
 check "collectives.c alone is a job of one rank" grep -q "checks passed on 1 ranks" <<<"$out"
 
+# Nonblocking and persistent collectives; a wait that failed to advance the other
+# requests would hang until the 30 s timeout.
+for args in "-n 4" "-n 3" "-n 4 --nodes 2"; do
+  out=$(ZCOLL_TIMEOUT=30s "$run" $args -- mpi/requests_c 2>&1); code=$?
+  echo "$out"
+  check "requests.c ($args) passed" grep -qE "requests.c: [0-9]+ checks passed" <<<"$out"
+done
+out=$("$run" -n 3 -- mpi/objects_c 1 2>&1); code=$?
+echo "$out"
+check "objects.c on one node passed" grep -q "checks passed on 3 ranks" <<<"$out"
+out=$("$run" -n 4 --nodes 2 -- mpi/objects_c 2 2>&1); code=$?
+echo "$out"
+check "objects.c on 2 emulated nodes passed" grep -q "checks passed on 4 ranks" <<<"$out"
+
 out=$("$run" -n 3 -- mpi/errors_c 2>&1); code=$?
 echo "$out"
 check "errors.c exits 0" test "$code" -eq 0
@@ -31,7 +45,8 @@ check "errors.c passed on every rank" test "$(grep -c "errors.c passed" <<<"$out
 
 # One refused collective per job: the refusing rank gets the class and the reason, the
 # others the reason at once.
-for case in block_mismatch negative_displ null_counts bad_type bad_op null_comm; do
+for case in block_mismatch negative_displ null_counts bad_type bad_op null_comm bad_info \
+  null_request uncommitted_type; do
   out=$("$run" -n 3 -- mpi/refusal_c "$case" 2>&1); code=$?
   echo "$out"
   check "refusal $case passed on every rank" test "$(grep -c "refusal $case passed" <<<"$out")" -eq 3

@@ -1,5 +1,9 @@
 #include "mpi/runtime.h"
 
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <string>
@@ -144,24 +148,116 @@ absl::Status Runtime::Initialize() {
   absl::StatusOr<std::optional<Communicator>> self = world->Split(world->rank(), 0);
   if (!self.ok()) return self.status();
   comms_.clear();
-  Add(*std::move(world), MPI_ERRORS_ARE_FATAL);
-  Add(**std::move(self), MPI_ERRORS_ARE_FATAL);
+  Add(*std::move(world), MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD");
+  Add(**std::move(self), MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF");
   phase_ = Phase::kRunning;
   return absl::OkStatus();
 }
 
 void Runtime::Finalize() {
+  // Requests first: each must go before its communicator (a pending one waits for its
+  // collective, as the program should have).
+  active_.clear();
+  requests_.clear();
+  free_request_slots_.clear();
   comms_.clear();
   user_ops_.clear();
+  types_.clear();
+  infos_.clear();
   phase_ = Phase::kFinalized;
 }
 
-MPI_Comm Runtime::Add(Communicator comm, MPI_Errhandler errhandler) {
-  auto entry = std::make_unique<CommEntry>(CommEntry{std::move(comm), errhandler});
+MPI_Comm Runtime::Add(Communicator comm, MPI_Errhandler errhandler, std::string name) {
+  auto entry = std::make_unique<CommEntry>(CommEntry{std::move(comm), errhandler, std::move(name)});
   // Handles are not reused: a stale handle then meets a null entry, not another
   // communicator.
   comms_.push_back(std::move(entry));
   return kCommBase + static_cast<int>(comms_.size() - 1);
+}
+
+void Runtime::Remove(MPI_Comm handle) {
+  std::unique_ptr<CommEntry>& entry = comms_[static_cast<size_t>(handle - kCommBase)];
+  entry->freed = true;
+  if (entry->requests == 0) entry.reset();
+}
+
+MPI_Datatype Runtime::AddType(DerivedType type) {
+  types_.push_back(std::make_unique<DerivedType>(type));
+  return kDerivedTypeBase + static_cast<int>(types_.size() - 1);
+}
+
+MPI_Info Runtime::AddInfo(InfoEntry info) {
+  infos_.push_back(std::make_unique<InfoEntry>(std::move(info)));
+  return kInfoBase + static_cast<int>(infos_.size() - 1);
+}
+
+MPI_Request Runtime::AddRequest(CommEntry& comm, const char* function, bool persistent) {
+  size_t slot = requests_.size();
+  if (!free_request_slots_.empty()) {
+    slot = free_request_slots_.back();
+    free_request_slots_.pop_back();
+  } else {
+    requests_.emplace_back();
+  }
+  auto entry = std::make_unique<RequestEntry>();
+  entry->comm = &comm;
+  entry->function = function;
+  entry->persistent = persistent;
+  ++comm.requests;
+  requests_[slot] = std::move(entry);
+  return kRequestBase + static_cast<int>(slot);
+}
+
+void Runtime::RemoveRequest(MPI_Request handle) {
+  const size_t slot = static_cast<size_t>(handle - kRequestBase);
+  RequestEntry& request = *requests_[slot];
+  if (request.active) Deactivate(request);
+  CommEntry* comm = request.comm;
+  requests_[slot].reset();  // before its communicator, which it must not outlive
+  free_request_slots_.push_back(slot);
+  if (--comm->requests == 0 && comm->freed) {
+    for (std::unique_ptr<CommEntry>& entry : comms_) {
+      if (entry.get() == comm) entry.reset();
+    }
+  }
+}
+
+void Runtime::Activate(RequestEntry& request) {
+  request.active = true;
+  active_.push_back(&request);
+}
+
+void Runtime::Deactivate(RequestEntry& request) {
+  request.active = false;
+  active_.erase(std::remove(active_.begin(), active_.end(), &request), active_.end());
+}
+
+absl::Status Runtime::Complete(Request& request) {
+  if (active_.empty()) return request.Wait();
+  absl::Status status;
+  ProgressUntil([&] {
+    absl::StatusOr<bool> done = request.Test();
+    if (done.ok() && !*done) return false;
+    status = done.status();
+    return true;
+  });
+  return status;
+}
+
+void Runtime::ProgressUntil(absl::FunctionRef<bool()> done) {
+  constexpr int kYieldingRounds = 200;
+  for (int round = 0;; ++round) {
+    if (done()) return;
+    // Their outcomes stay in them, for the program's own Wait or Test.
+    for (RequestEntry* request : active_) request->Poll().IgnoreError();
+    if (done()) return;
+    if (round < kYieldingRounds) {
+      sched_yield();
+    } else {
+      const timespec pause = {0, 50 * 1000};
+      nanosleep(&pause, nullptr);
+    }
+  }
 }
 
 const ReduceOp* Runtime::FindOp(MPI_Op handle) const {

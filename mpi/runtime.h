@@ -11,11 +11,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "collectives/communicator.h"
+#include "collectives/request.h"
 #include "core/datatype.h"
 #include "core/reduce_op.h"
 #include "mpi/include/mpi.h"
@@ -27,6 +31,9 @@ inline constexpr int kCommBase = 0x44000000;
 inline constexpr int kDatatypeBase = 0x4c000000;
 inline constexpr int kOpBase = 0x58000000;
 inline constexpr int kUserOpBase = 0x58100000;
+inline constexpr int kDerivedTypeBase = 0x4c100000;
+inline constexpr int kRequestBase = 0x6c000000;
+inline constexpr int kInfoBase = 0x5c000000;
 
 // The predefined datatype of `handle`, or nullopt for any other int.
 inline std::optional<DataType> PredefinedDataType(MPI_Datatype handle) {
@@ -46,6 +53,52 @@ int ErrorClassOf(const absl::Status& status);
 struct CommEntry {
   Communicator comm;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  std::string name;  // MPI_Comm_set_name's
+  // Requests on it that still exist: a freed communicator lives on until they go
+  // (MPI_Comm_free lets pending operations complete), as a zcoll Request must not
+  // outlive its Communicator.
+  int requests = 0;
+  bool freed = false;
+};
+
+// A datatype of MPI_Type_contiguous: `elements` consecutive elements of the
+// predefined `base` per element of it.
+struct DerivedType {
+  DataType base;
+  size_t elements;
+  bool committed = false;
+};
+
+// Per-rank counts and displacements in bytes (or elements of a reduction's type):
+// what zcoll's v-collectives take.
+struct ByteLayout {
+  std::vector<size_t> counts;
+  std::vector<size_t> displs;
+};
+
+// An MPI_Request: a nonblocking collective (MPI_I<coll>) from its start until the
+// program learns it completed, or a persistent one (MPI_<coll>_init) until
+// MPI_Request_free.
+struct RequestEntry {
+  CommEntry* comm = nullptr;  // whose error handler reports its failure
+  const char* function = "";  // "MPI_Iallreduce", for messages
+  bool persistent = false;
+  // Started, and its completion not yet returned to the program.
+  bool active = false;
+  Request request;  // a nonblocking collective's
+  PersistentRequest persistent_request;
+  // A v-collective's vectors, which zcoll may read until the request completes.
+  ByteLayout layouts[2];
+
+  // Advances it without blocking: true once it completed (Wait then returns its status
+  // at once), or its error.
+  absl::StatusOr<bool> Poll() { return persistent ? persistent_request.Test() : request.Test(); }
+  absl::Status Wait() { return persistent ? persistent_request.Wait() : request.Wait(); }
+};
+
+// MPI_Info: keys and values in the order they were set.
+struct InfoEntry {
+  std::vector<std::pair<std::string, std::string>> entries;
 };
 
 class Runtime {
@@ -66,10 +119,64 @@ class Runtime {
   CommEntry* Find(MPI_Comm handle) {
     const size_t index = static_cast<size_t>(handle - kCommBase);
     if (handle < kCommBase || index >= comms_.size()) return nullptr;
-    return comms_[index].get();
+    CommEntry* entry = comms_[index].get();
+    return entry != nullptr && !entry->freed ? entry : nullptr;
   }
-  MPI_Comm Add(Communicator comm, MPI_Errhandler errhandler);
-  void Remove(MPI_Comm handle) { comms_[static_cast<size_t>(handle - kCommBase)].reset(); }
+  MPI_Comm Add(Communicator comm, MPI_Errhandler errhandler, std::string name = "");
+  // MPI_Comm_free: the handle is invalid at once; the communicator goes with its last
+  // request.
+  void Remove(MPI_Comm handle);
+
+  // The derived datatype of `handle`; null for a predefined, freed or unknown one.
+  DerivedType* FindType(MPI_Datatype handle) {
+    const size_t index = static_cast<size_t>(handle - kDerivedTypeBase);
+    if (handle < kDerivedTypeBase || index >= types_.size()) return nullptr;
+    return types_[index].get();
+  }
+  MPI_Datatype AddType(DerivedType type);
+  void RemoveType(MPI_Datatype handle) {
+    types_[static_cast<size_t>(handle - kDerivedTypeBase)].reset();
+  }
+
+  InfoEntry* FindInfo(MPI_Info handle) {
+    const size_t index = static_cast<size_t>(handle - kInfoBase);
+    if (handle < kInfoBase || index >= infos_.size()) return nullptr;
+    return infos_[index].get();
+  }
+  MPI_Info AddInfo(InfoEntry info);
+  void RemoveInfo(MPI_Info handle) { infos_[static_cast<size_t>(handle - kInfoBase)].reset(); }
+
+  // Requests. A handle's slot is reused once its request has gone (a program that
+  // starts millions of nonblocking collectives holds few at a time).
+  RequestEntry* FindRequest(MPI_Request handle) {
+    const size_t index = static_cast<size_t>(handle - kRequestBase);
+    if (handle < kRequestBase || index >= requests_.size()) return nullptr;
+    return requests_[index].get();
+  }
+  // A new inactive request on `comm`; FindRequest gives its entry.
+  MPI_Request AddRequest(CommEntry& comm, const char* function, bool persistent);
+  // Its request must have completed (or never started).
+  void RemoveRequest(MPI_Request handle);
+  void Activate(RequestEntry& request);
+  // Marks it completed as far as the program knows (its status was returned).
+  void Deactivate(RequestEntry& request);
+  bool AnyActive() const { return !active_.empty(); }
+  size_t ActiveCount() const { return active_.size(); }
+
+  // Returns once `done()` is true, advancing every active request meanwhile: MPI's
+  // progress rule, since a peer may wait in its own call for one of them (two ranks
+  // waiting for two collectives in opposite orders, or a blocking collective while a
+  // nonblocking one is pending). `done` polls what the caller waits for; each request
+  // ends by its deadline, so this returns by the latest of theirs. Yields between
+  // rounds, then sleeps briefly: ranks may share few cores.
+  void ProgressUntil(absl::FunctionRef<bool()> done);
+  // Advances every active request once.
+  void PollActive() {
+    for (RequestEntry* request : active_) request->Poll().IgnoreError();
+  }
+  // Waits for `request` (held by the caller, not the program), advancing the active
+  // ones meanwhile.
+  absl::Status Complete(Request& request);
 
   // The op of `handle`; null for MPI_OP_NULL, a freed or unknown handle.
   const ReduceOp* FindOp(MPI_Op handle) const;
@@ -91,6 +198,11 @@ class Runtime {
   Phase phase_ = Phase::kNotInitialized;
   std::vector<std::unique_ptr<CommEntry>> comms_;
   std::vector<std::unique_ptr<ReduceOp>> user_ops_;
+  std::vector<std::unique_ptr<DerivedType>> types_;
+  std::vector<std::unique_ptr<InfoEntry>> infos_;
+  std::vector<std::unique_ptr<RequestEntry>> requests_;
+  std::vector<size_t> free_request_slots_;
+  std::vector<RequestEntry*> active_;
   std::vector<std::string> messages_ = std::vector<std::string>(kMessages);
   int next_message_ = 0;
 };

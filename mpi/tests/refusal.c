@@ -80,6 +80,26 @@ int main(int argc, char** argv) {
     code = MPI_Allreduce(send, recv, 1, MPI_INT, MPI_SUM, bad ? MPI_COMM_NULL : MPI_COMM_WORLD);
     want_class = MPI_ERR_COMM;
     want = "comm is MPI_COMM_NULL";
+  } else if (strcmp(which, "bad_info") == 0) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    code = MPI_Allreduce_init(send, recv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                              bad ? 0x5c0000ff : MPI_INFO_NULL, &request);
+    if (code == MPI_SUCCESS) MPI_Request_free(&request);
+    want_class = MPI_ERR_INFO;
+    want = "info 0x5c0000ff is not MPI_INFO_NULL or an info object";
+  } else if (strcmp(which, "null_request") == 0) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    code = MPI_Ibcast(send, 1, MPI_INT, 0, MPI_COMM_WORLD, bad ? NULL : &request);
+    if (code == MPI_SUCCESS) code = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    want_class = MPI_ERR_ARG;
+    want = "request is a null pointer";
+  } else if (strcmp(which, "uncommitted_type") == 0) {
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    if (!bad) MPI_Type_commit(&pair);
+    code = MPI_Allgather(send, 1, pair, recv, 1, pair, MPI_COMM_WORLD);
+    want_class = MPI_ERR_TYPE;
+    want = "is not committed (MPI_Type_commit it first)";
   } else if (strcmp(which, "already") == 0) {
     code = synced;
     want_class = MPI_ERR_OTHER;
