@@ -32,8 +32,8 @@ int Raise(CommEntry* entry, const char* function, const absl::Status& status) {
       [&](absl::string_view url, const absl::Cord& payload) { named.SetPayload(url, payload); });
   const int code = rt.CodeFor(named);
   if (handler_of->errhandler == MPI_ERRORS_RETURN) return code;
-  Communicator* world = &rt.Find(MPI_COMM_WORLD)->comm;
-  EndJob(entry != nullptr ? &entry->comm : world, message, 1);
+  Communicator* world = &rt.Find(MPI_COMM_WORLD)->comm();
+  EndJob(entry != nullptr ? &entry->comm() : world, message, 1);
 }
 
 int NotRunning(const char* function) {
@@ -53,7 +53,7 @@ absl::Status Refuse(Communicator& comm, int error_class, absl::string_view detai
 
 absl::Status RefuseIn(Communicator* comm, int error_class, absl::string_view detail) {
   if (comm != nullptr) return Refuse(*comm, error_class, detail);
-  Communicator& world = Runtime::Get().Find(MPI_COMM_WORLD)->comm;
+  Communicator& world = Runtime::Get().Find(MPI_COMM_WORLD)->comm();
   return Refusal(error_class, absl::StrCat("rank ", world.rank(), ": ", detail));
 }
 
@@ -64,11 +64,11 @@ absl::Status NullPointer(int rank, const char* name) {
 int WorldRank() {
   Runtime& rt = Runtime::Get();
   if (rt.phase() != Runtime::Phase::kRunning) return -1;
-  return rt.Find(MPI_COMM_WORLD)->comm.rank();
+  return rt.Find(MPI_COMM_WORLD)->comm().rank();
 }
 
 absl::Status BadComm(MPI_Comm handle, Scope scope) {
-  Communicator& world = Runtime::Get().Find(MPI_COMM_WORLD)->comm;
+  Communicator& world = Runtime::Get().Find(MPI_COMM_WORLD)->comm();
   const std::string detail =
       handle == MPI_COMM_NULL
           ? std::string("comm is MPI_COMM_NULL")
@@ -157,13 +157,6 @@ absl::StatusOr<TypedOp> ReductionOf(Communicator& comm, MPI_Count count, MPI_Dat
   return reduction;
 }
 
-absl::Status CheckRoot(Communicator& comm, int root) {
-  if (ABSL_PREDICT_TRUE(root >= 0 && root < comm.size())) return absl::OkStatus();
-  return Refuse(
-      comm, MPI_ERR_ROOT,
-      absl::StrCat("root ", root, " is not a rank of the ", comm.size(), "-rank communicator"));
-}
-
 absl::Status CheckInfo(Communicator* comm, const char* name, MPI_Info info) {
   if (info == MPI_INFO_NULL || Runtime::Get().FindInfo(info) != nullptr) {
     return absl::OkStatus();
@@ -187,13 +180,6 @@ absl::Status BlockOf(Communicator& comm, bool both, const Side& primary, const S
                 absl::StrCat(primary.count_name, " x ", primary.type_name, " is ", *bytes,
                              " bytes but ", secondary.count_name, " x ", secondary.type_name,
                              " is ", other, "; the two must agree"));
-}
-
-absl::Status RootedBlock(Communicator& comm, int root, bool root_holds_both, const Side& root_side,
-                         const Side& other_side, size_t* bytes) {
-  RETURN_IF_ERROR(CheckRoot(comm, root));
-  return comm.rank() == root ? BlockOf(comm, root_holds_both, root_side, other_side, bytes)
-                             : BlockOf(comm, false, other_side, root_side, bytes);
 }
 
 void CopyOut(absl::string_view text, char* out, int capacity, int* length) {

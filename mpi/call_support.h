@@ -128,19 +128,17 @@ struct TypedOp {
 absl::StatusOr<TypedOp> ReductionOf(Communicator& comm, MPI_Count count, MPI_Datatype datatype,
                                     MPI_Op op);
 
-absl::Status CheckRoot(Communicator& comm, int root);
-
 // MPI_INFO_NULL or a live info object.
 absl::Status CheckInfo(Communicator* comm, const char* name, MPI_Info info);
 
-// `counts` (and `displs`, unless `displs_name` is null) of comm.size() entries, each
-// times `element` (bytes of an element, or 1 for a reduction's element counts).
-// Count is int or MPI_Count, Displ int or MPI_Aint (the _c calls).
+// `counts` (and `displs`, unless `displs_name` is null) of `ranks` entries (the
+// communicator's size, or an intercommunicator's remote group's), each times
+// `element` (bytes of an element, or 1 for a reduction's element counts). Count is int
+// or MPI_Count, Displ int or MPI_Aint (the _c calls).
 template <typename Count, typename Displ>
-absl::Status ScaledLayout(Communicator& comm, const char* counts_name, const Count* counts,
-                          const char* displs_name, const Displ* displs, size_t element,
-                          ByteLayout* layout) {
-  const size_t ranks = static_cast<size_t>(comm.size());
+absl::Status ScaledLayout(Communicator& comm, size_t ranks, const char* counts_name,
+                          const Count* counts, const char* displs_name, const Displ* displs,
+                          size_t element, ByteLayout* layout) {
   if (counts == nullptr) {
     return Refuse(comm, MPI_ERR_ARG, absl::StrCat(counts_name, " is a null pointer"));
   }
@@ -171,12 +169,12 @@ absl::Status ScaledLayout(Communicator& comm, const char* counts_name, const Cou
 
 // The same in bytes of `handle`'s type.
 template <typename Count, typename Displ>
-absl::Status ToBytes(Communicator& comm, const char* counts_name, const Count* counts,
+absl::Status ToBytes(Communicator& comm, size_t ranks, const char* counts_name, const Count* counts,
                      const char* displs_name, const Displ* displs, const char* type_name,
                      MPI_Datatype handle, ByteLayout* layout) {
   TypeShape shape;
   if (absl::Status status = TypeOf(&comm, type_name, handle, &shape); !status.ok()) return status;
-  return ScaledLayout(comm, counts_name, counts, displs_name, displs, shape.bytes(), layout);
+  return ScaledLayout(comm, ranks, counts_name, counts, displs_name, displs, shape.bytes(), layout);
 }
 
 // One side of a block's description: (sendcount, sendtype) or (recvcount, recvtype).
@@ -192,42 +190,6 @@ struct Side {
 // the two must hold the same bytes.
 absl::Status BlockOf(Communicator& comm, bool both, const Side& primary, const Side& secondary,
                      size_t* bytes);
-
-// A rooted collective's block: at the root from `root_side`, and also `other_side`
-// unless in place (`root_holds_both`); elsewhere from `other_side`.
-absl::Status RootedBlock(Communicator& comm, int root, bool root_holds_both, const Side& root_side,
-                         const Side& other_side, size_t* bytes);
-
-// A rooted v-collective's arguments: the root's per-rank layout (`counts`, `displs` of
-// `vector_type`; empty elsewhere) and this rank's own block from `own`, or, in place at
-// the root, from the layout's own entry.
-template <typename Count, typename Displ>
-struct Vectors {
-  const char* counts_name;
-  const Count* counts;
-  const Displ* displs;
-  const char* type_name;
-  MPI_Datatype type;
-};
-
-template <typename Count, typename Displ>
-absl::Status RootedLayout(Communicator& comm, int root, const Vectors<Count, Displ>& vectors,
-                          bool in_place, const Side& own, ByteLayout& layout, size_t* own_bytes) {
-  if (absl::Status status = CheckRoot(comm, root); !status.ok()) return status;
-  layout.counts.clear();
-  layout.displs.clear();
-  *own_bytes = 0;
-  if (comm.rank() == root) {
-    if (absl::Status status = ToBytes(comm, vectors.counts_name, vectors.counts, "displs",
-                                      vectors.displs, vectors.type_name, vectors.type, &layout);
-        !status.ok()) {
-      return status;
-    }
-    *own_bytes = layout.counts[static_cast<size_t>(root)];
-  }
-  if (in_place) return absl::OkStatus();
-  return BlockBytes(comm, own.count_name, own.count, own.type_name, own.type, own_bytes);
-}
 
 // Copies `text` into a C string of at most `capacity` bytes with its length.
 void CopyOut(absl::string_view text, char* out, int capacity, int* length);

@@ -10,12 +10,14 @@
 // datatype's base type, which the op needs.
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator.h"
+#include "collectives/intercommunicator.h"
 #include "collectives/request.h"
 #include "core/datatype.h"
 #include "core/status_macros.h"
@@ -53,8 +55,8 @@ class Launch {
       return absl::OkStatus();
     }
     direct_ = false;
-    if (request_ == nullptr) return Refuse(entry.comm, MPI_ERR_ARG, "request is a null pointer");
-    if (mode_ == Mode::kPersistent) RETURN_IF_ERROR(CheckInfo(&entry.comm, "info", info_));
+    if (request_ == nullptr) return Refuse(entry.comm(), MPI_ERR_ARG, "request is a null pointer");
+    if (mode_ == Mode::kPersistent) RETURN_IF_ERROR(CheckInfo(&entry.comm(), "info", info_));
     handle_ = rt.AddRequest(entry, function, mode_ == Mode::kPersistent);
     request_entry_ = rt.FindRequest(handle_);
     return absl::OkStatus();
@@ -115,19 +117,125 @@ class Launch {
    : (launch).persistent() ? (launch).Keep((comm).Name##Init(__VA_ARGS__)) \
                            : (launch).Keep((comm).I##Name(__VA_ARGS__)))
 
-// A collective on `comm`: its launch begins, then `body` checks and runs it.
+template <typename C>
+constexpr bool kInter = std::is_same_v<C, Intercommunicator>;
+
+// The communicator a refusal fails the job through.
+Communicator& LocalOf(Communicator& c) { return c; }
+Communicator& LocalOf(Intercommunicator& c) { return c.local(); }
+// How many entries a v-collective's vectors have: one per rank, or on an
+// intercommunicator one per rank of the other group.
+size_t VectorLength(const Communicator& c) { return static_cast<size_t>(c.size()); }
+size_t VectorLength(const Intercommunicator& c) { return static_cast<size_t>(c.remote_size()); }
+
+// A collective on `comm`: its launch begins, then `body` checks and runs it on the
+// intracommunicator or the intercommunicator.
 template <typename Body>
 int Run(const char* function, MPI_Comm comm, Launch& launch, Body&& body) {
   return OnCollective(function, comm, [&](CommEntry& entry) {
     RETURN_IF_ERROR(launch.Begin(entry, function));
-    return body(entry.comm);
+    if (entry.inter != nullptr) return body(*entry.inter);
+    return body(*entry.intra);
   });
+}
+
+// The standard defines no in-place form on an intercommunicator.
+template <typename C>
+absl::Status NoInPlaceOnInter(C& c, const void* sendbuf, const void* recvbuf) {
+  if constexpr (kInter<C>) {
+    if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) {
+      return Refuse(c.local(), MPI_ERR_BUFFER,
+                    "MPI_IN_PLACE on an intercommunicator (the standard defines no in-place "
+                    "form there)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A rank's part in a rooted collective: the root; a rank that gets from or gives to
+// it; or, on an intercommunicator, a rank of the root's group other than the root
+// (MPI_PROC_NULL), which takes no part.
+enum class Role { kRoot, kOther, kIdle };
+
+template <typename C>
+absl::Status RoleOf(C& c, int root, Role* role) {
+  if constexpr (kInter<C>) {
+    if (root == MPI_ROOT) {
+      *role = Role::kRoot;
+    } else if (root == MPI_PROC_NULL) {
+      *role = Role::kIdle;
+    } else if (root >= 0 && root < c.remote_size()) {
+      *role = Role::kOther;
+    } else {
+      return Refuse(c.local(), MPI_ERR_ROOT,
+                    absl::StrCat("root ", root,
+                                 " is not MPI_ROOT, MPI_PROC_NULL or a rank of the other group (",
+                                 c.remote_size(), " ranks) of the intercommunicator"));
+    }
+    return absl::OkStatus();
+  } else {
+    if (root < 0 || root >= c.size()) {
+      return Refuse(
+          c, MPI_ERR_ROOT,
+          absl::StrCat("root ", root, " is not a rank of the ", c.size(), "-rank communicator"));
+    }
+    *role = root == c.rank() ? Role::kRoot : Role::kOther;
+    return absl::OkStatus();
+  }
+}
+
+// A rooted collective's block: at the root from `root_side` (and also `other_side` on
+// an intracommunicator's root unless in place, `root_holds_both`), elsewhere from
+// `other_side`; none where the rank is idle.
+template <typename C>
+absl::Status RootedBlock(C& c, Role role, bool root_holds_both, const Side& root_side,
+                         const Side& other_side, size_t* bytes) {
+  *bytes = 0;
+  switch (role) {
+    case Role::kRoot:
+      return BlockOf(LocalOf(c), !kInter<C> && root_holds_both, root_side, other_side, bytes);
+    case Role::kOther:
+      return BlockOf(LocalOf(c), false, other_side, root_side, bytes);
+    case Role::kIdle:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+// A rooted v-collective's arguments: the root's per-rank layout (`counts`, `displs` of
+// `type`; empty elsewhere) and this rank's own block from `own`, or, in place at an
+// intracommunicator's root, from the layout's own entry.
+template <typename Count, typename Displ>
+struct Vectors {
+  const char* counts_name;
+  const Count* counts;
+  const Displ* displs;
+  const char* type_name;
+  MPI_Datatype type;
+};
+
+template <typename C, typename Count, typename Displ>
+absl::Status RootedLayout(C& c, Role role, const Vectors<Count, Displ>& vectors, bool in_place,
+                          const Side& own, ByteLayout& layout, size_t* own_bytes) {
+  layout.counts.clear();
+  layout.displs.clear();
+  *own_bytes = 0;
+  if (role == Role::kIdle) return absl::OkStatus();
+  if (role == Role::kRoot) {
+    RETURN_IF_ERROR(ToBytes(LocalOf(c), VectorLength(c), vectors.counts_name, vectors.counts,
+                            "displs", vectors.displs, vectors.type_name, vectors.type, &layout));
+    // An intercommunicator's root sends or receives nothing of its own.
+    if constexpr (kInter<C>) return absl::OkStatus();
+    *own_bytes = layout.counts[static_cast<size_t>(c.rank())];
+  }
+  if (in_place) return absl::OkStatus();
+  return BlockBytes(LocalOf(c), own.count_name, own.count, own.type_name, own.type, own_bytes);
 }
 
 const int* const kNoDispls = nullptr;
 
 int Barrier(const char* function, Launch launch, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
     return launch.direct()
                ? c.Barrier()
                : (launch.persistent() ? launch.Keep(c.BarrierInit()) : launch.Keep(c.IBarrier()));
@@ -136,50 +244,76 @@ int Barrier(const char* function, Launch launch, MPI_Comm comm) {
 
 int Bcast(const char* function, Launch launch, void* buffer, MPI_Count count, MPI_Datatype datatype,
           int root, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    Role role;
+    RETURN_IF_ERROR(RoleOf(c, root, &role));
     size_t bytes = 0;
-    RETURN_IF_ERROR(BlockBytes(c, "count", count, "datatype", datatype, &bytes));
-    RETURN_IF_ERROR(CheckRoot(c, root));
+    if (role != Role::kIdle) {
+      RETURN_IF_ERROR(BlockBytes(LocalOf(c), "count", count, "datatype", datatype, &bytes));
+    }
     return ZCOLL_MPI_RUN(launch, c, Bcast, buffer, bytes, DataType::kByte, root);
   });
 }
 
 int Reduce(const char* function, Launch launch, const void* sendbuf, void* recvbuf, MPI_Count count,
            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
-    ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));
-    RETURN_IF_ERROR(CheckRoot(c, root));
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    Role role;
+    RETURN_IF_ERROR(RoleOf(c, root, &role));
+    ASSIGN_OR_RETURN(const TypedOp reduction,
+                     ReductionOf(LocalOf(c), role == Role::kIdle ? 0 : count, datatype, op));
     return ZCOLL_MPI_RUN(launch, c, Reduce, sendbuf, recvbuf, reduction.count, reduction.type,
                          *reduction.op, root);
   });
 }
 
-// Allreduce, Reduce_scatter_block, Scan and Exscan: (sendbuf, recvbuf, count, type, op).
+// Allreduce and Reduce_scatter_block: (sendbuf, recvbuf, count, type, op).
 #define ZCOLL_MPI_REDUCTION(Name)                                                              \
   int Name(const char* function, Launch launch, const void* sendbuf, void* recvbuf,            \
            MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {                 \
-    return Run(function, comm, launch, [&](Communicator& c) {                                  \
-      ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));          \
+    return Run(function, comm, launch, [&](auto& c) {                                          \
+      RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));                                  \
+      ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(LocalOf(c), count, datatype, op)); \
       return ZCOLL_MPI_RUN(launch, c, Name, sendbuf, recvbuf, reduction.count, reduction.type, \
                            *reduction.op);                                                     \
     });                                                                                        \
   }
 ZCOLL_MPI_REDUCTION(Allreduce)
 ZCOLL_MPI_REDUCTION(ReduceScatterBlock)
-ZCOLL_MPI_REDUCTION(Scan)
-ZCOLL_MPI_REDUCTION(Exscan)
 #undef ZCOLL_MPI_REDUCTION
+
+// Scan and Exscan: intracommunicators only (the standard defines them nowhere else).
+#define ZCOLL_MPI_SCAN(Name)                                                                     \
+  int Name(const char* function, Launch launch, const void* sendbuf, void* recvbuf,              \
+           MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {                   \
+    return Run(function, comm, launch, [&](auto& c) {                                            \
+      if constexpr (kInter<std::decay_t<decltype(c)>>) {                                         \
+        return Refuse(c.local(), MPI_ERR_COMM,                                                   \
+                      "comm is an intercommunicator, on which the standard defines no scan");    \
+      } else {                                                                                   \
+        ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, count, datatype, op));          \
+        return ZCOLL_MPI_RUN(launch, c, Name, sendbuf, recvbuf, reduction.count, reduction.type, \
+                             *reduction.op);                                                     \
+      }                                                                                          \
+    });                                                                                          \
+  }
+ZCOLL_MPI_SCAN(Scan)
+ZCOLL_MPI_SCAN(Exscan)
+#undef ZCOLL_MPI_SCAN
 
 template <typename Count>
 int ReduceScatter(const char* function, Launch launch, const void* sendbuf, void* recvbuf,
                   const Count* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
     // One element of the MPI type is reduction.count of the base type: the counts'
-    // scale (the reduction keeps its datatype, so counts stay in elements).
-    ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(c, 1, datatype, op));
+    // scale (the reduction keeps its datatype, so counts stay in elements). The counts
+    // are the local group's, also on an intercommunicator.
+    ASSIGN_OR_RETURN(const TypedOp reduction, ReductionOf(LocalOf(c), 1, datatype, op));
     ByteLayout& counts = launch.layout(0);
-    RETURN_IF_ERROR(
-        ScaledLayout(c, "recvcounts", recvcounts, nullptr, kNoDispls, reduction.count, &counts));
+    RETURN_IF_ERROR(ScaledLayout(LocalOf(c), static_cast<size_t>(c.size()), "recvcounts",
+                                 recvcounts, nullptr, kNoDispls, reduction.count, &counts));
     return ZCOLL_MPI_RUN(launch, c, ReduceScatter, sendbuf, recvbuf, counts.counts, reduction.type,
                          *reduction.op);
   });
@@ -188,11 +322,14 @@ int ReduceScatter(const char* function, Launch launch, const void* sendbuf, void
 int Scatter(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,
             MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
             int root, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    Role role;
+    RETURN_IF_ERROR(RoleOf(c, root, &role));
     const Side send{"sendcount", sendcount, "sendtype", sendtype};
     const Side recv{"recvcount", recvcount, "recvtype", recvtype};
     size_t block = 0;
-    RETURN_IF_ERROR(RootedBlock(c, root, recvbuf != MPI_IN_PLACE, send, recv, &block));
+    RETURN_IF_ERROR(RootedBlock(c, role, recvbuf != MPI_IN_PLACE, send, recv, &block));
     return ZCOLL_MPI_RUN(launch, c, Scatter, sendbuf, recvbuf, block, DataType::kByte, root);
   });
 }
@@ -201,11 +338,14 @@ template <typename Count, typename Displ>
 int Scatterv(const char* function, Launch launch, const void* sendbuf, const Count* sendcounts,
              const Displ* displs, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    Role role;
+    RETURN_IF_ERROR(RoleOf(c, root, &role));
     ByteLayout& layout = launch.layout(0);
     size_t received = 0;
     RETURN_IF_ERROR(RootedLayout(
-        c, root, Vectors<Count, Displ>{"sendcounts", sendcounts, displs, "sendtype", sendtype},
+        c, role, Vectors<Count, Displ>{"sendcounts", sendcounts, displs, "sendtype", sendtype},
         recvbuf == MPI_IN_PLACE, Side{"recvcount", recvcount, "recvtype", recvtype}, layout,
         &received));
     return ZCOLL_MPI_RUN(launch, c, Scatterv, sendbuf, layout.counts, layout.displs, recvbuf,
@@ -216,11 +356,14 @@ int Scatterv(const char* function, Launch launch, const void* sendbuf, const Cou
 int Gather(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,
            MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
            int root, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    Role role;
+    RETURN_IF_ERROR(RoleOf(c, root, &role));
     const Side send{"sendcount", sendcount, "sendtype", sendtype};
     const Side recv{"recvcount", recvcount, "recvtype", recvtype};
     size_t block = 0;
-    RETURN_IF_ERROR(RootedBlock(c, root, sendbuf != MPI_IN_PLACE, recv, send, &block));
+    RETURN_IF_ERROR(RootedBlock(c, role, sendbuf != MPI_IN_PLACE, recv, send, &block));
     return ZCOLL_MPI_RUN(launch, c, Gather, sendbuf, recvbuf, block, DataType::kByte, root);
   });
 }
@@ -229,11 +372,14 @@ template <typename Count, typename Displ>
 int Gatherv(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,
             MPI_Datatype sendtype, void* recvbuf, const Count* recvcounts, const Displ* displs,
             MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    Role role;
+    RETURN_IF_ERROR(RoleOf(c, root, &role));
     ByteLayout& layout = launch.layout(0);
     size_t sent = 0;
     RETURN_IF_ERROR(RootedLayout(
-        c, root, Vectors<Count, Displ>{"recvcounts", recvcounts, displs, "recvtype", recvtype},
+        c, role, Vectors<Count, Displ>{"recvcounts", recvcounts, displs, "recvtype", recvtype},
         sendbuf == MPI_IN_PLACE, Side{"sendcount", sendcount, "sendtype", sendtype}, layout,
         &sent));
     return ZCOLL_MPI_RUN(launch, c, Gatherv, sendbuf, sent, recvbuf, layout.counts, layout.displs,
@@ -241,34 +387,78 @@ int Gatherv(const char* function, Launch launch, const void* sendbuf, MPI_Count 
   });
 }
 
-// Allgather and Alltoall: one block per rank, described on both sides.
-#define ZCOLL_MPI_BLOCKS(Name)                                                               \
-  int Name(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,    \
-           MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, \
-           MPI_Comm comm) {                                                                  \
-    return Run(function, comm, launch, [&](Communicator& c) {                                \
-      size_t block = 0;                                                                      \
-      RETURN_IF_ERROR(BlockOf(c, sendbuf != MPI_IN_PLACE,                                    \
-                              Side{"recvcount", recvcount, "recvtype", recvtype},            \
-                              Side{"sendcount", sendcount, "sendtype", sendtype}, &block));  \
-      return ZCOLL_MPI_RUN(launch, c, Name, sendbuf, recvbuf, block, DataType::kByte);       \
-    });                                                                                      \
-  }
-ZCOLL_MPI_BLOCKS(Allgather)
-ZCOLL_MPI_BLOCKS(Alltoall)
-#undef ZCOLL_MPI_BLOCKS
+// Uniform blocks of `bytes` for each of `ranks`, as a v-collective's layout: an
+// intercommunicator's Allgather or Alltoall whose two groups' blocks differ in size.
+void UniformLayout(size_t ranks, size_t bytes, ByteLayout& layout) {
+  layout.counts.assign(ranks, bytes);
+  layout.displs.resize(ranks);
+  for (size_t r = 0; r < ranks; ++r) layout.displs[r] = r * bytes;
+}
+
+int Allgather(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,
+              MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    const Side recv{"recvcount", recvcount, "recvtype", recvtype};
+    const Side send{"sendcount", sendcount, "sendtype", sendtype};
+    size_t block = 0;
+    if constexpr (kInter<std::decay_t<decltype(c)>>) {
+      // The two groups' blocks may differ: each rank sends one of its own size and
+      // receives the other group's.
+      size_t sent = 0;
+      RETURN_IF_ERROR(BlockOf(c.local(), false, recv, send, &block));
+      RETURN_IF_ERROR(BlockOf(c.local(), false, send, recv, &sent));
+      ByteLayout& layout = launch.layout(0);
+      UniformLayout(VectorLength(c), block, layout);
+      return ZCOLL_MPI_RUN(launch, c, Allgatherv, sendbuf, sent, recvbuf, layout.counts,
+                           layout.displs, DataType::kByte);
+    } else {
+      RETURN_IF_ERROR(BlockOf(c, sendbuf != MPI_IN_PLACE, recv, send, &block));
+      return ZCOLL_MPI_RUN(launch, c, Allgather, sendbuf, recvbuf, block, DataType::kByte);
+    }
+  });
+}
+
+int Alltoall(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,
+             MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+             MPI_Comm comm) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
+    const Side recv{"recvcount", recvcount, "recvtype", recvtype};
+    const Side send{"sendcount", sendcount, "sendtype", sendtype};
+    size_t block = 0;
+    if constexpr (kInter<std::decay_t<decltype(c)>>) {
+      size_t sent = 0;
+      RETURN_IF_ERROR(BlockOf(c.local(), false, recv, send, &block));
+      RETURN_IF_ERROR(BlockOf(c.local(), false, send, recv, &sent));
+      ByteLayout& sends = launch.layout(0);
+      ByteLayout& receives = launch.layout(1);
+      UniformLayout(VectorLength(c), sent, sends);
+      UniformLayout(VectorLength(c), block, receives);
+      return ZCOLL_MPI_RUN(launch, c, Alltoallv, sendbuf, sends.counts, sends.displs, recvbuf,
+                           receives.counts, receives.displs, DataType::kByte);
+    } else {
+      RETURN_IF_ERROR(BlockOf(c, sendbuf != MPI_IN_PLACE, recv, send, &block));
+      return ZCOLL_MPI_RUN(launch, c, Alltoall, sendbuf, recvbuf, block, DataType::kByte);
+    }
+  });
+}
 
 template <typename Count, typename Displ>
 int Allgatherv(const char* function, Launch launch, const void* sendbuf, MPI_Count sendcount,
                MPI_Datatype sendtype, void* recvbuf, const Count* recvcounts, const Displ* displs,
                MPI_Datatype recvtype, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
     ByteLayout& layout = launch.layout(0);
-    RETURN_IF_ERROR(
-        ToBytes(c, "recvcounts", recvcounts, "displs", displs, "recvtype", recvtype, &layout));
-    size_t sent = layout.counts[static_cast<size_t>(c.rank())];
-    if (sendbuf != MPI_IN_PLACE) {
-      RETURN_IF_ERROR(BlockBytes(c, "sendcount", sendcount, "sendtype", sendtype, &sent));
+    RETURN_IF_ERROR(ToBytes(LocalOf(c), VectorLength(c), "recvcounts", recvcounts, "displs", displs,
+                            "recvtype", recvtype, &layout));
+    size_t sent = 0;
+    if (sendbuf == MPI_IN_PLACE) {
+      sent = layout.counts[static_cast<size_t>(c.rank())];  // (intracommunicators only)
+    } else {
+      RETURN_IF_ERROR(BlockBytes(LocalOf(c), "sendcount", sendcount, "sendtype", sendtype, &sent));
     }
     return ZCOLL_MPI_RUN(launch, c, Allgatherv, sendbuf, sent, recvbuf, layout.counts,
                          layout.displs, DataType::kByte);
@@ -279,16 +469,17 @@ template <typename Count, typename Displ>
 int Alltoallv(const char* function, Launch launch, const void* sendbuf, const Count* sendcounts,
               const Displ* sdispls, MPI_Datatype sendtype, void* recvbuf, const Count* recvcounts,
               const Displ* rdispls, MPI_Datatype recvtype, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](Communicator& c) {
+  return Run(function, comm, launch, [&](auto& c) {
+    RETURN_IF_ERROR(NoInPlaceOnInter(c, sendbuf, recvbuf));
     ByteLayout& sends = launch.layout(0);
     ByteLayout& receives = launch.layout(1);
     sends.counts.clear();
     sends.displs.clear();
-    RETURN_IF_ERROR(
-        ToBytes(c, "recvcounts", recvcounts, "rdispls", rdispls, "recvtype", recvtype, &receives));
+    RETURN_IF_ERROR(ToBytes(LocalOf(c), VectorLength(c), "recvcounts", recvcounts, "rdispls",
+                            rdispls, "recvtype", recvtype, &receives));
     if (sendbuf != MPI_IN_PLACE) {
-      RETURN_IF_ERROR(
-          ToBytes(c, "sendcounts", sendcounts, "sdispls", sdispls, "sendtype", sendtype, &sends));
+      RETURN_IF_ERROR(ToBytes(LocalOf(c), VectorLength(c), "sendcounts", sendcounts, "sdispls",
+                              sdispls, "sendtype", sendtype, &sends));
     }
     return ZCOLL_MPI_RUN(launch, c, Alltoallv, sendbuf, sends.counts, sends.displs, recvbuf,
                          receives.counts, receives.displs, DataType::kByte);

@@ -16,7 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "collectives/communicator.h"
+#include "collectives/intercommunicator.h"
 #include "core/datatype.h"
+#include "core/group.h"
 #include "core/reduce_op.h"
 #include "core/status_macros.h"
 #include "core/version.h"
@@ -112,10 +114,10 @@ int MPI_Finalize(void) {
   absl::Status status;
   if (rt.AnyActive()) {
     // (Requests the program left pending still advance, for peers that wait on them.)
-    absl::StatusOr<zcoll::Request> barrier = world->comm.IBarrier();
+    absl::StatusOr<zcoll::Request> barrier = world->comm().IBarrier();
     status = barrier.ok() ? rt.Complete(*barrier) : barrier.status();
   } else {
-    status = world->comm.Barrier();
+    status = world->comm().Barrier();
   }
   const int result = status.ok() ? MPI_SUCCESS : zcoll::mpi::Raise(world, "MPI_Finalize", status);
   rt.Finalize();
@@ -139,9 +141,9 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
   CommEntry* entry = rt.phase() == Runtime::Phase::kRunning
                          ? (rt.Find(comm) != nullptr ? rt.Find(comm) : rt.Find(MPI_COMM_WORLD))
                          : nullptr;
-  zcoll::mpi::EndJob(entry != nullptr ? &entry->comm : nullptr,
+  zcoll::mpi::EndJob(entry != nullptr ? &entry->comm() : nullptr,
                      absl::StrCat("MPI_Abort(errorcode ", errorcode, ") on rank ",
-                                  entry != nullptr ? entry->comm.rank() : -1),
+                                  entry != nullptr ? entry->comm().rank() : -1),
                      errorcode == 0 ? 1 : errorcode & 0xff);
 }
 
@@ -232,7 +234,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
       return Refusal(MPI_ERR_ERRHANDLER,
                      absl::StrFormat("rank %d: errhandler 0x%x is not MPI_ERRORS_ARE_FATAL, "
                                      "MPI_ERRORS_RETURN or MPI_ERRORS_ABORT",
-                                     entry.comm.rank(), errhandler));
+                                     entry.comm().rank(), errhandler));
     }
     entry.errhandler = errhandler;
     return absl::OkStatus();
@@ -241,7 +243,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   return OnComm("MPI_Comm_get_errhandler", comm, [&](CommEntry& entry) {
-    if (errhandler == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "errhandler");
+    if (errhandler == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "errhandler");
     *errhandler = entry.errhandler;
     return absl::OkStatus();
   });
@@ -264,26 +266,32 @@ int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
   return OnComm("MPI_Comm_rank", comm, [&](CommEntry& entry) {
-    if (rank == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "rank");
-    *rank = entry.comm.rank();
+    if (rank == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "rank");
+    *rank = entry.comm().rank();
     return absl::OkStatus();
   });
 }
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
   return OnComm("MPI_Comm_size", comm, [&](CommEntry& entry) {
-    if (size == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "size");
-    *size = entry.comm.size();
+    if (size == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "size");
+    *size = entry.comm().size();
     return absl::OkStatus();
   });
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return OnCollective("MPI_Comm_dup", comm, [&](CommEntry& entry) {
-    if (newcomm == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "newcomm");
-    absl::StatusOr<Communicator> dup = entry.comm.Dup();
-    if (!dup.ok()) return dup.status();
+    if (newcomm == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "newcomm");
     const MPI_Errhandler inherited = entry.errhandler;
+    if (entry.inter != nullptr) {
+      absl::StatusOr<zcoll::Intercommunicator> dup = entry.inter->Dup();
+      if (!dup.ok()) return dup.status();
+      *newcomm = Runtime::Get().AddInter(*std::move(dup), inherited);
+      return absl::OkStatus();
+    }
+    absl::StatusOr<Communicator> dup = entry.intra->Dup();
+    if (!dup.ok()) return dup.status();
     *newcomm = Runtime::Get().Add(*std::move(dup), inherited);
     return absl::OkStatus();
   });
@@ -291,15 +299,335 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return OnCollective("MPI_Comm_split", comm, [&](CommEntry& entry) {
-    if (newcomm == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "newcomm");
+    if (newcomm == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "newcomm");
     // zcoll's "no communicator" is -1, which MPI calls a bad color: it stays one.
     const int zcoll_color =
         color == MPI_UNDEFINED ? zcoll::kUndefinedColor : (color == -1 ? -2 : color);
-    absl::StatusOr<std::optional<Communicator>> split = entry.comm.Split(zcoll_color, key);
-    if (!split.ok()) return split.status();
     const MPI_Errhandler inherited = entry.errhandler;
+    if (entry.inter != nullptr) {
+      absl::StatusOr<std::optional<zcoll::Intercommunicator>> split =
+          entry.inter->Split(zcoll_color, key);
+      if (!split.ok()) return split.status();
+      *newcomm = split->has_value() ? Runtime::Get().AddInter(**std::move(split), inherited)
+                                    : MPI_COMM_NULL;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::optional<Communicator>> split = entry.intra->Split(zcoll_color, key);
+    if (!split.ok()) return split.status();
     *newcomm =
         split->has_value() ? Runtime::Get().Add(**std::move(split), inherited) : MPI_COMM_NULL;
+    return absl::OkStatus();
+  });
+}
+
+namespace {
+absl::Status GroupOf(MPI_Group handle, const char* name, zcoll::Group** group) {
+  *group = Runtime::Get().FindGroup(handle);
+  if (*group != nullptr) return absl::OkStatus();
+  return Refusal(
+      MPI_ERR_GROUP,
+      absl::StrFormat("rank %d: %s %s is not a group (never one, or freed)", WorldRank(), name,
+                      handle == MPI_GROUP_NULL ? std::string("MPI_GROUP_NULL")
+                                               : absl::StrFormat("0x%x", handle)));
+}
+
+// A refused group argument of zcoll's (a rank outside the group, one named twice, a
+// zero stride) as the standard's class.
+absl::Status GroupRefusal(const absl::Status& status) {
+  return Refusal(MPI_ERR_RANK, absl::StrCat("rank ", WorldRank(), ": ", status.message()));
+}
+
+// MPI_Comm_create and MPI_Comm_create_group: the new communicator, or MPI_COMM_NULL.
+absl::Status AddMade(absl::StatusOr<std::optional<Communicator>> made, MPI_Errhandler inherited,
+                     MPI_Comm* newcomm) {
+  if (!made.ok()) return made.status();
+  *newcomm = made->has_value() ? Runtime::Get().Add(**std::move(made), inherited) : MPI_COMM_NULL;
+  return absl::OkStatus();
+}
+}  // namespace
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return OnCollective("MPI_Comm_create", comm, [&](CommEntry& entry) {
+    Communicator& c = entry.comm();
+    if (newcomm == nullptr) return zcoll::mpi::NullPointer(c.rank(), "newcomm");
+    zcoll::Group* members = nullptr;
+    if (absl::Status status = GroupOf(group, "group", &members); !status.ok()) {
+      return zcoll::mpi::Refuse(c, MPI_ERR_GROUP, status.message());
+    }
+    const MPI_Errhandler inherited = entry.errhandler;
+    if (entry.inter != nullptr) {
+      absl::StatusOr<std::optional<zcoll::Intercommunicator>> made = entry.inter->Create(*members);
+      if (!made.ok()) return made.status();
+      *newcomm =
+          made->has_value() ? Runtime::Get().AddInter(**std::move(made), inherited) : MPI_COMM_NULL;
+      return absl::OkStatus();
+    }
+    return AddMade(entry.intra->Create(*members), inherited, newcomm);
+  });
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  return OnCollective("MPI_Comm_create_group", comm, [&](CommEntry& entry) {
+    Communicator& c = entry.comm();
+    if (newcomm == nullptr) return zcoll::mpi::NullPointer(c.rank(), "newcomm");
+    if (entry.inter != nullptr) {
+      return zcoll::mpi::Refuse(c, MPI_ERR_COMM,
+                                "comm is an intercommunicator; MPI_Comm_create_group takes an "
+                                "intracommunicator");
+    }
+    zcoll::Group* members = nullptr;
+    if (absl::Status status = GroupOf(group, "group", &members); !status.ok()) {
+      return zcoll::mpi::Refuse(c, MPI_ERR_GROUP, status.message());
+    }
+    if (tag < 0) {
+      return zcoll::mpi::Refuse(c, MPI_ERR_TAG, absl::StrCat("tag ", tag, " is negative"));
+    }
+    return AddMade(entry.intra->CreateGroup(*members, tag), entry.errhandler, newcomm);
+  });
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  return OnComm("MPI_Comm_group", comm, [&](CommEntry& entry) {
+    if (group == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "group");
+    *group = Runtime::Get().AddGroup(entry.comm().group());
+    return absl::OkStatus();
+  });
+}
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  return OnComm("MPI_Comm_remote_group", comm, [&](CommEntry& entry) {
+    if (group == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "group");
+    if (entry.inter == nullptr) {
+      return Refusal(MPI_ERR_COMM, absl::StrCat("rank ", entry.comm().rank(),
+                                                ": comm is an intracommunicator, which has no "
+                                                "remote group"));
+    }
+    *group = Runtime::Get().AddGroup(entry.inter->remote_group());
+    return absl::OkStatus();
+  });
+}
+
+int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  return OnComm("MPI_Comm_remote_size", comm, [&](CommEntry& entry) {
+    if (size == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "size");
+    if (entry.inter == nullptr) {
+      return Refusal(MPI_ERR_COMM, absl::StrCat("rank ", entry.comm().rank(),
+                                                ": comm is an intracommunicator, which has no "
+                                                "remote group"));
+    }
+    *size = entry.inter->remote_size();
+    return absl::OkStatus();
+  });
+}
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm* newintercomm) {
+  return OnCollective("MPI_Intercomm_create", local_comm, [&](CommEntry& entry) {
+    Communicator& local = entry.comm();
+    if (newintercomm == nullptr) return zcoll::mpi::NullPointer(local.rank(), "newintercomm");
+    if (entry.inter != nullptr) {
+      return zcoll::mpi::Refuse(local, MPI_ERR_COMM,
+                                "local_comm is an intercommunicator; MPI_Intercomm_create takes "
+                                "an intracommunicator");
+    }
+    // peer_comm is significant at the local leader only (others may pass anything).
+    Communicator* peer = &local;
+    if (local.rank() == local_leader) {
+      CommEntry* peer_entry = Runtime::Get().Find(peer_comm);
+      if (peer_entry == nullptr || peer_entry->inter != nullptr) {
+        return zcoll::mpi::Refuse(local, MPI_ERR_COMM,
+                                  absl::StrFormat("peer_comm 0x%x at the local leader is not an "
+                                                  "intracommunicator",
+                                                  peer_comm));
+      }
+      peer = &peer_entry->comm();
+    }
+    if (tag < 0) {
+      return zcoll::mpi::Refuse(local, MPI_ERR_TAG, absl::StrCat("tag ", tag, " is negative"));
+    }
+    absl::StatusOr<zcoll::Intercommunicator> made =
+        zcoll::Intercommunicator::Create(local, local_leader, *peer, remote_leader, tag);
+    if (!made.ok()) return made.status();
+    *newintercomm = Runtime::Get().AddInter(*std::move(made), entry.errhandler);
+    return absl::OkStatus();
+  });
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  return OnCollective("MPI_Intercomm_merge", intercomm, [&](CommEntry& entry) {
+    if (newintracomm == nullptr) {
+      return zcoll::mpi::NullPointer(entry.comm().rank(), "newintracomm");
+    }
+    if (entry.inter == nullptr) {
+      return zcoll::mpi::Refuse(entry.comm(), MPI_ERR_COMM, "intercomm is an intracommunicator");
+    }
+    absl::StatusOr<Communicator> merged = entry.inter->Merge(high != 0);
+    if (!merged.ok()) return merged.status();
+    *newintracomm = Runtime::Get().Add(*std::move(merged), entry.errhandler);
+    return absl::OkStatus();
+  });
+}
+
+// ---- Groups.
+
+int MPI_Group_size(MPI_Group group, int* size) {
+  return Local("MPI_Group_size", [&] {
+    zcoll::Group* found = nullptr;
+    RETURN_IF_ERROR(GroupOf(group, "group", &found));
+    if (size == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "size");
+    *size = found->size();
+    return absl::OkStatus();
+  });
+}
+
+int MPI_Group_rank(MPI_Group group, int* rank) {
+  return Local("MPI_Group_rank", [&] {
+    zcoll::Group* found = nullptr;
+    RETURN_IF_ERROR(GroupOf(group, "group", &found));
+    if (rank == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "rank");
+    const int own = found->rank();
+    *rank = own == zcoll::kUndefinedRank ? MPI_UNDEFINED : own;
+    return absl::OkStatus();
+  });
+}
+
+int MPI_Group_free(MPI_Group* group) {
+  return Local("MPI_Group_free", [&] {
+    if (group == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "group");
+    zcoll::Group* found = nullptr;
+    RETURN_IF_ERROR(GroupOf(*group, "group", &found));
+    if (*group == MPI_GROUP_EMPTY) {
+      return Refusal(MPI_ERR_GROUP, absl::StrCat("rank ", WorldRank(),
+                                                 ": group is MPI_GROUP_EMPTY, which is never "
+                                                 "freed"));
+    }
+    Runtime::Get().RemoveGroup(*group);
+    *group = MPI_GROUP_NULL;
+    return absl::OkStatus();
+  });
+}
+
+namespace {
+// A group call that makes `*newgroup` from `group` by `make`.
+template <typename Make>
+int NewGroup(const char* function, MPI_Group group, int n, const void* list, MPI_Group* newgroup,
+             Make&& make) {
+  return Local(function, [&] {
+    zcoll::Group* found = nullptr;
+    RETURN_IF_ERROR(GroupOf(group, "group", &found));
+    if (newgroup == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "newgroup");
+    if (n < 0) {
+      return Refusal(MPI_ERR_ARG, absl::StrCat("rank ", WorldRank(), ": n ", n, " is negative"));
+    }
+    if (n > 0 && list == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "ranks");
+    absl::StatusOr<zcoll::Group> made = make(*found);
+    if (!made.ok()) return GroupRefusal(made.status());
+    *newgroup = Runtime::Get().AddGroup(*std::move(made));
+    return absl::OkStatus();
+  });
+}
+
+std::vector<zcoll::Group::Range> RangesOf(int n, int ranges[][3]) {
+  std::vector<zcoll::Group::Range> out(static_cast<size_t>(std::max(n, 0)));
+  for (int i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = {ranges[i][0], ranges[i][1], ranges[i][2]};
+  return out;
+}
+
+// Union, intersection, difference: `*newgroup` from two groups.
+template <typename Combine>
+int CombineGroups(const char* function, MPI_Group group1, MPI_Group group2, MPI_Group* newgroup,
+                  Combine&& combine) {
+  return Local(function, [&] {
+    zcoll::Group *first = nullptr, *second = nullptr;
+    RETURN_IF_ERROR(GroupOf(group1, "group1", &first));
+    RETURN_IF_ERROR(GroupOf(group2, "group2", &second));
+    if (newgroup == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "newgroup");
+    *newgroup = Runtime::Get().AddGroup(combine(*first, *second));
+    return absl::OkStatus();
+  });
+}
+}  // namespace
+
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  return NewGroup("MPI_Group_incl", group, n, ranks, newgroup, [&](const zcoll::Group& g) {
+    return g.Incl(absl::MakeConstSpan(ranks, static_cast<size_t>(n)));
+  });
+}
+
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  return NewGroup("MPI_Group_excl", group, n, ranks, newgroup, [&](const zcoll::Group& g) {
+    return g.Excl(absl::MakeConstSpan(ranks, static_cast<size_t>(n)));
+  });
+}
+
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  return NewGroup("MPI_Group_range_incl", group, n, ranges, newgroup,
+                  [&](const zcoll::Group& g) { return g.RangeIncl(RangesOf(n, ranges)); });
+}
+
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  return NewGroup("MPI_Group_range_excl", group, n, ranges, newgroup,
+                  [&](const zcoll::Group& g) { return g.RangeExcl(RangesOf(n, ranges)); });
+}
+
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  return CombineGroups("MPI_Group_union", group1, group2, newgroup, zcoll::Group::Union);
+}
+
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  return CombineGroups("MPI_Group_intersection", group1, group2, newgroup,
+                       zcoll::Group::Intersection);
+}
+
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  return CombineGroups("MPI_Group_difference", group1, group2, newgroup, zcoll::Group::Difference);
+}
+
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]) {
+  return Local("MPI_Group_translate_ranks", [&] {
+    zcoll::Group *first = nullptr, *second = nullptr;
+    RETURN_IF_ERROR(GroupOf(group1, "group1", &first));
+    RETURN_IF_ERROR(GroupOf(group2, "group2", &second));
+    if (n < 0) {
+      return Refusal(MPI_ERR_ARG, absl::StrCat("rank ", WorldRank(), ": n ", n, " is negative"));
+    }
+    if (n > 0 && (ranks1 == nullptr || ranks2 == nullptr)) {
+      return zcoll::mpi::NullPointer(WorldRank(), ranks1 == nullptr ? "ranks1" : "ranks2");
+    }
+    absl::StatusOr<std::vector<int>> translated =
+        first->TranslateRanks(absl::MakeConstSpan(ranks1, static_cast<size_t>(n)), *second);
+    if (!translated.ok()) return GroupRefusal(translated.status());
+    for (int i = 0; i < n; ++i) {
+      const int rank = (*translated)[static_cast<size_t>(i)];
+      ranks2[i] = rank == zcoll::kUndefinedRank ? MPI_UNDEFINED : rank;
+    }
+    return absl::OkStatus();
+  });
+}
+
+namespace {
+int CompareResult(zcoll::GroupComparison comparison, int identical) {
+  switch (comparison) {
+    case zcoll::GroupComparison::kIdentical:
+      return identical;
+    case zcoll::GroupComparison::kSimilar:
+      return MPI_SIMILAR;
+    case zcoll::GroupComparison::kUnequal:
+      return MPI_UNEQUAL;
+  }
+  return MPI_UNEQUAL;
+}
+}  // namespace
+
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  return Local("MPI_Group_compare", [&] {
+    zcoll::Group *first = nullptr, *second = nullptr;
+    RETURN_IF_ERROR(GroupOf(group1, "group1", &first));
+    RETURN_IF_ERROR(GroupOf(group2, "group2", &second));
+    if (result == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "result");
+    *result = CompareResult(zcoll::Group::Compare(*first, *second), MPI_IDENT);
     return absl::OkStatus();
   });
 }
@@ -312,7 +640,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
   return OnComm("MPI_Comm_free", handle, [&](CommEntry& entry) {
     if (handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF) {
       return Refusal(MPI_ERR_COMM,
-                     absl::StrCat("rank ", entry.comm.rank(), ": comm is ",
+                     absl::StrCat("rank ", entry.comm().rank(), ": comm is ",
                                   handle == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF",
                                   ", which MPI_Finalize frees"));
     }
@@ -327,40 +655,49 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
     CommEntry* second = Runtime::Get().Find(comm2);
     if (second == nullptr) {
       return Refusal(MPI_ERR_COMM, absl::StrFormat("rank %d: comm2 0x%x is not a communicator",
-                                                   first.comm.rank(), comm2));
+                                                   first.comm().rank(), comm2));
     }
-    if (result == nullptr) return zcoll::mpi::NullPointer(first.comm.rank(), "result");
+    if (result == nullptr) return zcoll::mpi::NullPointer(first.comm().rank(), "result");
     if (comm1 == comm2) {
       *result = MPI_IDENT;
       return absl::OkStatus();
     }
-    switch (zcoll::Group::Compare(first.comm.group(), second->comm.group())) {
-      case zcoll::GroupComparison::kIdentical:
-        *result = MPI_CONGRUENT;
-        break;
-      case zcoll::GroupComparison::kSimilar:
-        *result = MPI_SIMILAR;
-        break;
-      case zcoll::GroupComparison::kUnequal:
-        *result = MPI_UNEQUAL;
-        break;
+    if ((first.inter == nullptr) != (second->inter == nullptr)) {
+      *result = MPI_UNEQUAL;
+      return absl::OkStatus();
     }
+    // Groups (and, for intercommunicators, remote groups too) in the same order:
+    // congruent; the same members: similar.
+    int local = CompareResult(zcoll::Group::Compare(first.comm().group(), second->comm().group()),
+                              MPI_CONGRUENT);
+    if (first.inter != nullptr) {
+      const int remote = CompareResult(
+          zcoll::Group::Compare(first.inter->remote_group(), second->inter->remote_group()),
+          MPI_CONGRUENT);
+      local = std::max(local, remote);  // MPI_CONGRUENT < MPI_SIMILAR < MPI_UNEQUAL
+    }
+    *result = local;
     return absl::OkStatus();
   });
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   return OnComm("MPI_Comm_test_inter", comm, [&](CommEntry& entry) {
-    if (flag == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "flag");
-    *flag = 0;  // every communicator of this interface is an intracommunicator
+    if (flag == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "flag");
+    *flag = entry.inter != nullptr ? 1 : 0;
     return absl::OkStatus();
   });
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   return OnCollective("MPI_Comm_split_type", comm, [&](CommEntry& entry) {
-    Communicator& c = entry.comm;
+    Communicator& c = entry.comm();
     if (newcomm == nullptr) return zcoll::mpi::NullPointer(c.rank(), "newcomm");
+    if (entry.inter != nullptr) {
+      return zcoll::mpi::Refuse(c, MPI_ERR_COMM,
+                                "comm is an intercommunicator; zcoll splits intracommunicators "
+                                "by type");
+    }
     RETURN_IF_ERROR(zcoll::mpi::CheckInfo(&c, "info", info));
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
       return zcoll::mpi::Refuse(c, MPI_ERR_ARG,
@@ -382,7 +719,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   return OnComm("MPI_Comm_set_name", comm, [&](CommEntry& entry) {
-    if (comm_name == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "comm_name");
+    if (comm_name == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "comm_name");
     entry.name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
     return absl::OkStatus();
   });
@@ -390,8 +727,8 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
 
 int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   return OnComm("MPI_Comm_get_name", comm, [&](CommEntry& entry) {
-    if (comm_name == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "comm_name");
-    if (resultlen == nullptr) return zcoll::mpi::NullPointer(entry.comm.rank(), "resultlen");
+    if (comm_name == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "comm_name");
+    if (resultlen == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "resultlen");
     zcoll::mpi::CopyOut(entry.name, comm_name, MPI_MAX_OBJECT_NAME, resultlen);
     return absl::OkStatus();
   });

@@ -26,10 +26,11 @@ check "collectives.c alone is a job of one rank" grep -q "checks passed on 1 ran
 
 # Nonblocking and persistent collectives; a wait that failed to advance the other
 # requests would hang until the 30 s timeout.
-for args in "-n 4" "-n 3" "-n 4 --nodes 2"; do
-  out=$(ZCOLL_TIMEOUT=30s "$run" $args -- mpi/requests_c 2>&1); code=$?
+for args in "4" "3" "4 --nodes 2"; do
+  out=$(ZCOLL_TIMEOUT=30s "$run" -n $args -- mpi/requests_c 2>&1); code=$?
   echo "$out"
-  check "requests.c ($args) passed" grep -qE "requests.c: [0-9]+ checks passed" <<<"$out"
+  check "requests.c (-n $args) passed on every rank" \
+    test "$(grep -cE "requests.c: [0-9]+ checks passed" <<<"$out")" -eq "${args%% *}"
 done
 out=$("$run" -n 3 -- mpi/objects_c 1 2>&1); code=$?
 echo "$out"
@@ -37,6 +38,14 @@ check "objects.c on one node passed" grep -q "checks passed on 3 ranks" <<<"$out
 out=$("$run" -n 4 --nodes 2 -- mpi/objects_c 2 2>&1); code=$?
 echo "$out"
 check "objects.c on 2 emulated nodes passed" grep -q "checks passed on 4 ranks" <<<"$out"
+
+# Groups and intercommunicators: halves of 2 and 3 ranks, and across 2 emulated nodes.
+for args in "5" "2" "4 --nodes 2"; do
+  out=$("$run" -n $args -- mpi/intercomm_c 2>&1); code=$?
+  echo "$out"
+  check "intercomm.c (-n $args) passed on every rank" \
+    test "$(grep -cE "intercomm.c: [0-9]+ checks passed" <<<"$out")" -eq "${args%% *}"
+done
 
 out=$("$run" -n 3 -- mpi/errors_c 2>&1); code=$?
 echo "$out"

@@ -154,9 +154,8 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
   std::vector<RequestEntry*> entries;
-  const int checked = Local("MPI_Waitall", [&] {
-    return zcoll::mpi::EntriesOf(count, array_of_requests, &entries);
-  });
+  const int checked = Local(
+      "MPI_Waitall", [&] { return zcoll::mpi::EntriesOf(count, array_of_requests, &entries); });
   if (checked != MPI_SUCCESS) return checked;
   RequestEntry* only = entries.size() == 1 ? entries[0] : nullptr;
   zcoll::mpi::WaitFor(only, [&] {

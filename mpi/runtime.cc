@@ -148,6 +148,8 @@ absl::Status Runtime::Initialize() {
   absl::StatusOr<std::optional<Communicator>> self = world->Split(world->rank(), 0);
   if (!self.ok()) return self.status();
   comms_.clear();
+  groups_.clear();
+  groups_.push_back(std::make_unique<Group>(Group::Empty()));  // MPI_GROUP_EMPTY
   Add(*std::move(world), MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD");
   Add(**std::move(self), MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF");
   phase_ = Phase::kRunning;
@@ -164,13 +166,25 @@ void Runtime::Finalize() {
   user_ops_.clear();
   types_.clear();
   infos_.clear();
+  groups_.clear();
   phase_ = Phase::kFinalized;
 }
 
 MPI_Comm Runtime::Add(Communicator comm, MPI_Errhandler errhandler, std::string name) {
-  auto entry = std::make_unique<CommEntry>(CommEntry{std::move(comm), errhandler, std::move(name)});
+  auto entry = std::make_unique<CommEntry>();
+  entry->intra.emplace(std::move(comm));
+  entry->errhandler = errhandler;
+  entry->name = std::move(name);
   // Handles are not reused: a stale handle then meets a null entry, not another
   // communicator.
+  comms_.push_back(std::move(entry));
+  return kCommBase + static_cast<int>(comms_.size() - 1);
+}
+
+MPI_Comm Runtime::AddInter(Intercommunicator inter, MPI_Errhandler errhandler) {
+  auto entry = std::make_unique<CommEntry>();
+  entry->inter = std::make_unique<Intercommunicator>(std::move(inter));
+  entry->errhandler = errhandler;
   comms_.push_back(std::move(entry));
   return kCommBase + static_cast<int>(comms_.size() - 1);
 }
@@ -184,6 +198,11 @@ void Runtime::Remove(MPI_Comm handle) {
 MPI_Datatype Runtime::AddType(DerivedType type) {
   types_.push_back(std::make_unique<DerivedType>(type));
   return kDerivedTypeBase + static_cast<int>(types_.size() - 1);
+}
+
+MPI_Group Runtime::AddGroup(Group group) {
+  groups_.push_back(std::make_unique<Group>(std::move(group)));
+  return kGroupBase + static_cast<int>(groups_.size() - 1);
 }
 
 MPI_Info Runtime::AddInfo(InfoEntry info) {

@@ -19,8 +19,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "collectives/communicator.h"
+#include "collectives/intercommunicator.h"
 #include "collectives/request.h"
 #include "core/datatype.h"
+#include "core/group.h"
 #include "core/reduce_op.h"
 #include "mpi/include/mpi.h"
 
@@ -34,6 +36,7 @@ inline constexpr int kUserOpBase = 0x58100000;
 inline constexpr int kDerivedTypeBase = 0x4c100000;
 inline constexpr int kRequestBase = 0x6c000000;
 inline constexpr int kInfoBase = 0x5c000000;
+inline constexpr int kGroupBase = 0x48000000;  // MPI_GROUP_EMPTY is the first
 
 // The predefined datatype of `handle`, or nullopt for any other int.
 inline std::optional<DataType> PredefinedDataType(MPI_Datatype handle) {
@@ -50,8 +53,10 @@ absl::Status Refusal(int error_class, absl::string_view message);
 // The class of `status` (not OK): a Refusal's own, else by its code.
 int ErrorClassOf(const absl::Status& status);
 
+// A communicator of the program: an intracommunicator, or an intercommunicator.
 struct CommEntry {
-  Communicator comm;
+  std::optional<Communicator> intra;
+  std::unique_ptr<Intercommunicator> inter;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;  // MPI_Comm_set_name's
   // Requests on it that still exist: a freed communicator lives on until they go
@@ -59,6 +64,10 @@ struct CommEntry {
   // outlive its Communicator.
   int requests = 0;
   bool freed = false;
+
+  // The intracommunicator, or the intercommunicator's local group's: what rank(),
+  // size(), failing the job and aborting go through.
+  Communicator& comm() { return inter != nullptr ? inter->local() : *intra; }
 };
 
 // A datatype of MPI_Type_contiguous: `elements` consecutive elements of the
@@ -123,6 +132,7 @@ class Runtime {
     return entry != nullptr && !entry->freed ? entry : nullptr;
   }
   MPI_Comm Add(Communicator comm, MPI_Errhandler errhandler, std::string name = "");
+  MPI_Comm AddInter(Intercommunicator inter, MPI_Errhandler errhandler);
   // MPI_Comm_free: the handle is invalid at once; the communicator goes with its last
   // request.
   void Remove(MPI_Comm handle);
@@ -137,6 +147,15 @@ class Runtime {
   void RemoveType(MPI_Datatype handle) {
     types_[static_cast<size_t>(handle - kDerivedTypeBase)].reset();
   }
+
+  // Groups: MPI_GROUP_EMPTY (never freed) and those the program made.
+  Group* FindGroup(MPI_Group handle) {
+    const size_t index = static_cast<size_t>(handle - kGroupBase);
+    if (handle < kGroupBase || index >= groups_.size()) return nullptr;
+    return groups_[index].get();
+  }
+  MPI_Group AddGroup(Group group);
+  void RemoveGroup(MPI_Group handle) { groups_[static_cast<size_t>(handle - kGroupBase)].reset(); }
 
   InfoEntry* FindInfo(MPI_Info handle) {
     const size_t index = static_cast<size_t>(handle - kInfoBase);
@@ -200,6 +219,7 @@ class Runtime {
   std::vector<std::unique_ptr<ReduceOp>> user_ops_;
   std::vector<std::unique_ptr<DerivedType>> types_;
   std::vector<std::unique_ptr<InfoEntry>> infos_;
+  std::vector<std::unique_ptr<Group>> groups_;
   std::vector<std::unique_ptr<RequestEntry>> requests_;
   std::vector<size_t> free_request_slots_;
   std::vector<RequestEntry*> active_;
