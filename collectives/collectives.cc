@@ -477,8 +477,8 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
   return static_cast<size_t>(rank()) < counts.size() ? counts[rank()] : 0;
 }
 
-void Communicator::RestartNodeLevels(State& state, const CollectiveCall& call,
-                                     const ReduceOp& op, CallExecution& execution) {
+void Communicator::RestartNodeLevels(State& state, const CollectiveCall& call, const ReduceOp& op,
+                                     CallExecution& execution) {
   const int rank = state.transport->rank();
   NodeLevelsExecution::Call levels{.collective = call.args.collective,
                                    .node = state.node_level.get(),
