@@ -128,7 +128,6 @@ absl::Status BlockBytes(Communicator& comm, const char* count_name, MPI_Count co
 
 absl::Status OpFor(Communicator* comm, MPI_Op handle, DataType type, const ReduceOp** op) {
   *op = Runtime::Get().FindOp(handle);
-  absl::Status problem;
   if (*op == nullptr) {
     return RefuseIn(comm, MPI_ERR_OP,
                     absl::StrFormat("op %s is not an op (never one, or freed)",

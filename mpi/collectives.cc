@@ -235,11 +235,7 @@ absl::Status RootedLayout(C& c, Role role, const Vectors<Count, Displ>& vectors,
 const int* const kNoDispls = nullptr;
 
 int Barrier(const char* function, Launch launch, MPI_Comm comm) {
-  return Run(function, comm, launch, [&](auto& c) {
-    return launch.direct()
-               ? c.Barrier()
-               : (launch.persistent() ? launch.Keep(c.BarrierInit()) : launch.Keep(c.IBarrier()));
-  });
+  return Run(function, comm, launch, [&](auto& c) { return ZCOLL_MPI_RUN(launch, c, Barrier); });
 }
 
 int Bcast(const char* function, Launch launch, void* buffer, MPI_Count count, MPI_Datatype datatype,

@@ -337,6 +337,14 @@ absl::Status GroupRefusal(const absl::Status& status) {
   return Refusal(MPI_ERR_RANK, absl::StrCat("rank ", WorldRank(), ": ", status.message()));
 }
 
+// MPI_Comm_remote_group and remote_size: an intercommunicator's only.
+absl::Status HasRemoteGroup(CommEntry& entry) {
+  if (entry.inter != nullptr) return absl::OkStatus();
+  return Refusal(MPI_ERR_COMM, absl::StrCat("rank ", entry.comm().rank(),
+                                            ": comm is an intracommunicator, which has no remote "
+                                            "group"));
+}
+
 // MPI_Comm_create and MPI_Comm_create_group: the new communicator, or MPI_COMM_NULL.
 absl::Status AddMade(absl::StatusOr<std::optional<Communicator>> made, MPI_Errhandler inherited,
                      MPI_Comm* newcomm) {
@@ -397,11 +405,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   return OnComm("MPI_Comm_remote_group", comm, [&](CommEntry& entry) {
     if (group == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "group");
-    if (entry.inter == nullptr) {
-      return Refusal(MPI_ERR_COMM, absl::StrCat("rank ", entry.comm().rank(),
-                                                ": comm is an intracommunicator, which has no "
-                                                "remote group"));
-    }
+    RETURN_IF_ERROR(HasRemoteGroup(entry));
     *group = Runtime::Get().AddGroup(entry.inter->remote_group());
     return absl::OkStatus();
   });
@@ -410,11 +414,7 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
 int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
   return OnComm("MPI_Comm_remote_size", comm, [&](CommEntry& entry) {
     if (size == nullptr) return zcoll::mpi::NullPointer(entry.comm().rank(), "size");
-    if (entry.inter == nullptr) {
-      return Refusal(MPI_ERR_COMM, absl::StrCat("rank ", entry.comm().rank(),
-                                                ": comm is an intracommunicator, which has no "
-                                                "remote group"));
-    }
+    RETURN_IF_ERROR(HasRemoteGroup(entry));
     *size = entry.inter->remote_size();
     return absl::OkStatus();
   });

@@ -55,7 +55,7 @@ check "errors.c passed on every rank" test "$(grep -c "errors.c passed" <<<"$out
 # One refused collective per job: the refusing rank gets the class and the reason, the
 # others the reason at once.
 for case in block_mismatch negative_displ null_counts bad_type bad_op null_comm bad_info \
-  null_request uncommitted_type; do
+  null_request uncommitted_type inter_scan inter_in_place; do
   out=$("$run" -n 3 -- mpi/refusal_c "$case" 2>&1); code=$?
   echo "$out"
   check "refusal $case passed on every rank" test "$(grep -c "refusal $case passed" <<<"$out")" -eq 3

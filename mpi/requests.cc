@@ -32,18 +32,26 @@ absl::Status EntryOf(MPI_Request handle, const char* name, RequestEntry** entry)
                                  WorldRank(), name, handle));
 }
 
-// A request array of `count` entries, checked whole before any is used.
+// A request array of `count` entries, checked whole before any is used, into
+// `entries` (the calling thread's scratch: no allocation per call once it has grown).
 absl::Status EntriesOf(int count, const MPI_Request* requests,
-                       std::vector<RequestEntry*>* entries) {
+                       std::vector<RequestEntry*>** entries) {
+  thread_local std::vector<RequestEntry*> scratch;
+  *entries = &scratch;
+  scratch.clear();
   if (count < 0) {
     return Refusal(MPI_ERR_COUNT,
                    absl::StrCat("rank ", WorldRank(), ": count ", count, " is negative"));
   }
   if (count > 0 && requests == nullptr) return NullPointer(WorldRank(), "array_of_requests");
-  entries->assign(static_cast<size_t>(count), nullptr);
+  scratch.resize(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
-    const std::string name = absl::StrCat("array_of_requests[", i, "]");
-    RETURN_IF_ERROR(EntryOf(requests[i], name.c_str(), &(*entries)[static_cast<size_t>(i)]));
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    scratch[static_cast<size_t>(i)] = Runtime::Get().FindRequest(requests[i]);
+    if (scratch[static_cast<size_t>(i)] == nullptr) {
+      const std::string name = absl::StrCat("array_of_requests[", i, "]");
+      return EntryOf(requests[i], name.c_str(), &scratch[static_cast<size_t>(i)]);
+    }
   }
   return absl::OkStatus();
 }
@@ -153,10 +161,11 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
-  std::vector<RequestEntry*> entries;
+  std::vector<RequestEntry*>* scratch = nullptr;
   const int checked = Local(
-      "MPI_Waitall", [&] { return zcoll::mpi::EntriesOf(count, array_of_requests, &entries); });
+      "MPI_Waitall", [&] { return zcoll::mpi::EntriesOf(count, array_of_requests, &scratch); });
   if (checked != MPI_SUCCESS) return checked;
+  const std::vector<RequestEntry*>& entries = *scratch;
   RequestEntry* only = entries.size() == 1 ? entries[0] : nullptr;
   zcoll::mpi::WaitFor(only, [&] {
     bool all = true;
@@ -170,12 +179,13 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
                 MPI_Status array_of_statuses[]) {
-  std::vector<RequestEntry*> entries;
+  std::vector<RequestEntry*>* scratch = nullptr;
   const int checked = Local("MPI_Testall", [&] {
     if (flag == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "flag");
-    return zcoll::mpi::EntriesOf(count, array_of_requests, &entries);
+    return zcoll::mpi::EntriesOf(count, array_of_requests, &scratch);
   });
   if (checked != MPI_SUCCESS) return checked;
+  const std::vector<RequestEntry*>& entries = *scratch;
   Runtime::Get().PollActive();
   for (RequestEntry* entry : entries) {
     // Not all complete: none is retired (the standard's rule).
@@ -207,12 +217,13 @@ bool AnyPending(const std::vector<RequestEntry*>& entries) {
 }  // namespace zcoll::mpi
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
-  std::vector<RequestEntry*> entries;
+  std::vector<RequestEntry*>* scratch = nullptr;
   const int checked = Local("MPI_Waitany", [&] {
     if (index == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "index");
-    return zcoll::mpi::EntriesOf(count, array_of_requests, &entries);
+    return zcoll::mpi::EntriesOf(count, array_of_requests, &scratch);
   });
   if (checked != MPI_SUCCESS) return checked;
+  const std::vector<RequestEntry*>& entries = *scratch;
   zcoll::mpi::SetEmpty(status);
   *index = MPI_UNDEFINED;
   if (!zcoll::mpi::AnyPending(entries)) return MPI_SUCCESS;
@@ -228,13 +239,14 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Stat
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
                 MPI_Status* status) {
-  std::vector<RequestEntry*> entries;
+  std::vector<RequestEntry*>* scratch = nullptr;
   const int checked = Local("MPI_Testany", [&] {
     if (index == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "index");
     if (flag == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "flag");
-    return zcoll::mpi::EntriesOf(count, array_of_requests, &entries);
+    return zcoll::mpi::EntriesOf(count, array_of_requests, &scratch);
   });
   if (checked != MPI_SUCCESS) return checked;
+  const std::vector<RequestEntry*>& entries = *scratch;
   Runtime::Get().PollActive();
   *index = MPI_UNDEFINED;
   zcoll::mpi::SetEmpty(status);
@@ -256,11 +268,11 @@ int MPI_Start(MPI_Request* request) {
 }
 
 int MPI_Startall(int count, MPI_Request array_of_requests[]) {
-  std::vector<RequestEntry*> entries;
+  std::vector<RequestEntry*>* scratch = nullptr;
   const int checked = Local("MPI_Startall", [&] {
-    RETURN_IF_ERROR(zcoll::mpi::EntriesOf(count, array_of_requests, &entries));
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const RequestEntry* entry = entries[i];
+    RETURN_IF_ERROR(zcoll::mpi::EntriesOf(count, array_of_requests, &scratch));
+    for (size_t i = 0; i < scratch->size(); ++i) {
+      const RequestEntry* entry = (*scratch)[i];
       const char* problem = entry == nullptr     ? "is MPI_REQUEST_NULL"
                             : !entry->persistent ? "is a nonblocking collective's, not persistent"
                             : entry->active ? "is active (complete it before starting it again)"
@@ -273,6 +285,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
     return absl::OkStatus();
   });
   if (checked != MPI_SUCCESS) return checked;
+  const std::vector<RequestEntry*>& entries = *scratch;
   for (RequestEntry* entry : entries) {
     const absl::Status started = entry->persistent_request.Start();
     if (!started.ok()) return zcoll::mpi::Raise(entry->comm, "MPI_Start", started);

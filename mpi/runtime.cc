@@ -147,9 +147,9 @@ absl::Status Runtime::Initialize() {
   if (!world.ok()) return world.status();
   absl::StatusOr<std::optional<Communicator>> self = world->Split(world->rank(), 0);
   if (!self.ok()) return self.status();
-  comms_.clear();
-  groups_.clear();
-  groups_.push_back(std::make_unique<Group>(Group::Empty()));  // MPI_GROUP_EMPTY
+  comms_.Clear();
+  groups_.Clear();
+  AddGroup(Group::Empty());  // MPI_GROUP_EMPTY, the first handle
   Add(*std::move(world), MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD");
   Add(**std::move(self), MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF");
   phase_ = Phase::kRunning;
@@ -160,13 +160,12 @@ void Runtime::Finalize() {
   // Requests first: each must go before its communicator (a pending one waits for its
   // collective, as the program should have).
   active_.clear();
-  requests_.clear();
-  free_request_slots_.clear();
-  comms_.clear();
-  user_ops_.clear();
-  types_.clear();
-  infos_.clear();
-  groups_.clear();
+  requests_.Clear();
+  comms_.Clear();
+  user_ops_.Clear();
+  types_.Clear();
+  infos_.Clear();
+  groups_.Clear();
   phase_ = Phase::kFinalized;
 }
 
@@ -175,70 +174,43 @@ MPI_Comm Runtime::Add(Communicator comm, MPI_Errhandler errhandler, std::string 
   entry->intra.emplace(std::move(comm));
   entry->errhandler = errhandler;
   entry->name = std::move(name);
-  // Handles are not reused: a stale handle then meets a null entry, not another
-  // communicator.
-  comms_.push_back(std::move(entry));
-  return kCommBase + static_cast<int>(comms_.size() - 1);
+  return AddEntry(std::move(entry));
 }
 
 MPI_Comm Runtime::AddInter(Intercommunicator inter, MPI_Errhandler errhandler) {
   auto entry = std::make_unique<CommEntry>();
   entry->inter = std::make_unique<Intercommunicator>(std::move(inter));
   entry->errhandler = errhandler;
-  comms_.push_back(std::move(entry));
-  return kCommBase + static_cast<int>(comms_.size() - 1);
+  return AddEntry(std::move(entry));
+}
+
+MPI_Comm Runtime::AddEntry(std::unique_ptr<CommEntry> entry) {
+  CommEntry& added = *entry;
+  added.handle = comms_.Add(std::move(entry));
+  return added.handle;
 }
 
 void Runtime::Remove(MPI_Comm handle) {
-  std::unique_ptr<CommEntry>& entry = comms_[static_cast<size_t>(handle - kCommBase)];
-  entry->freed = true;
-  if (entry->requests == 0) entry.reset();
-}
-
-MPI_Datatype Runtime::AddType(DerivedType type) {
-  types_.push_back(std::make_unique<DerivedType>(type));
-  return kDerivedTypeBase + static_cast<int>(types_.size() - 1);
-}
-
-MPI_Group Runtime::AddGroup(Group group) {
-  groups_.push_back(std::make_unique<Group>(std::move(group)));
-  return kGroupBase + static_cast<int>(groups_.size() - 1);
-}
-
-MPI_Info Runtime::AddInfo(InfoEntry info) {
-  infos_.push_back(std::make_unique<InfoEntry>(std::move(info)));
-  return kInfoBase + static_cast<int>(infos_.size() - 1);
+  CommEntry& entry = *comms_.Find(handle);
+  entry.freed = true;
+  if (entry.requests == 0) comms_.Remove(handle);
 }
 
 MPI_Request Runtime::AddRequest(CommEntry& comm, const char* function, bool persistent) {
-  size_t slot = requests_.size();
-  if (!free_request_slots_.empty()) {
-    slot = free_request_slots_.back();
-    free_request_slots_.pop_back();
-  } else {
-    requests_.emplace_back();
-  }
   auto entry = std::make_unique<RequestEntry>();
   entry->comm = &comm;
   entry->function = function;
   entry->persistent = persistent;
   ++comm.requests;
-  requests_[slot] = std::move(entry);
-  return kRequestBase + static_cast<int>(slot);
+  return requests_.Add(std::move(entry));
 }
 
 void Runtime::RemoveRequest(MPI_Request handle) {
-  const size_t slot = static_cast<size_t>(handle - kRequestBase);
-  RequestEntry& request = *requests_[slot];
+  RequestEntry& request = *requests_.Find(handle);
   if (request.active) Deactivate(request);
   CommEntry* comm = request.comm;
-  requests_[slot].reset();  // before its communicator, which it must not outlive
-  free_request_slots_.push_back(slot);
-  if (--comm->requests == 0 && comm->freed) {
-    for (std::unique_ptr<CommEntry>& entry : comms_) {
-      if (entry.get() == comm) entry.reset();
-    }
-  }
+  requests_.Remove(handle);  // before its communicator, which it must not outlive
+  if (--comm->requests == 0 && comm->freed) comms_.Remove(comm->handle);
 }
 
 void Runtime::Activate(RequestEntry& request) {
@@ -289,14 +261,11 @@ const ReduceOp* Runtime::FindOp(MPI_Op handle) const {
   if (index >= 1 && index <= static_cast<int>(kNumPredefinedOps)) {
     return &(*kPredefined)[static_cast<size_t>(index - 1)];
   }
-  const size_t user = static_cast<size_t>(handle - kUserOpBase);
-  if (handle < kUserOpBase || user >= user_ops_.size()) return nullptr;
-  return user_ops_[user].get();
+  return user_ops_.Find(handle);
 }
 
 MPI_Op Runtime::AddOp(ReduceOp op) {
-  user_ops_.push_back(std::make_unique<ReduceOp>(std::move(op)));
-  return kUserOpBase + static_cast<int>(user_ops_.size() - 1);
+  return user_ops_.Add(std::make_unique<ReduceOp>(std::move(op)));
 }
 
 int Runtime::CodeFor(const absl::Status& status) {

@@ -58,6 +58,7 @@ struct CommEntry {
   std::optional<Communicator> intra;
   std::unique_ptr<Intercommunicator> inter;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  MPI_Comm handle = MPI_COMM_NULL;
   std::string name;  // MPI_Comm_set_name's
   // Requests on it that still exist: a freed communicator lives on until they go
   // (MPI_Comm_free lets pending operations complete), as a zcoll Request must not
@@ -110,6 +111,49 @@ struct InfoEntry {
   std::vector<std::pair<std::string, std::string>> entries;
 };
 
+// The objects of one kind behind int handles (handle = base + slot). A slot is not
+// reused unless the table says so, so that a stale handle meets an empty slot rather
+// than another object.
+template <typename T>
+class HandleTable {
+ public:
+  HandleTable(int base, bool reuse_slots) : base_(base), reuse_slots_(reuse_slots) {}
+
+  // The object of `handle`; null for any int that is no live handle of this table.
+  T* Find(int handle) const {
+    const size_t slot = static_cast<size_t>(handle - base_);
+    if (handle < base_ || slot >= objects_.size()) return nullptr;
+    return objects_[slot].get();
+  }
+  int Add(std::unique_ptr<T> object) {
+    size_t slot = objects_.size();
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      objects_[slot] = std::move(object);
+    } else {
+      objects_.push_back(std::move(object));
+    }
+    return base_ + static_cast<int>(slot);
+  }
+  // `handle` must be live.
+  void Remove(int handle) {
+    const size_t slot = static_cast<size_t>(handle - base_);
+    objects_[slot].reset();
+    if (reuse_slots_) free_slots_.push_back(slot);
+  }
+  void Clear() {
+    objects_.clear();
+    free_slots_.clear();
+  }
+
+ private:
+  int base_;
+  bool reuse_slots_;
+  std::vector<std::unique_ptr<T>> objects_;
+  std::vector<size_t> free_slots_;
+};
+
 class Runtime {
  public:
   enum class Phase { kNotInitialized, kRunning, kFinalized };
@@ -126,52 +170,35 @@ class Runtime {
 
   // The entry of `handle`; null for MPI_COMM_NULL, a freed or unknown handle.
   CommEntry* Find(MPI_Comm handle) {
-    const size_t index = static_cast<size_t>(handle - kCommBase);
-    if (handle < kCommBase || index >= comms_.size()) return nullptr;
-    CommEntry* entry = comms_[index].get();
+    CommEntry* entry = comms_.Find(handle);
     return entry != nullptr && !entry->freed ? entry : nullptr;
   }
   MPI_Comm Add(Communicator comm, MPI_Errhandler errhandler, std::string name = "");
   MPI_Comm AddInter(Intercommunicator inter, MPI_Errhandler errhandler);
+  // (Either kind: the entry's `intra` or `inter` is set.)
+  MPI_Comm AddEntry(std::unique_ptr<CommEntry> entry);
   // MPI_Comm_free: the handle is invalid at once; the communicator goes with its last
   // request.
   void Remove(MPI_Comm handle);
 
   // The derived datatype of `handle`; null for a predefined, freed or unknown one.
-  DerivedType* FindType(MPI_Datatype handle) {
-    const size_t index = static_cast<size_t>(handle - kDerivedTypeBase);
-    if (handle < kDerivedTypeBase || index >= types_.size()) return nullptr;
-    return types_[index].get();
-  }
-  MPI_Datatype AddType(DerivedType type);
-  void RemoveType(MPI_Datatype handle) {
-    types_[static_cast<size_t>(handle - kDerivedTypeBase)].reset();
-  }
+  DerivedType* FindType(MPI_Datatype handle) { return types_.Find(handle); }
+  MPI_Datatype AddType(DerivedType type) { return types_.Add(std::make_unique<DerivedType>(type)); }
+  void RemoveType(MPI_Datatype handle) { types_.Remove(handle); }
 
   // Groups: MPI_GROUP_EMPTY (never freed) and those the program made.
-  Group* FindGroup(MPI_Group handle) {
-    const size_t index = static_cast<size_t>(handle - kGroupBase);
-    if (handle < kGroupBase || index >= groups_.size()) return nullptr;
-    return groups_[index].get();
-  }
-  MPI_Group AddGroup(Group group);
-  void RemoveGroup(MPI_Group handle) { groups_[static_cast<size_t>(handle - kGroupBase)].reset(); }
+  Group* FindGroup(MPI_Group handle) { return groups_.Find(handle); }
+  MPI_Group AddGroup(Group group) { return groups_.Add(std::make_unique<Group>(std::move(group))); }
+  void RemoveGroup(MPI_Group handle) { groups_.Remove(handle); }
 
-  InfoEntry* FindInfo(MPI_Info handle) {
-    const size_t index = static_cast<size_t>(handle - kInfoBase);
-    if (handle < kInfoBase || index >= infos_.size()) return nullptr;
-    return infos_[index].get();
+  InfoEntry* FindInfo(MPI_Info handle) { return infos_.Find(handle); }
+  MPI_Info AddInfo(InfoEntry info) {
+    return infos_.Add(std::make_unique<InfoEntry>(std::move(info)));
   }
-  MPI_Info AddInfo(InfoEntry info);
-  void RemoveInfo(MPI_Info handle) { infos_[static_cast<size_t>(handle - kInfoBase)].reset(); }
+  void RemoveInfo(MPI_Info handle) { infos_.Remove(handle); }
 
-  // Requests. A handle's slot is reused once its request has gone (a program that
-  // starts millions of nonblocking collectives holds few at a time).
-  RequestEntry* FindRequest(MPI_Request handle) {
-    const size_t index = static_cast<size_t>(handle - kRequestBase);
-    if (handle < kRequestBase || index >= requests_.size()) return nullptr;
-    return requests_[index].get();
-  }
+  // Requests. A handle's slot is reused once its request has gone.
+  RequestEntry* FindRequest(MPI_Request handle) { return requests_.Find(handle); }
   // A new inactive request on `comm`; FindRequest gives its entry.
   MPI_Request AddRequest(CommEntry& comm, const char* function, bool persistent);
   // Its request must have completed (or never started).
@@ -200,7 +227,7 @@ class Runtime {
   // The op of `handle`; null for MPI_OP_NULL, a freed or unknown handle.
   const ReduceOp* FindOp(MPI_Op handle) const;
   MPI_Op AddOp(ReduceOp op);
-  void RemoveOp(MPI_Op handle) { user_ops_[static_cast<size_t>(handle - kUserOpBase)].reset(); }
+  void RemoveOp(MPI_Op handle) { user_ops_.Remove(handle); }
 
   // Gives `status` (not OK) an error code: its class plus a slot of the recent
   // messages, so that MPI_Error_string returns this message while the slot lasts (the
@@ -215,13 +242,13 @@ class Runtime {
   static constexpr int kMessages = 256;
 
   Phase phase_ = Phase::kNotInitialized;
-  std::vector<std::unique_ptr<CommEntry>> comms_;
-  std::vector<std::unique_ptr<ReduceOp>> user_ops_;
-  std::vector<std::unique_ptr<DerivedType>> types_;
-  std::vector<std::unique_ptr<InfoEntry>> infos_;
-  std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<std::unique_ptr<RequestEntry>> requests_;
-  std::vector<size_t> free_request_slots_;
+  HandleTable<CommEntry> comms_{kCommBase, /*reuse_slots=*/false};
+  HandleTable<ReduceOp> user_ops_{kUserOpBase, false};
+  HandleTable<DerivedType> types_{kDerivedTypeBase, false};
+  HandleTable<InfoEntry> infos_{kInfoBase, false};
+  HandleTable<Group> groups_{kGroupBase, false};
+  // A program may start millions of nonblocking collectives, holding few at a time.
+  HandleTable<RequestEntry> requests_{kRequestBase, /*reuse_slots=*/true};
   std::vector<RequestEntry*> active_;
   std::vector<std::string> messages_ = std::vector<std::string>(kMessages);
   int next_message_ = 0;

@@ -8,21 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks = 0;
-static int world_rank = 0;
-
-#define CHECK_EQ(what, got, want)                                                             \
-  do {                                                                                        \
-    long long got_ = (long long)(got), want_ = (long long)(want);                             \
-    ++checks;                                                                                 \
-    if (got_ != want_) {                                                                      \
-      fprintf(stderr, "rank %d: %s: got %lld, want %lld (line %d)\n", world_rank, what, got_, \
-              want_, __LINE__);                                                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                           \
-    }                                                                                         \
-  } while (0)
-
-#define CALL(expr) CHECK_EQ(#expr, (expr), MPI_SUCCESS)
+#include "mpi/tests/check.h"
 
 /* The value rank r contributes at index i. */
 static int Value(int r, int i) { return 1000 * (r + 1) + i; }
@@ -232,7 +218,7 @@ int main(int argc, char** argv) {
   CALL(MPI_Initialized(&flag));
   CHECK_EQ("initialized", flag, 1);
   int size;
-  CALL(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  CALL(MPI_Comm_rank(MPI_COMM_WORLD, &check_rank));
   CALL(MPI_Comm_size(MPI_COMM_WORLD, &size));
   int self_size = 0;
   CALL(MPI_Comm_size(MPI_COMM_SELF, &self_size));
@@ -242,12 +228,12 @@ int main(int argc, char** argv) {
   Run(MPI_COMM_SELF, "self");
   /* Odd and even ranks, reversed by key. */
   MPI_Comm half;
-  CALL(MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, -world_rank, &half));
+  CALL(MPI_Comm_split(MPI_COMM_WORLD, check_rank % 2, -check_rank, &half));
   int half_rank, half_size;
   CALL(MPI_Comm_rank(half, &half_rank));
   CALL(MPI_Comm_size(half, &half_size));
-  CHECK_EQ("split size", half_size, (size + 1 - world_rank % 2) / 2);
-  CHECK_EQ("split rank (reversed)", half_rank, half_size - 1 - world_rank / 2);
+  CHECK_EQ("split size", half_size, (size + 1 - check_rank % 2) / 2);
+  CHECK_EQ("split rank (reversed)", half_rank, half_size - 1 - check_rank / 2);
   Run(half, "half");
   MPI_Comm dup;
   CALL(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -261,8 +247,8 @@ int main(int argc, char** argv) {
   CHECK_EQ("comm_free nulls", dup, MPI_COMM_NULL);
   CALL(MPI_Comm_free(&half));
   MPI_Comm none;
-  CALL(MPI_Comm_split(MPI_COMM_WORLD, world_rank == 0 ? MPI_UNDEFINED : 1, 0, &none));
-  if (world_rank == 0) CHECK_EQ("undefined color", none, MPI_COMM_NULL);
+  CALL(MPI_Comm_split(MPI_COMM_WORLD, check_rank == 0 ? MPI_UNDEFINED : 1, 0, &none));
+  if (check_rank == 0) CHECK_EQ("undefined color", none, MPI_COMM_NULL);
   if (none != MPI_COMM_NULL) CALL(MPI_Comm_free(&none));
 
   float in[4] = {1, 2, 3, 4}, inout[4] = {10, 20, 30, 40};
@@ -283,6 +269,6 @@ int main(int argc, char** argv) {
   CALL(MPI_Finalize());
   CALL(MPI_Finalized(&flag));
   CHECK_EQ("finalized", flag, 1);
-  if (world_rank == 0) printf("collectives.c: %d checks passed on %d ranks\n", checks, size);
+  if (check_rank == 0) printf("collectives.c: %d checks passed on %d ranks\n", checks, size);
   return 0;
 }

@@ -8,28 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank = -1;
+#include "mpi/tests/check.h"
 
-static void Expect(const char* what, int code, int want_class, const char* want_text) {
-  int error_class = -1;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  if (MPI_Error_class(code, &error_class) != MPI_SUCCESS ||
-      MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
-    fprintf(stderr, "rank %d: %s: code %d has no class or string\n", rank, what, code);
-    exit(1);
-  }
-  if (error_class != want_class || strstr(text, want_text) == NULL || (int)strlen(text) != length) {
-    fprintf(stderr, "rank %d: %s: class %d, message \"%s\"; want class %d and \"%s\"\n", rank, what,
-            error_class, text, want_class, want_text);
-    exit(1);
-  }
-  printf("rank %d: %s: \"%s\"\n", rank, what, text);
-}
+static int rank = -1;
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_rank = rank;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;

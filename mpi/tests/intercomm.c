@@ -7,26 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks = 0;
+#include "mpi/tests/check.h"
+
 static int rank = 0;
-
-#define CHECK_EQ(what, got, want)                                                              \
-  do {                                                                                         \
-    long long got_ = (long long)(got), want_ = (long long)(want);                              \
-    ++checks;                                                                                  \
-    if (got_ != want_) {                                                                       \
-      fprintf(stderr, "rank %d: %s: got %lld, want %lld (line %d)\n", rank, what, got_, want_, \
-              __LINE__);                                                                       \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-    }                                                                                          \
-  } while (0)
-#define CALL(expr) CHECK_EQ(#expr, (expr), MPI_SUCCESS)
-
-static int ClassOf(int code) {
-  int error_class = -1;
-  MPI_Error_class(code, &error_class);
-  return error_class;
-}
 
 static void Groups(int size) {
   MPI_Group world, evens, odds, all, none, back;
@@ -94,9 +77,14 @@ static void Groups(int size) {
     CHECK_EQ("allreduce over the evens", sum, want);
     CALL(MPI_Comm_free(&made));
   }
+  const MPI_Group evens_handle = evens;
+  int outside = size;
+  CHECK_EQ("translate a rank outside",
+           ClassOf(MPI_Group_translate_ranks(world, 1, &outside, evens, to)), MPI_ERR_RANK);
   MPI_Group* groups[] = {&world, &evens, &odds, &all, &none, &back, &reversed};
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; ++i) CALL(MPI_Group_free(groups[i]));
   CHECK_EQ("group_free nulls", world, MPI_GROUP_NULL);
+  CHECK_EQ("a freed group is refused", ClassOf(MPI_Group_size(evens_handle, &n)), MPI_ERR_GROUP);
 }
 
 /* The lower half (world ranks 0..half-1) and the upper half face each other. */
@@ -124,6 +112,10 @@ static void Intercommunicators(int size) {
   CHECK_EQ("the remote group's rank 0 in the world", first, upper ? 0 : half);
   CALL(MPI_Group_free(&remote_group));
   CALL(MPI_Group_free(&world_group));
+  CHECK_EQ("an intracommunicator has no remote size",
+           ClassOf(MPI_Comm_remote_size(MPI_COMM_WORLD, &remote)), MPI_ERR_COMM);
+  CHECK_EQ("an intracommunicator has no remote group",
+           ClassOf(MPI_Comm_remote_group(MPI_COMM_WORLD, &remote_group)), MPI_ERR_COMM);
   const int low_sum = half * (half - 1) / 2;
   const int high_sum = size * (size - 1) / 2 - low_sum;
 
@@ -228,7 +220,9 @@ static void Intercommunicators(int size) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_rank = rank;
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size < 2 || size > 64) {

@@ -8,26 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks = 0;
+#include "mpi/tests/check.h"
+
 static int rank = 0;
-
-#define CHECK_EQ(what, got, want)                                                              \
-  do {                                                                                         \
-    long long got_ = (long long)(got), want_ = (long long)(want);                              \
-    ++checks;                                                                                  \
-    if (got_ != want_) {                                                                       \
-      fprintf(stderr, "rank %d: %s: got %lld, want %lld (line %d)\n", rank, what, got_, want_, \
-              __LINE__);                                                                       \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-    }                                                                                          \
-  } while (0)
-#define CALL(expr) CHECK_EQ(#expr, (expr), MPI_SUCCESS)
-
-static int ClassOf(int code) {
-  int error_class = -1;
-  MPI_Error_class(code, &error_class);
-  return error_class;
-}
 
 static void AddInts(void* in, void* inout, int* len, MPI_Datatype* type) {
   if (*type != MPI_INT) MPI_Abort(MPI_COMM_WORLD, 3);
@@ -192,6 +175,7 @@ static void SharedSplit(int size, int nodes) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_rank = rank;
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);

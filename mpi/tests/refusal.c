@@ -2,35 +2,28 @@
  * get CASE's error class and a message naming the argument; every other rank's call
  * must succeed or end with MPI_ERR_OTHER naming rank 1's reason, within seconds; then
  * MPI_Barrier reports the failed job on every rank. MPI_ERRORS_RETURN throughout.
- * Run under zcoll_run with 2 or more ranks; prints "refusal CASE passed" per rank. */
+ * Run under zcoll_run with 2 or more ranks (3 or more for the inter_ cases); prints
+ * "refusal CASE passed" per rank. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/tests/check.h"
+
 static int rank = -1;
 
-/* `code` has class `want_class` and its message names rank 1 and says `want_text`. */
-static void Expect(const char* what, int code, int want_class, const char* want_text) {
-  int error_class = -1, length = 0;
-  char text[MPI_MAX_ERROR_STRING] = "";
-  if (code != MPI_SUCCESS) {
-    MPI_Error_class(code, &error_class);
-    MPI_Error_string(code, text, &length);
-  }
-  if (code == MPI_SUCCESS || error_class != want_class || strstr(text, want_text) == NULL ||
-      strstr(text, "rank 1: ") == NULL) {
-    fprintf(stderr,
-            "rank %d: %s: code %d, class %d, \"%s\"; want class %d, \"rank 1: \" and \"%s\"\n",
-            rank, what, code, error_class, text, want_class, want_text);
-    exit(1);
-  }
-  printf("rank %d: %s: \"%s\"\n", rank, what, text);
+/* A refusal's code on any rank: its class, and a message naming rank 1 (the refusing
+ * rank) and saying `want_text`. */
+static void ExpectFromRank1(const char* what, int code, int want_class, const char* want_text) {
+  Expect(what, code, want_class, want_text);
+  Expect(what, code, want_class, "rank 1: ");
 }
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_rank = rank;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -49,6 +42,13 @@ int main(int argc, char** argv) {
   /* Every rank is past MPI_Init and has its handlers before rank 1 refuses (a failure
    * that reaches a rank inside MPI_Init is fatal there: no handler is set yet). Rank 1
    * may leave this barrier first and refuse before another rank has left it. */
+  /* The inter_ cases: ranks 0 and 1 face the rest (so that rank 1 is rank 1 of its
+   * group too, as refusals name a rank of the communicator they were made on). */
+  MPI_Comm side = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+  if (strncmp(which, "inter_", 6) == 0) {
+    MPI_Comm_split(MPI_COMM_WORLD, rank >= 2, rank, &side);
+    MPI_Intercomm_create(side, 0, MPI_COMM_WORLD, rank >= 2 ? 0 : 2, 3, &inter);
+  }
   const int synced = MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
   if (synced != MPI_SUCCESS) which = "already";
@@ -100,6 +100,15 @@ int main(int argc, char** argv) {
     code = MPI_Allgather(send, 1, pair, recv, 1, pair, MPI_COMM_WORLD);
     want_class = MPI_ERR_TYPE;
     want = "is not committed (MPI_Type_commit it first)";
+  } else if (strcmp(which, "inter_scan") == 0) {
+    code = bad ? MPI_Scan(send, recv, 1, MPI_INT, MPI_SUM, inter)
+               : MPI_Allreduce(send, recv, 1, MPI_INT, MPI_SUM, inter);
+    want_class = MPI_ERR_COMM;
+    want = "comm is an intercommunicator, on which the standard defines no scan";
+  } else if (strcmp(which, "inter_in_place") == 0) {
+    code = MPI_Allreduce(bad ? MPI_IN_PLACE : send, recv, 1, MPI_INT, MPI_SUM, inter);
+    want_class = MPI_ERR_BUFFER;
+    want = "MPI_IN_PLACE on an intercommunicator";
   } else if (strcmp(which, "already") == 0) {
     code = synced;
     want_class = MPI_ERR_OTHER;
@@ -110,11 +119,11 @@ int main(int argc, char** argv) {
   }
   const double took = MPI_Wtime() - start;
   if (bad) {
-    Expect(which, code, want_class, want);
+    ExpectFromRank1(which, code, want_class, want);
   } else if (code != MPI_SUCCESS) {
-    Expect(which, code, MPI_ERR_OTHER, want);
+    ExpectFromRank1(which, code, MPI_ERR_OTHER, want);
   }
-  Expect("barrier after the refusal", MPI_Barrier(MPI_COMM_WORLD), MPI_ERR_OTHER, want);
+  ExpectFromRank1("barrier after the refusal", MPI_Barrier(MPI_COMM_WORLD), MPI_ERR_OTHER, want);
   if (took > 10) {
     fprintf(stderr, "rank %d: the refusal took %.1f s to arrive\n", rank, took);
     return 1;

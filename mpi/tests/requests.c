@@ -12,28 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks = 0;
-static int world_rank = 0;
-
-#define CHECK_EQ(what, got, want)                                                             \
-  do {                                                                                        \
-    long long got_ = (long long)(got), want_ = (long long)(want);                             \
-    ++checks;                                                                                 \
-    if (got_ != want_) {                                                                      \
-      fprintf(stderr, "rank %d: %s: got %lld, want %lld (line %d)\n", world_rank, what, got_, \
-              want_, __LINE__);                                                               \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                           \
-    }                                                                                         \
-  } while (0)
-#define CALL(expr) CHECK_EQ(#expr, (expr), MPI_SUCCESS)
+#include "mpi/tests/check.h"
 
 /* Class of `code`, for the error checks. */
-static int ClassOf(int code) {
-  int error_class = -1;
-  MPI_Error_class(code, &error_class);
-  return error_class;
-}
-
 enum { kBlocking, kNonblocking, kPersistent, kModes };
 enum {
   kBarrier,
@@ -387,7 +368,7 @@ static void RequestErrors(void) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_rank(MPI_COMM_WORLD, &check_rank);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   comm = MPI_COMM_WORLD;
   MPI_Comm_rank(comm, &rank);
