@@ -2,9 +2,9 @@
 //
 // Posting an operation then allocates nothing once the pool has warmed up, and the
 // operations with a dead peer, or still pending at teardown, can be walked without a
-// hash set. T must have `T* pool_previous` and `T* pool_next` members, which the pool
-// owns, and be default-constructible; Acquire returns a record reset to T{} (with the
-// pool's links).
+// hash set. T must have `T* pool_previous`, `T* pool_next` and `bool pool_live` members, which the
+// pool owns, and be default-constructible; Acquire returns a record reset to T{} (with the pool's
+// links).
 //
 // Not thread-safe (owned by one Transport).
 
@@ -12,6 +12,7 @@
 #define ZCOLL_TRANSPORT_OPERATION_POOL_H_
 
 #include <cstddef>
+#include <vector>
 
 namespace zcoll {
 
@@ -35,6 +36,7 @@ class OperationPool {
       record = new T{};
     }
     record->pool_previous = nullptr;
+    record->pool_live = true;
     record->pool_next = live_;
     if (live_ != nullptr) live_->pool_previous = record;
     live_ = record;
@@ -50,18 +52,24 @@ class OperationPool {
     }
     if (record->pool_next != nullptr) record->pool_next->pool_previous = record->pool_previous;
     record->pool_previous = nullptr;
+    record->pool_live = false;
     record->pool_next = free_;
     free_ = record;
     --live_count_;
   }
 
-  // Calls `visit(record)` for every live record; `visit` may Release it.
+  // Calls `visit(record)` for every record live when the call began and still live
+  // when its turn comes. `visit` may Release it or any other record: a provider's
+  // cancel runs completion callbacks that end other operations, and a walk along the
+  // links would then follow a released record into the free list (and visit
+  // operations long done, whose Completions are gone).
   template <typename Visit>
   void ForEachLive(Visit visit) {
-    for (T* record = live_; record != nullptr;) {
-      T* next = record->pool_next;
-      visit(record);
-      record = next;
+    std::vector<T*> live;
+    live.reserve(live_count_);
+    for (T* record = live_; record != nullptr; record = record->pool_next) live.push_back(record);
+    for (T* record : live) {
+      if (record->pool_live) visit(record);
     }
   }
 

@@ -13,6 +13,7 @@ struct Record {
   int value = 0;
   Record* pool_previous = nullptr;
   Record* pool_next = nullptr;
+  bool pool_live = false;
 };
 
 std::set<int> LiveValues(OperationPool<Record>& pool) {
@@ -48,6 +49,32 @@ TEST(OperationPoolTest, LiveRecordsCanBeWalkedAndReleasedWhileWalking) {
   });
   EXPECT_THAT(LiveValues(pool), ::testing::ElementsAre(4));
   EXPECT_EQ(pool.live_count(), 1u);
+}
+
+// A visit that ends other records (a cancel whose callbacks end other operations): the
+// walk neither follows them into the free list nor visits them.
+TEST(OperationPoolTest, VisitMayReleaseOtherRecords) {
+  OperationPool<Record> pool;
+  std::vector<Record*> records;
+  for (int i = 0; i < 6; ++i) {
+    records.push_back(pool.Acquire());
+    records.back()->value = i;
+  }
+  pool.Release(records[1]);  // the free list: 1
+  std::vector<int> visited;
+  pool.ForEachLive([&](Record* record) {
+    visited.push_back(record->value);
+    // The first visit ends every other even record.
+    if (visited.size() == 1) {
+      for (int i : {0, 2, 4}) {
+        if (records[static_cast<size_t>(i)] != record)
+          pool.Release(records[static_cast<size_t>(i)]);
+      }
+    }
+  });
+  // Newest first: 5 ends 0, 2 and 4; 3 is still live; nothing released is visited.
+  EXPECT_THAT(visited, ::testing::ElementsAre(5, 3));
+  EXPECT_EQ(pool.live_count(), 2u);
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ struct Operation {
   fi_msg_rma message{};
   Operation* pool_previous = nullptr;  // OperationPool's
   Operation* pool_next = nullptr;
+  bool pool_live = false;
 };
 
 // Posts that wait for room in the provider's queues, in order: transmit (sends,

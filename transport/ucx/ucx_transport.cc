@@ -117,6 +117,7 @@ struct Operation {
   bool live = false;                   // false once released to the pool
   Operation* pool_previous = nullptr;  // OperationPool's
   Operation* pool_next = nullptr;
+  bool pool_live = false;
 };
 
 class UcxTransport final : public Transport {
