@@ -324,6 +324,25 @@ Transport& Communicator::transport() {
   return *state_->transport;
 }
 
+namespace {
+InternalTag ChannelTag(Communicator::MessageChannel channel) {
+  return channel == Communicator::MessageChannel::kEnvelope ? InternalTag::kMessageEnvelope
+                                                            : InternalTag::kMessagePayload;
+}
+}  // namespace
+
+absl::Status Communicator::PostChannelSend(int peer, MessageChannel channel, const void* data,
+                                           size_t bytes, Completion* completion) {
+  if (state_ == nullptr) return MovedFromError("PostChannelSend");
+  return state_->transport->PostInternalSend(peer, ChannelTag(channel), data, bytes, completion);
+}
+
+absl::Status Communicator::PostChannelRecv(int peer, MessageChannel channel, void* data,
+                                           size_t bytes, Completion* completion) {
+  if (state_ == nullptr) return MovedFromError("PostChannelRecv");
+  return state_->transport->PostInternalRecv(peer, ChannelTag(channel), data, bytes, completion);
+}
+
 absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
   // The settings are checked before anything waits on them. A rank with a bad one
   // still joins (DiscoverPlacement tells every rank its problem), so that all fail at

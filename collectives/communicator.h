@@ -772,6 +772,20 @@ class Communicator {
   // for tests.
   Transport& transport();
 
+  // Point-to-point messages beside the collectives, for the MPI interface's MPI_Send
+  // and MPI_Recv (mpi/messages.h matches them to the program's receives): two
+  // channels between every pair of ranks, on tags of the communicator's own that no
+  // collective uses, each matched on (peer, channel) in posting order. They fail with
+  // the job as every operation does; Completion and buffer rules are the transport's.
+  enum class MessageChannel {
+    kEnvelope,  // small messages and the protocol's envelopes
+    kPayload,   // large messages' payloads, sent once the receiver asked for them
+  };
+  absl::Status PostChannelSend(int peer, MessageChannel channel, const void* data, size_t bytes,
+                               Completion* completion);
+  absl::Status PostChannelRecv(int peer, MessageChannel channel, void* data, size_t bytes,
+                               Completion* completion);
+
  private:
   struct State;
   explicit Communicator(std::unique_ptr<State> state);

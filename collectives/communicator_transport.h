@@ -71,6 +71,9 @@ enum class InternalTag : uint64_t {
   kNodeSetup = kMaxCommunicatorTag + 2,          // the node engine's segment (node_engine.h)
   kGroupExchange = kMaxCommunicatorTag + 3,      // CreateGroup, among the group's ranks only
   kIntercommExchange = kMaxCommunicatorTag + 4,  // Intercommunicator::Create, its two leaders
+  // Communicator::PostChannelSend / PostChannelRecv (point-to-point messages).
+  kMessageEnvelope = kMaxCommunicatorTag + 5,
+  kMessagePayload = kMaxCommunicatorTag + 6,
 };
 
 class JobConnection {

@@ -83,6 +83,13 @@ class Intercommunicator {
   // The local group's own communicator (a Dup of the one Create was given): for
   // collectives within the group.
   Communicator& local() { return local_; }
+  // The communicator over both groups that the collectives run on, and the rank on it
+  // of the other group's rank `remote_rank`: for point-to-point messages between the
+  // groups (the MPI interface's MPI_Send on an intercommunicator).
+  Communicator& bridge() { return bridge_; }
+  int BridgeRankOfRemote(int remote_rank) const {
+    return local_is_first_ ? local_.size() + remote_rank : remote_rank;
+  }
 
   // MPI_Intercomm_merge, collective over both groups: one communicator over both,
   // the group that passed `high` = false first (each group passes one value; equal

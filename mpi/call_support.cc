@@ -188,4 +188,20 @@ void CopyOut(absl::string_view text, char* out, int capacity, int* length) {
   *length = static_cast<int>(copied);
 }
 
+void SetEmpty(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->zcoll_cancelled = 0;
+  status->zcoll_bytes = 0;
+}
+
+void SetStatus(const Message& message, MPI_Status* status) {
+  SetEmpty(status);
+  if (status == MPI_STATUS_IGNORE || message.is_send()) return;
+  status->MPI_SOURCE = message.source();
+  status->MPI_TAG = message.tag();
+  status->zcoll_bytes = static_cast<MPI_Count>(message.bytes());
+}
+
 }  // namespace zcoll::mpi

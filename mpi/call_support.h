@@ -191,6 +191,12 @@ struct Side {
 absl::Status BlockOf(Communicator& comm, bool both, const Side& primary, const Side& secondary,
                      size_t* bytes);
 
+// The empty status the standard gives a null or inactive request, and a collective.
+void SetEmpty(MPI_Status* status);
+// A completed send's or receive's status: the matched message's source, tag and bytes
+// (a send's is the empty one).
+void SetStatus(const Message& message, MPI_Status* status);
+
 // Copies `text` into a C string of at most `capacity` bytes with its length.
 void CopyOut(absl::string_view text, char* out, int capacity, int* length);
 

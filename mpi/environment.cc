@@ -109,7 +109,9 @@ int MPI_Query_thread(int* provided) {
 int MPI_Finalize(void) {
   Runtime& rt = Runtime::Get();
   if (rt.phase() != Runtime::Phase::kRunning) return zcoll::mpi::NotRunning("MPI_Finalize");
-  // A barrier first, so that no rank's transport goes while another still sends to it.
+  // Sends and receives the program freed while active complete first.
+  rt.Drain();
+  // A barrier, so that no rank's transport goes while another still sends to it.
   CommEntry* world = rt.Find(MPI_COMM_WORLD);
   absl::Status status;
   if (rt.AnyActive()) {

@@ -47,6 +47,30 @@ for args in "5" "2" "4 --nodes 2"; do
     test "$(grep -cE "intercomm.c: [0-9]+ checks passed" <<<"$out")" -eq "${args%% *}"
 done
 
+# Point-to-point messages: 2, 3 and 5 ranks, 2 emulated nodes, and the other local
+# transports.
+for args in "2" "3" "5" "4 --nodes 2"; do
+  out=$(ZCOLL_TIMEOUT=30s "$run" -n $args -- mpi/messages_c 2>&1); code=$?
+  echo "$out"
+  check "messages.c (-n $args) passed on every rank" \
+    test "$(grep -cE "messages.c: [0-9]+ checks passed" <<<"$out")" -eq "${args%% *}"
+done
+for provider in "ucx" "ofi:tcp;ofi_rxm"; do
+  out=$(ZCOLL_LOCAL_PROVIDER=$provider ZCOLL_TIMEOUT=30s "$run" -n 3 -- mpi/messages_c 2>&1)
+  echo "$out"
+  check "messages.c over $provider passed on every rank" \
+    test "$(grep -cE "messages.c: [0-9]+ checks passed" <<<"$out")" -eq 3
+done
+# A receive nothing matches ends the job at the timeout, on every rank, naming it.
+for how in recv waitall; do
+  start=$SECONDS
+  out=$(ZCOLL_TIMEOUT=3s "$run" -n 3 -- mpi/messages_c unmatched "$how" 2>&1)
+  echo "$out"
+  check "an unmatched receive ($how) fails every rank" \
+    test "$(grep -c "unmatched passed" <<<"$out")" -eq 3
+  check "an unmatched receive ($how) ends by its timeout" test $((SECONDS - start)) -lt 15
+done
+
 out=$("$run" -n 3 -- mpi/errors_c 2>&1); code=$?
 echo "$out"
 check "errors.c exits 0" test "$code" -eq 0

@@ -56,15 +56,6 @@ absl::Status EntriesOf(int count, const MPI_Request* requests,
   return absl::OkStatus();
 }
 
-// The empty status the standard gives a null or inactive request, and a collective.
-void SetEmpty(MPI_Status* status) {
-  if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = MPI_ANY_SOURCE;
-  status->MPI_TAG = MPI_ANY_TAG;
-  status->zcoll_cancelled = 0;
-  status->zcoll_bytes = 0;
-}
-
 // Whether a completion call has something to wait for in `entry`.
 bool Pending(const RequestEntry* entry) { return entry != nullptr && entry->active; }
 
@@ -78,9 +69,10 @@ bool Completed(RequestEntry& entry) {
 // nonblocking one the request itself (the handle becomes MPI_REQUEST_NULL); a
 // persistent one is inactive again. Returns MPI_SUCCESS or the error code its
 // communicator's handler gives the failure.
-int Retire(const char* function, MPI_Request* handle, RequestEntry& entry) {
+int Retire(const char* function, MPI_Request* handle, RequestEntry& entry, MPI_Status* status_out) {
   Runtime& rt = Runtime::Get();
   const absl::Status status = entry.Wait();  // completed: returns its status at once
+  if (entry.message != nullptr) SetStatus(*entry.message, status_out);
   rt.Deactivate(entry);
   // Raised before the request goes: it may be the last thing holding a freed
   // communicator, whose handler this is.
@@ -113,7 +105,7 @@ int RetireAll(const char* function, int count, MPI_Request* requests,
     MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
     SetEmpty(status);
     int code = MPI_SUCCESS;
-    if (Pending(entry)) code = Retire(function, &requests[i], *entry);
+    if (Pending(entry)) code = Retire(function, &requests[i], *entry, status);
     failed = failed || code != MPI_SUCCESS;
     if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = code;
   }
@@ -138,7 +130,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   zcoll::mpi::SetEmpty(status);
   if (!zcoll::mpi::Pending(entry)) return MPI_SUCCESS;
   zcoll::mpi::WaitFor(entry, [&] { return zcoll::mpi::Completed(*entry); });
-  return zcoll::mpi::Retire("MPI_Wait", request, *entry);
+  return zcoll::mpi::Retire("MPI_Wait", request, *entry, status);
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -157,7 +149,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     *flag = 0;
     return MPI_SUCCESS;
   }
-  return zcoll::mpi::Retire("MPI_Test", request, *entry);
+  return zcoll::mpi::Retire("MPI_Test", request, *entry, status);
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
@@ -234,7 +226,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Stat
   });
   *index = first;
   return zcoll::mpi::Retire("MPI_Waitany", &array_of_requests[first],
-                            *entries[static_cast<size_t>(first)]);
+                            *entries[static_cast<size_t>(first)], status);
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
@@ -257,7 +249,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fla
   *flag = 1;
   *index = first;
   return zcoll::mpi::Retire("MPI_Testany", &array_of_requests[first],
-                            *entries[static_cast<size_t>(first)]);
+                            *entries[static_cast<size_t>(first)], status);
 }
 
 int MPI_Start(MPI_Request* request) {
@@ -273,7 +265,9 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
     RETURN_IF_ERROR(zcoll::mpi::EntriesOf(count, array_of_requests, &scratch));
     for (size_t i = 0; i < scratch->size(); ++i) {
       const RequestEntry* entry = (*scratch)[i];
-      const char* problem = entry == nullptr     ? "is MPI_REQUEST_NULL"
+      const char* problem = entry == nullptr ? "is MPI_REQUEST_NULL"
+                            : entry->message != nullptr
+                                ? "is a nonblocking send's or receive's, not persistent"
                             : !entry->persistent ? "is a nonblocking collective's, not persistent"
                             : entry->active ? "is active (complete it before starting it again)"
                                             : nullptr;
@@ -299,6 +293,17 @@ int MPI_Request_free(MPI_Request* request) {
     if (request == nullptr) return zcoll::mpi::NullPointer(WorldRank(), "request");
     RequestEntry* entry = nullptr;
     RETURN_IF_ERROR(zcoll::mpi::EntryOf(*request, "request", &entry));
+    Runtime& rt = Runtime::Get();
+    if (entry != nullptr && entry->message != nullptr) {
+      // A send or receive completes on its own; the runtime lets it go then (or at once).
+      if (entry->active && !entry->message->done()) {
+        rt.Orphan(*entry);
+      } else {
+        rt.RemoveRequest(*request);
+      }
+      *request = MPI_REQUEST_NULL;
+      return absl::OkStatus();
+    }
     const char* problem =
         entry == nullptr ? "is MPI_REQUEST_NULL"
         : !entry->persistent
@@ -310,7 +315,7 @@ int MPI_Request_free(MPI_Request* request) {
       return zcoll::mpi::Refusal(MPI_ERR_REQUEST,
                                  absl::StrCat("rank ", WorldRank(), ": request ", problem));
     }
-    Runtime::Get().RemoveRequest(*request);
+    rt.RemoveRequest(*request);
     *request = MPI_REQUEST_NULL;
     return absl::OkStatus();
   });

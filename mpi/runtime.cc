@@ -137,6 +137,29 @@ absl::string_view ErrorClassText(int error_class) {
   }
 }
 
+MessageEngine& CommEntry::Messages() {
+  if (messages != nullptr) return *messages;
+  std::vector<int> carrier_ranks;
+  if (inter != nullptr) {
+    for (int r = 0; r < inter->remote_size(); ++r) {
+      carrier_ranks.push_back(inter->BridgeRankOfRemote(r));
+    }
+    messages = std::make_unique<MessageEngine>(inter->bridge(), std::move(carrier_ranks), -1,
+                                               inter->rank());
+  } else {
+    for (int r = 0; r < intra->size(); ++r) carrier_ranks.push_back(r);
+    messages = std::make_unique<MessageEngine>(*intra, std::move(carrier_ranks), intra->rank(),
+                                               intra->rank());
+  }
+  return *messages;
+}
+
+absl::Status RequestEntry::Wait() {
+  if (message == nullptr) return persistent ? persistent_request.Wait() : request.Wait();
+  if (!message->done()) engine->Wait(*message, comm->comm().DefaultDeadline());
+  return message->status();
+}
+
 Runtime& Runtime::Get() {
   static Runtime* const runtime = new Runtime();
   return *runtime;
@@ -160,6 +183,8 @@ void Runtime::Finalize() {
   // Requests first: each must go before its communicator (a pending one waits for its
   // collective, as the program should have).
   active_.clear();
+  closing_.clear();
+  orphans_ = 0;
   requests_.Clear();
   comms_.Clear();
   user_ops_.Clear();
@@ -193,7 +218,86 @@ MPI_Comm Runtime::AddEntry(std::unique_ptr<CommEntry> entry) {
 void Runtime::Remove(MPI_Comm handle) {
   CommEntry& entry = *comms_.Find(handle);
   entry.freed = true;
-  if (entry.requests == 0) comms_.Remove(handle);
+  if (entry.requests == 0) Retire(entry);
+}
+
+void Runtime::Retire(CommEntry& entry) {
+  const bool has_peers = entry.inter != nullptr || entry.intra->size() > 1;
+  // A failed job moves nothing again: the communicator may go at once.
+  if (has_peers && entry.comm().status().ok() && entry.Messages().Close().ok()) {
+    closing_.push_back(&entry);
+    return;
+  }
+  comms_.Remove(entry.handle);
+}
+
+void Runtime::Reap() {
+  for (size_t i = 0; i < closing_.size();) {
+    CommEntry* entry = closing_[i];
+    if (!entry->messages->Closed()) {
+      ++i;
+      continue;
+    }
+    closing_.erase(closing_.begin() + static_cast<std::ptrdiff_t>(i));
+    comms_.Remove(entry->handle);
+  }
+  if (orphans_ == 0) return;
+  for (size_t i = 0; i < active_.size();) {
+    RequestEntry* request = active_[i];
+    if (request->orphaned && request->message->done()) {
+      RemoveRequest(request->handle);  // (takes it out of active_)
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Runtime::PollActive() {
+  for (RequestEntry* request : active_) request->Poll().IgnoreError();
+  if (!closing_.empty() || orphans_ > 0) Reap();
+}
+
+absl::Time Runtime::WaitDeadline() const {
+  const CommEntry* world = comms_.Find(MPI_COMM_WORLD);
+  return world != nullptr ? world->intra->DefaultDeadline() : absl::InfiniteFuture();
+}
+
+void Runtime::TimeOutMessages(absl::Time started) {
+  const absl::Duration waited = absl::Now() - started;
+  for (RequestEntry* request : active_) {
+    if (request->message != nullptr && !request->message->done()) {
+      request->engine->TimedOut(*request->message, waited);
+    }
+  }
+}
+
+absl::Status Runtime::Complete(CommEntry& comm, Message& first, Message* second) {
+  const auto poll = [&comm](Message& message) {
+    return message.done() || comm.messages->Poll(message);
+  };
+  const absl::Time deadline = comm.comm().DefaultDeadline();
+  if (active_.empty() && closing_.empty()) {
+    for (Message* message : {&first, second}) {
+      if (message != nullptr && !message->done()) comm.messages->Wait(*message, deadline);
+    }
+  } else {
+    const absl::Time started = absl::Now();
+    ProgressUntil([&] {
+      if (poll(first) && (second == nullptr || poll(*second))) return true;
+      if (absl::Now() < deadline) return false;
+      for (Message* message : {&first, second}) {
+        if (message != nullptr) comm.messages->TimedOut(*message, absl::Now() - started);
+      }
+      return true;
+    });
+  }
+  if (!first.status().ok() || second == nullptr) return first.status();
+  return second->status();
+}
+
+void Runtime::Drain() {
+  if (orphans_ == 0) return;
+  ProgressUntil([&] { return orphans_ == 0; });
 }
 
 MPI_Request Runtime::AddRequest(CommEntry& comm, const char* function, bool persistent) {
@@ -202,15 +306,18 @@ MPI_Request Runtime::AddRequest(CommEntry& comm, const char* function, bool pers
   entry->function = function;
   entry->persistent = persistent;
   ++comm.requests;
-  return requests_.Add(std::move(entry));
+  RequestEntry& added = *entry;
+  added.handle = requests_.Add(std::move(entry));
+  return added.handle;
 }
 
 void Runtime::RemoveRequest(MPI_Request handle) {
   RequestEntry& request = *requests_.Find(handle);
   if (request.active) Deactivate(request);
+  if (request.orphaned) --orphans_;
   CommEntry* comm = request.comm;
   requests_.Remove(handle);  // before its communicator, which it must not outlive
-  if (--comm->requests == 0 && comm->freed) comms_.Remove(comm->handle);
+  if (--comm->requests == 0 && comm->freed) Retire(*comm);
 }
 
 void Runtime::Activate(RequestEntry& request) {
@@ -237,11 +344,15 @@ absl::Status Runtime::Complete(Request& request) {
 
 void Runtime::ProgressUntil(absl::FunctionRef<bool()> done) {
   constexpr int kYieldingRounds = 200;
+  // Collectives end by their own deadlines; messages wait at most the timeout here.
+  const absl::Time started = absl::Now();
+  const absl::Time deadline = WaitDeadline();
   for (int round = 0;; ++round) {
     if (done()) return;
     // Their outcomes stay in them, for the program's own Wait or Test.
-    for (RequestEntry* request : active_) request->Poll().IgnoreError();
+    PollActive();
     if (done()) return;
+    if (round % 16 == 15 && absl::Now() >= deadline) TimeOutMessages(started);
     if (round < kYieldingRounds) {
       sched_yield();
     } else {

@@ -25,6 +25,7 @@
 #include "core/group.h"
 #include "core/reduce_op.h"
 #include "mpi/include/mpi.h"
+#include "mpi/messages.h"
 
 namespace zcoll::mpi {
 
@@ -57,6 +58,9 @@ int ErrorClassOf(const absl::Status& status);
 struct CommEntry {
   std::optional<Communicator> intra;
   std::unique_ptr<Intercommunicator> inter;
+  // Its point-to-point messages, once the program sends or receives on it (or frees
+  // it). Declared after the communicator, which it must not outlive.
+  std::unique_ptr<MessageEngine> messages;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   MPI_Comm handle = MPI_COMM_NULL;
   std::string name;  // MPI_Comm_set_name's
@@ -69,6 +73,9 @@ struct CommEntry {
   // The intracommunicator, or the intercommunicator's local group's: what rank(),
   // size(), failing the job and aborting go through.
   Communicator& comm() { return inter != nullptr ? inter->local() : *intra; }
+  // The message engine, made on first use: over the intracommunicator, or over the
+  // intercommunicator's bridge with the other group's ranks as the program's.
+  MessageEngine& Messages();
 };
 
 // A datatype of MPI_Type_contiguous: `elements` consecutive elements of the
@@ -99,11 +106,22 @@ struct RequestEntry {
   PersistentRequest persistent_request;
   // A v-collective's vectors, which zcoll may read until the request completes.
   ByteLayout layouts[2];
+  // A point-to-point request's (MPI_Isend, MPI_Irecv) message, and its engine (null
+  // for MPI_PROC_NULL's, which is done at once).
+  std::shared_ptr<Message> message;
+  MessageEngine* engine = nullptr;
+  // Freed by the program while active (MPI_Request_free of a send or receive): the
+  // runtime completes it and then lets it go.
+  bool orphaned = false;
+  MPI_Request handle = MPI_REQUEST_NULL;
 
   // Advances it without blocking: true once it completed (Wait then returns its status
   // at once), or its error.
-  absl::StatusOr<bool> Poll() { return persistent ? persistent_request.Test() : request.Test(); }
-  absl::Status Wait() { return persistent ? persistent_request.Wait() : request.Wait(); }
+  absl::StatusOr<bool> Poll() {
+    if (message != nullptr) return message->done() || engine->Poll(*message);
+    return persistent ? persistent_request.Test() : request.Test();
+  }
+  absl::Status Wait();
 };
 
 // MPI_Info: keys and values in the order they were set.
@@ -177,8 +195,8 @@ class Runtime {
   MPI_Comm AddInter(Intercommunicator inter, MPI_Errhandler errhandler);
   // (Either kind: the entry's `intra` or `inter` is set.)
   MPI_Comm AddEntry(std::unique_ptr<CommEntry> entry);
-  // MPI_Comm_free: the handle is invalid at once; the communicator goes with its last
-  // request.
+  // MPI_Comm_free: the handle is invalid at once; the communicator goes after its
+  // last request, once its message engine has closed (messages.h).
   void Remove(MPI_Comm handle);
 
   // The derived datatype of `handle`; null for a predefined, freed or unknown one.
@@ -206,6 +224,12 @@ class Runtime {
   void Activate(RequestEntry& request);
   // Marks it completed as far as the program knows (its status was returned).
   void Deactivate(RequestEntry& request);
+  // MPI_Request_free of an active send or receive: it completes in the progress of later
+  // progress, then goes.
+  void Orphan(RequestEntry& request) {
+    request.orphaned = true;
+    ++orphans_;
+  }
   bool AnyActive() const { return !active_.empty(); }
   size_t ActiveCount() const { return active_.size(); }
 
@@ -216,13 +240,18 @@ class Runtime {
   // ends by its deadline, so this returns by the latest of theirs. Yields between
   // rounds, then sleeps briefly: ranks may share few cores.
   void ProgressUntil(absl::FunctionRef<bool()> done);
-  // Advances every active request once.
-  void PollActive() {
-    for (RequestEntry* request : active_) request->Poll().IgnoreError();
-  }
+  // Advances every active request once, and the communicators that are closing.
+  void PollActive();
   // Waits for `request` (held by the caller, not the program), advancing the active
   // ones meanwhile.
   absl::Status Complete(Request& request);
+  // The same for a blocking send's or receive's own message(s) on `comm`. A message
+  // that is not done by the communicator's deadline fails the job (TimedOut).
+  absl::Status Complete(CommEntry& comm, Message& first, Message* second = nullptr);
+  // MPI_Finalize's first step: the freed requests that are still active (a send the
+  // program let go) complete, as do the closes of freed communicators, within the
+  // timeout.
+  void Drain();
 
   // The op of `handle`; null for MPI_OP_NULL, a freed or unknown handle.
   const ReduceOp* FindOp(MPI_Op handle) const;
@@ -241,6 +270,15 @@ class Runtime {
   static constexpr int kClassBits = 6;  // classes are below 64 (mpi.h)
   static constexpr int kMessages = 256;
 
+  // The communicator goes unless its engine must close first (then Closing()).
+  void Retire(CommEntry& entry);
+  // Lets go of the closed communicators and the completed orphans.
+  void Reap();
+  // The timeout of every wait, ZCOLL_TIMEOUT's (the world communicator's).
+  absl::Time WaitDeadline() const;
+  // Fails the active messages that are not done (TimedOut) once `deadline` passed.
+  void TimeOutMessages(absl::Time started);
+
   Phase phase_ = Phase::kNotInitialized;
   HandleTable<CommEntry> comms_{kCommBase, /*reuse_slots=*/false};
   HandleTable<ReduceOp> user_ops_{kUserOpBase, false};
@@ -250,6 +288,8 @@ class Runtime {
   // A program may start millions of nonblocking collectives, holding few at a time.
   HandleTable<RequestEntry> requests_{kRequestBase, /*reuse_slots=*/true};
   std::vector<RequestEntry*> active_;
+  std::vector<CommEntry*> closing_;  // freed, their engines closing
+  int orphans_ = 0;
   std::vector<std::string> messages_ = std::vector<std::string>(kMessages);
   int next_message_ = 0;
 };

@@ -114,9 +114,10 @@ typedef long long MPI_Count;
 #define MPI_MAX_INFO_KEY 255
 #define MPI_MAX_INFO_VAL 1024
 
-/* What a completed request reports. A collective's status is empty (source
- * MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0); MPI_ERROR is set only by the calls that
- * complete several requests, when one failed (MPI_ERR_IN_STATUS). */
+/* What a completed request reports: a receive's source, tag and byte count
+ * (MPI_Get_count); a send's and a collective's status is empty (source MPI_ANY_SOURCE,
+ * tag MPI_ANY_TAG, count 0). MPI_ERROR is set only by the calls that complete several
+ * requests, when one failed (MPI_ERR_IN_STATUS). */
 typedef struct MPI_Status {
   int MPI_SOURCE;
   int MPI_TAG;
@@ -274,7 +275,36 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
 int MPI_Reduce_local_c(const void* inbuf, void* inoutbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op);
 
-/* Requests: nonblocking and persistent collectives. */
+/* Point-to-point messages (standard mode; MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_PROC_NULL).
+ * Tags are 0 to INT_MAX. A message of up to 4 KiB is sent eagerly (MPI_Send returns
+ * once the transport has it); a larger one waits for its receive and moves once,
+ * straight between the two programs' buffers. A wait for a message that has not come
+ * (or been taken) after ZCOLL_TIMEOUT fails the job rather than hang. */
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status* status);
+int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Status* status);
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request);
+int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Request* request);
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status);
+int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+
+/* Requests: sends and receives, nonblocking and persistent collectives. MPI_Request_free
+ * of an active send or receive lets it complete in the progress of later calls (and
+ * MPI_Finalize); of a nonblocking collective it is refused, as the standard says. */
 int MPI_Wait(MPI_Request* request, MPI_Status* status);
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);

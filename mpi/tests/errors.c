@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
   int value = 0;
+  const int one_value = 1;
   Expect("type_size of MPI_DATATYPE_NULL", MPI_Type_size(MPI_DATATYPE_NULL, &value), MPI_ERR_TYPE,
          "datatype MPI_DATATYPE_NULL is not a datatype");
   MPI_Op sum = MPI_SUM;
@@ -44,6 +45,24 @@ int main(int argc, char** argv) {
   int error_class = 0;
   Expect("error_class of no code", MPI_Error_class(-5, &error_class), MPI_ERR_ARG,
          "errorcode -5 is not an error code");
+
+  /* Point-to-point refusals are local: the job goes on. */
+  Expect("send to a rank outside the communicator",
+         MPI_Send(&one_value, 1, MPI_INT, size, 0, MPI_COMM_WORLD), MPI_ERR_RANK, "dest");
+  Expect("send with a negative tag", MPI_Send(&one_value, 1, MPI_INT, 0, -4, MPI_COMM_WORLD),
+         MPI_ERR_TAG, "sendtag -4 is negative");
+  Expect("receive with a negative count",
+         MPI_Recv(&value, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_COUNT,
+         "recvcount -1 is negative");
+  MPI_Request request = MPI_REQUEST_NULL;
+  Expect("irecv of MPI_DATATYPE_NULL",
+         MPI_Irecv(&value, 1, MPI_DATATYPE_NULL, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &request),
+         MPI_ERR_TYPE, "recvtype");
+  Expect("isend without a request", MPI_Isend(&one_value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL),
+         MPI_ERR_ARG, "request is a null pointer");
+  Expect("send of a null buffer", MPI_Send(NULL, 3, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+         "sendbuf is a null pointer");
+  CHECK_EQ("no request from a refused irecv", request, MPI_REQUEST_NULL);
 
   /* The collectives still run after local refusals. */
   int one = 1, total = 0;
