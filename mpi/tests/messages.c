@@ -203,7 +203,11 @@ static void Truncation(int rank, int* send, int* recv) {
       Expect("a message longer than the buffer", code, MPI_ERR_TRUNCATE,
              "more than the receive buffer's 16");
       CHECK_EQ("truncated status source", status.MPI_SOURCE, 0);
+#ifdef ZCOLL_MPI_H_
+      /* zcoll's promise, beyond the standard's (which leaves only the buffer's contents
+       * undefined): Open MPI 4.1.4 writes a truncated large message past the buffer. */
       CHECK_EQ("nothing past the buffer", recv[4], -7);
+#endif
       if (c == 0) CheckFilled("an eager message's first bytes", recv, 4, 0, 70);
     }
   }
