@@ -205,10 +205,8 @@ absl::Status MessageEngine::Handle(ChannelState& channel, const char* data, size
           continue;
         }
         send->matched_ = true;
-        if (envelope.accept == 0) {
-          send->dropped_ = true;
-          return absl::OkStatus();
-        }
+        // (Not accepted: the receive was truncated, and the payload is dropped.)
+        if (envelope.accept == 0) return absl::OkStatus();
         RETURN_IF_ERROR(carrier_.PostChannelSend(carrier_ranks_[static_cast<size_t>(channel.rank)],
                                                  Channel::kPayload, send->data_, send->bytes_,
                                                  &send->payload_));
@@ -321,6 +319,8 @@ absl::Status MessageEngine::Progress() {
 }
 
 bool MessageEngine::Finished(Message& message) {
+  // A receive waits for its message, a large send (one with an id) for its answer; an
+  // eager send only for its envelope to leave.
   if (!message.matched_ && (!message.is_send_ || message.id_ != 0)) return false;
   if (message.envelope_posted_ && !message.envelope_sent_.done()) return false;
   if (message.payload_posted_ && !message.payload_.done()) return false;
@@ -382,7 +382,6 @@ void MessageEngine::TimedOut(Message& message, absl::Duration waited) {
 absl::Status MessageEngine::Close() {
   RETURN_IF_ERROR(failure_);
   RETURN_IF_ERROR(OpenChannels());
-  closing_ = true;
   for (ChannelState& channel : *channels_) {
     MessageEnvelope close;
     close.kind = kClose;

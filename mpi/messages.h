@@ -92,7 +92,6 @@ class Message {
   bool envelope_posted_ = false;
   Completion payload_;
   bool payload_posted_ = false;
-  bool dropped_ = false;  // a large send whose receiver truncated it
   bool matched_ = false;  // a receive that has its message; a large send that was answered
 
   int source_ = -1;
@@ -206,7 +205,6 @@ class MessageEngine {
   // Shared, so that the job can keep them while their receives are posted.
   std::shared_ptr<std::vector<ChannelState>> channels_;
   bool opened_ = false;
-  bool closing_ = false;
   uint64_t next_id_ = 1;
   std::deque<Arrival> unexpected_;
   std::deque<std::shared_ptr<Message>> posted_;      // receives not matched yet

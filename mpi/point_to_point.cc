@@ -88,11 +88,11 @@ absl::StatusOr<std::shared_ptr<Message>> Start(CommEntry& entry, Direction direc
 template <typename Count>
 int Blocking(const char* function, Direction direction, void* buffer, Count count,
              MPI_Datatype type, int peer, int tag, MPI_Comm comm, MPI_Status* status) {
-  std::shared_ptr<Message> message;
   return OnComm(function, comm, [&](CommEntry& entry) {
     size_t bytes = 0;
     RETURN_IF_ERROR(CheckSide(entry, direction, buffer, count, type, peer, tag, &bytes));
-    ASSIGN_OR_RETURN(message, Start(entry, direction, buffer, bytes, peer, tag, function));
+    ASSIGN_OR_RETURN(std::shared_ptr<Message> message,
+                     Start(entry, direction, buffer, bytes, peer, tag, function));
     const absl::Status completed = Runtime::Get().Complete(entry, *message);
     SetStatus(*message, status);
     return completed;

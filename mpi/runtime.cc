@@ -262,8 +262,9 @@ absl::Time Runtime::WaitDeadline() const {
   return world != nullptr ? world->intra->DefaultDeadline() : absl::InfiniteFuture();
 }
 
-void Runtime::TimeOutMessages(absl::Time started) {
-  const absl::Duration waited = absl::Now() - started;
+void Runtime::TimeOutMessages() {
+  const CommEntry* world = comms_.Find(MPI_COMM_WORLD);
+  const absl::Duration waited = world != nullptr ? world->intra->timeout() : absl::ZeroDuration();
   for (RequestEntry* request : active_) {
     if (request->message != nullptr && !request->message->done()) {
       request->engine->TimedOut(*request->message, waited);
@@ -345,14 +346,13 @@ absl::Status Runtime::Complete(Request& request) {
 void Runtime::ProgressUntil(absl::FunctionRef<bool()> done) {
   constexpr int kYieldingRounds = 200;
   // Collectives end by their own deadlines; messages wait at most the timeout here.
-  const absl::Time started = absl::Now();
   const absl::Time deadline = WaitDeadline();
   for (int round = 0;; ++round) {
     if (done()) return;
     // Their outcomes stay in them, for the program's own Wait or Test.
     PollActive();
     if (done()) return;
-    if (round % 16 == 15 && absl::Now() >= deadline) TimeOutMessages(started);
+    if (round % 16 == 15 && absl::Now() >= deadline) TimeOutMessages();
     if (round < kYieldingRounds) {
       sched_yield();
     } else {

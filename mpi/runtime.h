@@ -276,8 +276,9 @@ class Runtime {
   void Reap();
   // The timeout of every wait, ZCOLL_TIMEOUT's (the world communicator's).
   absl::Time WaitDeadline() const;
-  // Fails the active messages that are not done (TimedOut) once `deadline` passed.
-  void TimeOutMessages(absl::Time started);
+  // Fails the active messages that are not done (TimedOut): a wait reached its deadline,
+  // the timeout after it began.
+  void TimeOutMessages();
 
   Phase phase_ = Phase::kNotInitialized;
   HandleTable<CommEntry> comms_{kCommBase, /*reuse_slots=*/false};
