@@ -160,6 +160,10 @@ static void Messages(void) {
     for (int k = 0; k < 2000; ++k) large[k] = rank + k;
     MPI_Send(large, 1000 + rank, MPI_DOUBLE, 0, 40 + rank, MPI_COMM_WORLD);
   }
+  /* Without it, rank 0's MPI_ANY_TAG receives could take the ring message below from
+   * its predecessor (which may send it as soon as its own MPI_Send returns), and rank
+   * 0's receive with tag 6 would then wait forever. */
+  MPI_Barrier(MPI_COMM_WORLD);
 
   MPI_Request requests[2];
   int value = rank * 11, got = -1;
