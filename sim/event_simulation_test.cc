@@ -1,0 +1,192 @@
+#include "sim/event_simulation.h"
+
+#include <vector>
+
+#include "collectives/algorithms.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace zcoll::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every link alike: latency 2 us, 100 bytes/us, 0.5 us of overhead; reductions 100
+// bytes/us. Round figures, so the expected times below can be worked out by hand.
+MachineProfile RoundProfile(size_t eager_bytes) {
+  MachineProfile profile;
+  profile.name = "round";
+  for (LinkCost& link : profile.links) link = LinkCost{2.0, 100.0, 0.5};
+  profile.eager_bytes = eager_bytes;
+  profile.reduce_bytes_per_usec = 100;
+  profile.copy_bytes_per_usec = 100;
+  return profile;
+}
+
+Topology OneRankPerNode(int ranks) { return *Topology::Uniform(ranks, 1); }
+
+TimedSchedules Timed(const std::vector<Schedule>& schedules) {
+  TimedSchedules timed;
+  for (const Schedule& schedule : schedules) timed.Add(schedule, 1);
+  return timed;
+}
+
+double SimulatedUsec(const std::vector<Schedule>& schedules, const Topology& topology,
+                     const MachineProfile& profile) {
+  absl::StatusOr<SimulationResult> result = Simulate(Timed(schedules), topology, profile);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? result->usec : -1;
+}
+
+// Rank 0 sends 1000 bytes to rank 1, which sends them back.
+std::vector<Schedule> PingPong() {
+  std::vector<Schedule> schedules = {Schedule(0, 2, 1000, 1000), Schedule(1, 2, 0, 1000)};
+  const StepId sent = schedules[0].Send(1, 0, Slice{BufferId::Send(), 0, 1000});
+  schedules[0].Recv(1, 1, Slice{BufferId::Recv(), 0, 1000}, {sent});
+  const StepId received = schedules[1].Recv(0, 0, Slice{BufferId::Recv(), 0, 1000});
+  schedules[1].Send(0, 1, Slice{BufferId::Recv(), 0, 1000}, {received});
+  return schedules;
+}
+
+TEST(EventSimulationTest, EagerPingPongIsTwiceOverheadLatencyBytesOverhead) {
+  // Each way: the sender's overhead 0.5, latency 2, 1000 bytes at 100/us = 10, the
+  // receiver's overhead 0.5: 13 us; there and back 26.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), OneRankPerNode(2), RoundProfile(4096)), 26.0);
+}
+
+TEST(EventSimulationTest, RendezvousPingPongPaysTheReadyToSendsLatency) {
+  // Each way one more latency (the ready-to-send reaching the receiver): 15 us.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), OneRankPerNode(2), RoundProfile(0)), 30.0);
+}
+
+TEST(EventSimulationTest, LinkClassesTakeTheirOwnCosts) {
+  MachineProfile profile = RoundProfile(4096);
+  profile.links[static_cast<int>(LinkClass::kNuma)] = LinkCost{0.5, 1000.0, 0.25};
+  profile.links[static_cast<int>(LinkClass::kNode)] = LinkCost{1.0, 500.0, 0.25};
+  // Two ranks of one node, one NUMA domain each: 2 * (0.25 + 1 + 2 + 0.25) = 7.
+  const Topology two_domains = *Topology::Create({{0, 0, 0}, {0, 1, 1}});
+  EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), two_domains, profile), 7.0);
+  // One domain: 2 * (0.25 + 0.5 + 1 + 0.25) = 4.
+  const Topology one_domain = *Topology::Create({{0, 0, 0}, {0, 0, 0}});
+  EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), one_domain, profile), 4.0);
+}
+
+TEST(EventSimulationTest, ABinomialBcastOfFourRanks) {
+  // zcoll's own generator, one 1000-byte chunk from rank 0 on 4 nodes.
+  absl::StatusOr<const Algorithm*> binomial = FindAlgorithm(Collective::kBcast, "binomial");
+  ASSERT_TRUE(binomial.ok());
+  CollectiveArgs args;
+  args.collective = Collective::kBcast;
+  args.size = 4;
+  args.count = 1000;
+  const Topology topology = OneRankPerNode(4);
+  std::vector<Schedule> schedules;
+  for (int r = 0; r < 4; ++r) schedules.push_back((*binomial)->generate(args, topology, r));
+  // The root posts both sends at once (overheads at 0.5 and 1.0); its NIC carries the
+  // first until 10.5, the second from then: in at 10.5 + 2 + 10 = 22.5, done 23.0.
+  // The first child has it at 0.5 + 2 + 10 = 12.5, done 13.0, and passes it on: posted
+  // 13.5, in 25.5, done 26.0, the last rank to finish.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, topology, RoundProfile(4096)), 26.0);
+}
+
+// A ring allreduce of 3 * block bytes on `p` ranks: p - 1 steps of reduce-scatter
+// (send a block on, receive the next into scratch, reduce it in), then p - 1 of
+// allgather (pass the last block received on).
+std::vector<Schedule> RingAllreduce(int p, size_t block) {
+  std::vector<Schedule> schedules;
+  for (int r = 0; r < p; ++r) {
+    Schedule s(r, p, 0, p * block);
+    const BufferId scratch = s.AddScratch(block);
+    const int next = (r + 1) % p, prev = (r + p - 1) % p;
+    auto block_of = [&](int index) {
+      return Slice{BufferId::Recv(), static_cast<size_t>((index % p + p) % p) * block, block};
+    };
+    std::vector<StepId> last;
+    for (int k = 0; k < p - 1; ++k) {
+      s.Send(next, k, block_of(r - k), last);
+      const StepId in = s.Recv(prev, k, Slice{scratch, 0, block}, last);
+      const Slice target = block_of(r - k - 1);
+      last = {s.Reduce({target, Slice{scratch, 0, block}}, target, {in})};
+    }
+    for (int k = 0; k < p - 1; ++k) {
+      s.Send(next, p + k, block_of(r + 1 - k), last);
+      last = {s.Recv(prev, p + k, block_of(r - k), last)};
+    }
+    schedules.push_back(std::move(s));
+  }
+  return schedules;
+}
+
+TEST(EventSimulationTest, ARingAllreduce) {
+  const std::vector<Schedule> schedules = RingAllreduce(3, 1000);
+  ASSERT_TRUE(ValidateSchedules(schedules).ok()) << ValidateSchedules(schedules);
+  // A reduce-scatter step: overhead 0.5, latency 2, 10 for the block, overhead 0.5,
+  // 10 to reduce it = 23; an allgather step the same without the reduction = 13.
+  // 2 * 23 + 2 * 13 = 72.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(3), RoundProfile(4096)), 72.0);
+}
+
+TEST(EventSimulationTest, ANodesRanksShareItsNic) {
+  // Ranks 0 and 1 on node 0 each send 1000 bytes to rank 2 and rank 3 on node 1: the
+  // second message waits for the first to leave the NIC (10 us), 0.5 + 10 + 2 + 10 +
+  // 0.5 = 23; with a rank per node the two go at once: 13.
+  auto schedules = [] {
+    std::vector<Schedule> s = {Schedule(0, 4, 1000, 0), Schedule(1, 4, 1000, 0),
+                               Schedule(2, 4, 0, 1000), Schedule(3, 4, 0, 1000)};
+    s[0].Send(2, 0, Slice{BufferId::Send(), 0, 1000});
+    s[1].Send(3, 0, Slice{BufferId::Send(), 0, 1000});
+    s[2].Recv(0, 0, Slice{BufferId::Recv(), 0, 1000});
+    s[3].Recv(1, 0, Slice{BufferId::Recv(), 0, 1000});
+    return s;
+  }();
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, *Topology::Uniform(2, 2), RoundProfile(4096)), 23.0);
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), RoundProfile(4096)), 13.0);
+  // Half the bisection: the NIC's 100 bytes/us become 50.
+  MachineProfile thin = RoundProfile(4096);
+  thin.bisection = 0.5;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), thin), 23.0);
+}
+
+TEST(EventSimulationTest, RunsAreDeterministic) {
+  absl::StatusOr<const Algorithm*> rabenseifner =
+      FindAlgorithm(Collective::kAllreduce, "rabenseifner");
+  ASSERT_TRUE(rabenseifner.ok());
+  CollectiveArgs args;
+  args.collective = Collective::kAllreduce;
+  args.size = 24;
+  args.count = 1 << 20;
+  args.element_bytes = 4;
+  const Topology topology = *Topology::Uniform(3, 8);
+  TimedSchedules timed;
+  for (int r = 0; r < 24; ++r) timed.Add((*rabenseifner)->generate(args, topology, r), 4);
+  MachineProfile profile = RoundProfile(8192);
+  absl::StatusOr<SimulationResult> first = Simulate(timed, topology, profile);
+  absl::StatusOr<SimulationResult> second = Simulate(timed, topology, profile);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(first->usec, second->usec);
+  EXPECT_EQ(first->events, second->events);
+  EXPECT_EQ(first->steps, timed.num_steps());
+  EXPECT_GT(first->network_bytes, 0u);
+}
+
+TEST(EventSimulationTest, AReceiveWithoutItsSendIsAnError) {
+  std::vector<Schedule> schedules = {Schedule(0, 2, 0, 10), Schedule(1, 2, 0, 10)};
+  schedules[0].Recv(1, 5, Slice{BufferId::Recv(), 0, 10});
+  absl::StatusOr<SimulationResult> result =
+      Simulate(Timed(schedules), OneRankPerNode(2), RoundProfile(0));
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("rank 0's step #0 (recv with rank 1, tag 5)"));
+}
+
+TEST(EventSimulationTest, APeerOutsideTheRanksIsAnError) {
+  std::vector<Schedule> schedules = {Schedule(0, 2, 10, 0), Schedule(1, 2, 0, 0)};
+  schedules[0].Send(7, 0, Slice{BufferId::Send(), 0, 10});
+  absl::StatusOr<SimulationResult> result =
+      Simulate(Timed(schedules), OneRankPerNode(2), RoundProfile(0));
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("names peer 7 of 2 ranks"));
+}
+
+}  // namespace
+}  // namespace zcoll::sim

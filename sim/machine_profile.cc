@@ -1,0 +1,252 @@
+#include "sim/machine_profile.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace zcoll::sim {
+namespace {
+
+// Figures for a cluster of 64-core two-socket nodes on HDR InfiniBand. Where they come
+// from is in the text; they are typical published figures, not a measurement here.
+constexpr absl::string_view kInfinibandHdr =
+    R"(# HDR InfiniBand cluster of 64-core, two-socket nodes (the default profile).
+# Network: IBTA HDR 4x is 200 Gbit/s per port = 25 GB/s; MPI ping-pong bandwidth on
+# HDR reaches about 24 GB/s and small-message latency about 1.1 us across one switch
+# (NVIDIA ConnectX-6 product brief: "sub 600 ns" adapter latency; Quantum QM8700
+# switch: 130 ns port to port; OSU micro-benchmark figures published for HDR systems).
+# Overhead: the CPU time to post a send or complete a receive with verbs, about 0.2 us.
+# Within a node (8 NUMA domains of 8 cores, as AMD EPYC 7003-class servers in NPS4
+# mode): shared-memory latency 0.25 us within a domain and 0.45 us across; a core's
+# copy bandwidth with every core busy about 5.5 GB/s (a node's ~350 GB/s STREAM copy
+# over 64 cores) and more within the domain; the reduction kernels run at memory speed
+# (a two-operand float sum reads two bytes per byte written).
+name = infiniband_hdr
+ranks_per_node = 64
+numa_per_node = 8
+numa.latency_usec = 0.25
+numa.bytes_per_usec = 8000
+numa.overhead_usec = 0.05
+node.latency_usec = 0.45
+node.bytes_per_usec = 5500
+node.overhead_usec = 0.05
+network.latency_usec = 1.1
+network.bytes_per_usec = 24000
+network.overhead_usec = 0.2
+bisection = 1
+eager_bytes = 8192
+reduce_bytes_per_usec = 4000
+copy_bytes_per_usec = 5500
+)";
+
+constexpr absl::string_view kInfinibandNdr =
+    R"(# NDR InfiniBand cluster of 64-core, two-socket nodes.
+# Network: IBTA NDR 4x is 400 Gbit/s per port = 50 GB/s; MPI bandwidth about 48 GB/s and
+# latency about 1.0 us across one switch (NVIDIA ConnectX-7 and Quantum-2 product
+# briefs; OSU micro-benchmark figures published for NDR systems). Nodes as in
+# infiniband_hdr.
+name = infiniband_ndr
+ranks_per_node = 64
+numa_per_node = 8
+numa.latency_usec = 0.25
+numa.bytes_per_usec = 8000
+numa.overhead_usec = 0.05
+node.latency_usec = 0.45
+node.bytes_per_usec = 5500
+node.overhead_usec = 0.05
+network.latency_usec = 1.0
+network.bytes_per_usec = 48000
+network.overhead_usec = 0.2
+bisection = 1
+eager_bytes = 8192
+reduce_bytes_per_usec = 4000
+copy_bytes_per_usec = 5500
+)";
+
+constexpr ShippedProfile kShipped[] = {
+    {"infiniband", kInfinibandHdr},
+    {"infiniband_hdr", kInfinibandHdr},
+    {"infiniband_ndr", kInfinibandNdr},
+};
+
+bool ParseLinkKey(absl::string_view key, LinkClass& link, absl::string_view& field) {
+  for (int i = 0; i < kNumLinkClasses; ++i) {
+    const LinkClass candidate = static_cast<LinkClass>(i);
+    if (absl::ConsumePrefix(&key, absl::StrCat(LinkClassName(candidate), "."))) {
+      link = candidate;
+      field = key;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::string_view LinkClassName(LinkClass link) {
+  switch (link) {
+    case LinkClass::kNuma:
+      return "numa";
+    case LinkClass::kNode:
+      return "node";
+    case LinkClass::kNetwork:
+      return "network";
+  }
+  return "?";
+}
+
+absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
+                                                   absl::string_view origin) {
+  MachineProfile profile;
+  bool have_ranks_per_node = false;
+  bool have_latency[kNumLinkClasses] = {};
+  bool have_bandwidth[kNumLinkClasses] = {};
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    const size_t hash = line.find('#');
+    if (hash != absl::string_view::npos) line = line.substr(0, hash);
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    auto refuse = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(origin, " line ", line_number, ": ", why, " ('", line, "')"));
+    };
+    const size_t equals = line.find('=');
+    if (equals == absl::string_view::npos) return refuse("expected key = value");
+    const absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, equals));
+    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(equals + 1));
+    if (value.empty()) return refuse(absl::StrCat(key, " has no value"));
+    if (key == "name") {
+      profile.name = std::string(value);
+      continue;
+    }
+    double number = 0;
+    if (!absl::SimpleAtod(value, &number) || !std::isfinite(number)) {
+      return refuse(absl::StrCat(key, " needs a number, got '", value, "'"));
+    }
+    // `positive`: must be above 0 (bandwidths, counts); else at least 0.
+    auto check = [&](bool positive) -> absl::Status {
+      if (positive ? number > 0 : number >= 0) return absl::OkStatus();
+      return refuse(absl::StrCat(key, positive ? " must be above 0" : " must not be negative"));
+    };
+    auto whole = [&](int& out) -> absl::Status {
+      if (number != std::floor(number) || number < 1 || number > (1 << 20)) {
+        return refuse(absl::StrCat(key, " must be a whole number from 1 to 2^20"));
+      }
+      out = static_cast<int>(number);
+      return absl::OkStatus();
+    };
+    absl::Status status;
+    LinkClass link;
+    absl::string_view field;
+    if (key == "ranks_per_node") {
+      status = whole(profile.ranks_per_node);
+      have_ranks_per_node = true;
+    } else if (key == "numa_per_node") {
+      status = whole(profile.numa_per_node);
+    } else if (key == "bisection") {
+      status = check(true);
+      if (status.ok() && number > 1) status = refuse("bisection is a fraction: above 0, at most 1");
+      profile.bisection = number;
+    } else if (key == "eager_bytes") {
+      status = check(false);
+      profile.eager_bytes = static_cast<size_t>(number);
+    } else if (key == "reduce_bytes_per_usec") {
+      status = check(true);
+      profile.reduce_bytes_per_usec = number;
+    } else if (key == "copy_bytes_per_usec") {
+      status = check(true);
+      profile.copy_bytes_per_usec = number;
+    } else if (ParseLinkKey(key, link, field)) {
+      LinkCost& cost = profile.links[static_cast<int>(link)];
+      const int index = static_cast<int>(link);
+      if (field == "latency_usec") {
+        status = check(false);
+        cost.latency_usec = number;
+        have_latency[index] = true;
+      } else if (field == "bytes_per_usec") {
+        status = check(true);
+        cost.bytes_per_usec = number;
+        have_bandwidth[index] = true;
+      } else if (field == "overhead_usec") {
+        status = check(false);
+        cost.overhead_usec = number;
+      } else {
+        status = refuse(absl::StrCat("unknown key ", key, " (a link has latency_usec, ",
+                                     "bytes_per_usec and overhead_usec)"));
+      }
+    } else {
+      status = refuse(absl::StrCat("unknown key ", key));
+    }
+    if (!status.ok()) return status;
+  }
+  std::vector<std::string> missing;
+  if (!have_ranks_per_node) missing.push_back("ranks_per_node");
+  for (int i = 0; i < kNumLinkClasses; ++i) {
+    const absl::string_view link = LinkClassName(static_cast<LinkClass>(i));
+    if (!have_latency[i]) missing.push_back(absl::StrCat(link, ".latency_usec"));
+    if (!have_bandwidth[i]) missing.push_back(absl::StrCat(link, ".bytes_per_usec"));
+  }
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": missing ", absl::StrJoin(missing, ", ")));
+  }
+  if (profile.numa_per_node > profile.ranks_per_node) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": numa_per_node (", profile.numa_per_node,
+                     ") exceeds ranks_per_node (", profile.ranks_per_node, ")"));
+  }
+  if (profile.name.empty()) profile.name = std::string(origin);
+  return profile;
+}
+
+std::string FormatMachineProfile(const MachineProfile& profile, absl::string_view comment) {
+  std::string text;
+  for (absl::string_view line : absl::StrSplit(comment, '\n', absl::SkipEmpty())) {
+    absl::StrAppend(&text, "# ", line, "\n");
+  }
+  absl::StrAppend(&text, "name = ", profile.name, "\n");
+  absl::StrAppend(&text, "ranks_per_node = ", profile.ranks_per_node, "\n");
+  absl::StrAppend(&text, "numa_per_node = ", profile.numa_per_node, "\n");
+  for (int i = 0; i < kNumLinkClasses; ++i) {
+    const absl::string_view link = LinkClassName(static_cast<LinkClass>(i));
+    const LinkCost& cost = profile.links[i];
+    absl::StrAppendFormat(&text, "%s.latency_usec = %.4g\n", link, cost.latency_usec);
+    absl::StrAppendFormat(&text, "%s.bytes_per_usec = %.4g\n", link, cost.bytes_per_usec);
+    absl::StrAppendFormat(&text, "%s.overhead_usec = %.4g\n", link, cost.overhead_usec);
+  }
+  absl::StrAppendFormat(&text, "bisection = %.4g\n", profile.bisection);
+  absl::StrAppend(&text, "eager_bytes = ", profile.eager_bytes, "\n");
+  absl::StrAppendFormat(&text, "reduce_bytes_per_usec = %.4g\n", profile.reduce_bytes_per_usec);
+  absl::StrAppendFormat(&text, "copy_bytes_per_usec = %.4g\n", profile.copy_bytes_per_usec);
+  return text;
+}
+
+absl::Span<const ShippedProfile> ShippedProfiles() { return kShipped; }
+
+absl::StatusOr<MachineProfile> LoadMachineProfile(const std::string& name_or_path) {
+  for (const ShippedProfile& shipped : kShipped) {
+    if (shipped.name == name_or_path) return ParseMachineProfile(shipped.text, shipped.name);
+  }
+  std::ifstream file(name_or_path);
+  if (!file) {
+    std::vector<absl::string_view> names;
+    for (const ShippedProfile& shipped : kShipped) names.push_back(shipped.name);
+    return absl::NotFoundError(absl::StrCat("profile '", name_or_path,
+                                            "' is neither a shipped profile (",
+                                            absl::StrJoin(names, ", "), ") nor a readable file"));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  return ParseMachineProfile(text.str(), name_or_path);
+}
+
+}  // namespace zcoll::sim

@@ -1,0 +1,87 @@
+// A machine as the simulator models it (docs/design.md, "sim/"): how many ranks a node
+// holds, and what a message costs on each class of link between two ranks, in the
+// LogGP manner: latency L, a per-byte gap G (1 / bandwidth) and CPU overhead o, paid
+// by the sender when it posts and by the receiver when the data has come. Reductions
+// and copies cost their bytes over the kernel's throughput.
+//
+// Link classes, from the nearest: two ranks of one NUMA domain; of one node (across
+// domains or sockets); of two nodes (through each node's NIC, whose injection
+// bandwidth the node's ranks share; `bisection` below 1 thins the fabric between
+// nodes, as a tapered fat tree does).
+//
+// Profiles are text, one `key = value` per line, `#` to the end of a line a comment
+// (where the figures come from belongs there). ParseMachineProfile names the line of
+// anything it refuses. `zcoll_sim --print-profile=NAME` prints a shipped one, and
+// `zcoll_bench --calibrate` writes one measured on this machine.
+
+#ifndef ZCOLL_SIM_MACHINE_PROFILE_H_
+#define ZCOLL_SIM_MACHINE_PROFILE_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace zcoll::sim {
+
+enum class LinkClass : int { kNuma = 0, kNode = 1, kNetwork = 2 };
+inline constexpr int kNumLinkClasses = 3;
+absl::string_view LinkClassName(LinkClass link);  // "numa", "node", "network"
+
+struct LinkCost {
+  double latency_usec = 0;
+  // Bytes per microsecond (= MB/s); of one rank's port within a node, of a node's NIC
+  // across nodes.
+  double bytes_per_usec = 1;
+  // CPU time a transfer costs each side.
+  double overhead_usec = 0;
+};
+
+struct MachineProfile {
+  std::string name;
+  int ranks_per_node = 1;
+  // NUMA domains per node; a node's ranks fill them in blocks (rank r of a node in
+  // domain r * numa_per_node / ranks_per_node).
+  int numa_per_node = 1;
+  LinkCost links[kNumLinkClasses];
+  // The share of the nodes' injection bandwidth the fabric carries between nodes (1: full
+  // bisection).
+  double bisection = 1;
+  // Messages up to this size go eagerly; larger ones wait for their receive
+  // (rendezvous), as zcoll's transports do.
+  size_t eager_bytes = 8192;
+  // A two-operand reduction's output bytes per microsecond (the SIMD kernels'
+  // throughput) and a copy's.
+  double reduce_bytes_per_usec = 1;
+  double copy_bytes_per_usec = 1;
+
+  const LinkCost& link(LinkClass link) const { return links[static_cast<int>(link)]; }
+};
+
+// Parses a profile; `origin` (a file name) goes into error messages. Every key must be
+// known and every number positive (overheads and latencies may be 0); keys not given
+// keep MachineProfile's defaults but for the required ones (ranks_per_node and each
+// link's latency and bandwidth). InvalidArgument naming the origin, line and key.
+absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
+                                                   absl::string_view origin);
+
+// The profile's text as ParseMachineProfile reads it, with `comment` lines on top.
+std::string FormatMachineProfile(const MachineProfile& profile, absl::string_view comment);
+
+// The shipped profiles, by name ("infiniband", ...), with their text.
+struct ShippedProfile {
+  absl::string_view name;
+  absl::string_view text;
+};
+absl::Span<const ShippedProfile> ShippedProfiles();
+
+// A shipped profile by name, or else a profile file by path. NotFound listing the
+// shipped names when it is neither.
+absl::StatusOr<MachineProfile> LoadMachineProfile(const std::string& name_or_path);
+
+}  // namespace zcoll::sim
+
+#endif  // ZCOLL_SIM_MACHINE_PROFILE_H_

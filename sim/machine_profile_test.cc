@@ -1,0 +1,108 @@
+#include "sim/machine_profile.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace zcoll::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr absl::string_view kComplete = R"(# a test machine
+name = test  # trailing comments too
+ranks_per_node = 4
+numa_per_node = 2
+numa.latency_usec = 0.5
+numa.bytes_per_usec = 1000
+node.latency_usec = 1
+node.bytes_per_usec = 500
+node.overhead_usec = 0.25
+network.latency_usec = 2
+network.bytes_per_usec = 100
+network.overhead_usec = 0.5
+bisection = 0.5
+eager_bytes = 4096
+reduce_bytes_per_usec = 300
+copy_bytes_per_usec = 600
+)";
+
+TEST(MachineProfileTest, ParsesEveryKey) {
+  absl::StatusOr<MachineProfile> profile = ParseMachineProfile(kComplete, "test.profile");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  EXPECT_EQ(profile->name, "test");
+  EXPECT_EQ(profile->ranks_per_node, 4);
+  EXPECT_EQ(profile->numa_per_node, 2);
+  EXPECT_EQ(profile->link(LinkClass::kNuma).latency_usec, 0.5);
+  EXPECT_EQ(profile->link(LinkClass::kNuma).overhead_usec, 0);
+  EXPECT_EQ(profile->link(LinkClass::kNode).bytes_per_usec, 500);
+  EXPECT_EQ(profile->link(LinkClass::kNode).overhead_usec, 0.25);
+  EXPECT_EQ(profile->link(LinkClass::kNetwork).latency_usec, 2);
+  EXPECT_EQ(profile->bisection, 0.5);
+  EXPECT_EQ(profile->eager_bytes, 4096u);
+  EXPECT_EQ(profile->reduce_bytes_per_usec, 300);
+  EXPECT_EQ(profile->copy_bytes_per_usec, 600);
+}
+
+TEST(MachineProfileTest, FormatsWhatItParses) {
+  absl::StatusOr<MachineProfile> profile = ParseMachineProfile(kComplete, "test.profile");
+  ASSERT_TRUE(profile.ok());
+  const std::string text = FormatMachineProfile(*profile, "measured\nby a test");
+  EXPECT_THAT(text, HasSubstr("# measured\n# by a test\n"));
+  absl::StatusOr<MachineProfile> again = ParseMachineProfile(text, "formatted");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(FormatMachineProfile(*again, ""), FormatMachineProfile(*profile, ""));
+}
+
+// The error for `text` (kComplete with `line` replaced by `replacement`).
+std::string ErrorFor(const std::string& line, const std::string& replacement) {
+  std::string text(kComplete);
+  const size_t at = text.find(line);
+  EXPECT_NE(at, std::string::npos) << line;
+  text.replace(at, line.size(), replacement);
+  absl::StatusOr<MachineProfile> profile = ParseMachineProfile(text, "bad.profile");
+  EXPECT_FALSE(profile.ok()) << replacement;
+  return profile.ok() ? "" : std::string(profile.status().message());
+}
+
+TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
+  EXPECT_EQ(ErrorFor("bisection = 0.5", "bisection 0.5"),
+            "bad.profile line 13: expected key = value ('bisection 0.5')");
+  EXPECT_THAT(ErrorFor("network.latency_usec = 2", "network.latency_usec = fast"),
+              HasSubstr("line 10: network.latency_usec needs a number, got 'fast'"));
+  EXPECT_THAT(ErrorFor("network.bytes_per_usec = 100", "network.bytes_per_usec = 0"),
+              HasSubstr("network.bytes_per_usec must be above 0"));
+  EXPECT_THAT(ErrorFor("node.overhead_usec = 0.25", "node.overhead_usec = -1"),
+              HasSubstr("node.overhead_usec must not be negative"));
+  EXPECT_THAT(ErrorFor("ranks_per_node = 4", "ranks_per_node = 2.5"),
+              HasSubstr("ranks_per_node must be a whole number"));
+  EXPECT_THAT(ErrorFor("bisection = 0.5", "bisection = 2"), HasSubstr("bisection is a fraction"));
+  EXPECT_THAT(ErrorFor("copy_bytes_per_usec = 600", "copy_bytes_per_second = 600"),
+              HasSubstr("unknown key copy_bytes_per_second"));
+  EXPECT_THAT(ErrorFor("numa.latency_usec = 0.5", "numa.delay_usec = 0.5"),
+              HasSubstr("unknown key numa.delay_usec (a link has"));
+  EXPECT_THAT(ErrorFor("eager_bytes = 4096", "eager_bytes ="),
+              HasSubstr("eager_bytes has no value"));
+  EXPECT_EQ(ErrorFor("node.latency_usec = 1\n", ""), "bad.profile: missing node.latency_usec");
+  EXPECT_THAT(ErrorFor("numa_per_node = 2", "numa_per_node = 8"),
+              HasSubstr("numa_per_node (8) exceeds ranks_per_node (4)"));
+  EXPECT_THAT(ErrorFor("network.bytes_per_usec = 100", "network.bytes_per_usec = nan"),
+              HasSubstr("needs a number"));
+}
+
+TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {
+  ASSERT_FALSE(ShippedProfiles().empty());
+  for (const ShippedProfile& shipped : ShippedProfiles()) {
+    absl::StatusOr<MachineProfile> profile = LoadMachineProfile(std::string(shipped.name));
+    EXPECT_TRUE(profile.ok()) << shipped.name << ": " << profile.status();
+  }
+  absl::StatusOr<MachineProfile> default_profile = LoadMachineProfile("infiniband");
+  ASSERT_TRUE(default_profile.ok());
+  EXPECT_EQ(default_profile->ranks_per_node, 64);
+  absl::StatusOr<MachineProfile> missing = LoadMachineProfile("/no/such/profile");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("'/no/such/profile' is neither a shipped profile (infiniband"));
+}
+
+}  // namespace
+}  // namespace zcoll::sim
