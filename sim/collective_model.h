@@ -1,0 +1,93 @@
+// Predicted times of a collective call at any scale: every candidate algorithm's
+// schedules, made by the generators zcoll runs (collectives/algorithms.h), timed by the
+// event simulation (event_simulation.h) on a machine profile; with which algorithm
+// zcoll's selection table picks there, and a lower bound to judge them by.
+//
+// The algorithms that are not schedules (the node engine's "node", and "node_levels",
+// calls composed on the communicator's levels) are listed as not simulated, saying
+// so: they run on a node's shared segment, for which the simulator has no model yet.
+
+#ifndef ZCOLL_SIM_COLLECTIVE_MODEL_H_
+#define ZCOLL_SIM_COLLECTIVE_MODEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collectives/algorithms.h"
+#include "core/topology.h"
+#include "sim/machine_profile.h"
+
+namespace zcoll::sim {
+
+// One call: `bytes` is its size as zcoll_bench counts it (CollectiveArgs::
+// AgreedMessageBytes: the vector, or for scatter, gather, allgather and alltoall the
+// block of one rank).
+struct PredictionCase {
+  Collective collective = Collective::kAllreduce;
+  int ranks = 2;
+  size_t bytes = 8;
+  size_t element_bytes = 4;
+  bool commutative = true;
+};
+
+// The collectives zcoll_sim predicts: those whose arguments are the same on every rank
+// (not the v-collectives).
+bool CanPredict(Collective collective);
+
+// `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in
+// blocks (the last node takes what is left), each node's NUMA domains in blocks.
+absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks);
+
+// The arguments every rank of `call` passes (not in place, root 0).
+CollectiveArgs ArgsFor(const PredictionCase& call);
+
+// What zcoll's selection table picks for `call` on `topology`, as a communicator made
+// there would see it (a node engine on one node, its ranks able to read each other's
+// memory and not oversubscribed; levels across nodes or NUMA domains).
+const Algorithm& ChosenAlgorithm(const PredictionCase& call, const Topology& topology);
+
+struct Prediction {
+  std::string algorithm;
+  // Nullopt when not simulated; `skipped` says why.
+  std::optional<double> usec;
+  std::string skipped;
+  bool chosen = false;
+  uint64_t steps = 0;
+  uint64_t network_bytes = 0;
+  double generate_seconds = 0;
+  double simulate_seconds = 0;
+  size_t memory_bytes = 0;  // of the timed schedules
+};
+
+struct PredictOptions {
+  // An algorithm whose schedules would hold more steps is not simulated (the
+  // simulation's memory is about 40 bytes a step).
+  uint64_t max_steps = 60'000'000;
+  // Only this algorithm (empty: every one of the collective).
+  std::string algorithm;
+};
+
+// Every candidate algorithm of `call.collective` that can run it (any_op ones only for a
+// non-commutative op), in the order of AllAlgorithms(). InvalidArgument when the
+// collective cannot be predicted, or `options.algorithm` is not one of it.
+absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& call,
+                                                          const MachineProfile& profile,
+                                                          const Topology& topology,
+                                                          const PredictOptions& options);
+
+// A lower bound on `call`'s time over the links alone (reductions and overheads not
+// counted), from its nodes and ranks per node: for N nodes of q ranks, a bandwidth term
+// at the slower level (the bytes every node must send through its NIC, over the NIC's
+// bandwidth times the bisection; or every rank through its node port) plus
+// ceil(log2(N)) network latencies and ceil(log2(q)) latencies within a node. For
+// allreduce on one rank per node this is 2(p-1)/p * n/B + log2(p) * L.
+double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
+                      const Topology& topology);
+
+}  // namespace zcoll::sim
+
+#endif  // ZCOLL_SIM_COLLECTIVE_MODEL_H_

@@ -1,0 +1,318 @@
+// zcoll_sim: predicted times of zcoll's collectives at any scale (docs/design.md,
+// "sim/"): each candidate algorithm's schedules for every rank, made by the generators
+// zcoll runs, replayed by a discrete-event simulation under a machine profile; the
+// algorithm zcoll's selection table picks marked; a lower bound beside.
+//
+//   bazel run -c opt //tools:zcoll_sim -- --coll=allreduce --ranks=65536 --min=1048576
+//       --max=67108864 --format=csv     (one command)
+//   bazel run -c opt //tools:zcoll_sim -- --coll=bcast --ranks=64,1024 --plot=/tmp/bcast.png
+
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/version.h"
+#include "sim/collective_model.h"
+#include "sim/machine_profile.h"
+#include "tools/plot.h"
+
+namespace zcoll::sim {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: zcoll_sim [--coll=NAME[,NAME...]] [--ranks=N[,N...]] [--min=BYTES] [--max=BYTES]\n"
+    "                 [--factor=F] [--profile=NAME|FILE] [--algo=NAME] [--noncommutative]\n"
+    "                 [--format=table|csv|json] [--plot=FILE.png] [--max-steps=N]\n"
+    "                 [--print-profile=NAME] [--verbose] [--version]\n"
+    "Predicts each algorithm's time for every size from --min to --max (multiplying by\n"
+    "--factor, default 4) and rank count, on the machine of --profile (default\n"
+    "'infiniband': 64-rank nodes on HDR InfiniBand; --print-profile shows one). Rows:\n"
+    "coll,ranks,bytes,algorithm,predicted_usec,lower_bound_usec,chosen,steps,seconds\n"
+    "(chosen: 1 for the algorithm zcoll's selection table picks; seconds: to generate\n"
+    "and simulate). Algorithms not simulated are listed with the reason ('#' lines in\n"
+    "CSV). Bytes as zcoll_bench counts them (the vector; scatter, gather, allgather,\n"
+    "alltoall: one rank's block). --plot draws time against bytes, one line per\n"
+    "algorithm and one panel per collective and rank count (gnuplot). --verbose: each\n"
+    "simulation's steps, memory and seconds on stderr.\n"
+    "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter bcast gather\n"
+    "allgather alltoall barrier scan exscan\n";
+
+struct Options {
+  std::vector<Collective> colls = {Collective::kAllreduce};
+  std::vector<int> ranks = {1024};
+  size_t min_bytes = 8;
+  size_t max_bytes = size_t{1} << 20;
+  size_t factor = 4;
+  std::string profile = "infiniband";
+  std::string algorithm;
+  bool commutative = true;
+  std::string format = "table";
+  std::string plot;
+  uint64_t max_steps = PredictOptions().max_steps;
+  bool verbose = false;
+};
+
+bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i], value;
+    const size_t equals = argument.find('=');
+    if (equals != std::string::npos) {
+      value = argument.substr(equals + 1);
+      argument.resize(equals);
+    } else if (argument != "--help" && argument != "--version" && argument != "--noncommutative" &&
+               argument != "--verbose" && i + 1 < argc) {
+      value = argv[++i];
+    }
+    auto number = [&](auto& out, auto minimum) {
+      if (!absl::SimpleAtoi(value, &out) || out < minimum) {
+        error = absl::StrCat(argument, " needs a whole number of at least ", minimum, ", got '",
+                             value, "'");
+        return false;
+      }
+      return true;
+    };
+    if (argument == "--coll") {
+      options.colls.clear();
+      for (absl::string_view name : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        absl::StatusOr<Collective> collective = ParseCollective(name);
+        if (!collective.ok()) {
+          error = absl::StrCat("--coll: ", collective.status().message());
+          return false;
+        }
+        if (!CanPredict(*collective)) {
+          error = absl::StrCat("--coll: ", name,
+                               " has counts that differ from rank to rank; zcoll_sim predicts "
+                               "the collectives whose arguments every rank passes alike");
+          return false;
+        }
+        options.colls.push_back(*collective);
+      }
+      if (options.colls.empty()) {
+        error = "--coll names no collective";
+        return false;
+      }
+    } else if (argument == "--ranks") {
+      options.ranks.clear();
+      for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        int ranks = 0;
+        if (!absl::SimpleAtoi(item, &ranks) || ranks < 2 || ranks > (1 << 22)) {
+          error = absl::StrCat("--ranks: '", item, "' is not a rank count from 2 to 4194304");
+          return false;
+        }
+        options.ranks.push_back(ranks);
+      }
+      if (options.ranks.empty()) {
+        error = "--ranks names no rank count";
+        return false;
+      }
+    } else if (argument == "--min") {
+      if (!number(options.min_bytes, size_t{0})) return false;
+    } else if (argument == "--max") {
+      if (!number(options.max_bytes, size_t{0})) return false;
+    } else if (argument == "--factor") {
+      if (!number(options.factor, size_t{2})) return false;
+    } else if (argument == "--max-steps") {
+      if (!number(options.max_steps, uint64_t{1})) return false;
+    } else if (argument == "--profile") {
+      options.profile = value;
+    } else if (argument == "--algo") {
+      options.algorithm = value;
+    } else if (argument == "--verbose") {
+      options.verbose = true;
+    } else if (argument == "--noncommutative") {
+      options.commutative = false;
+    } else if (argument == "--format") {
+      if (value != "table" && value != "csv" && value != "json") {
+        error = absl::StrCat("--format is table, csv or json, not '", value, "'");
+        return false;
+      }
+      options.format = value;
+    } else if (argument == "--plot") {
+      options.plot = value;
+    } else if (argument == "--print-profile") {
+      absl::StatusOr<MachineProfile> profile = LoadMachineProfile(value);
+      if (!profile.ok()) {
+        error = std::string(profile.status().message());
+        return false;
+      }
+      for (const ShippedProfile& shipped : ShippedProfiles()) {
+        if (shipped.name == value) {
+          std::printf("%s", std::string(shipped.text).c_str());
+          std::exit(0);
+        }
+      }
+      std::printf("%s", FormatMachineProfile(*profile, "").c_str());
+      std::exit(0);
+    } else if (argument == "--version") {
+      std::printf("zcoll_sim %s\n", std::string(kVersion).c_str());
+      std::exit(0);
+    } else if (argument == "--help") {
+      std::printf("%s", kUsage);
+      std::exit(0);
+    } else {
+      error = absl::StrCat("unknown option ", argument);
+      return false;
+    }
+  }
+  if (options.min_bytes > options.max_bytes) {
+    error =
+        absl::StrCat("--min (", options.min_bytes, ") is above --max (", options.max_bytes, ")");
+    return false;
+  }
+  return true;
+}
+
+std::vector<size_t> Sizes(const Options& options, Collective collective) {
+  if (collective == Collective::kBarrier) return {0};
+  std::vector<size_t> sizes;
+  for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= options.factor) {
+    sizes.push_back(bytes);
+    if (bytes == 0) break;
+  }
+  return sizes;
+}
+
+long PeakResidentMegabytes() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024;
+}
+
+int Run(const Options& options) {
+  absl::StatusOr<MachineProfile> profile = LoadMachineProfile(options.profile);
+  if (!profile.ok()) {
+    std::fprintf(stderr, "zcoll_sim: --profile: %s\n",
+                 std::string(profile.status().message()).c_str());
+    return 2;
+  }
+  PredictOptions predict;
+  predict.max_steps = options.max_steps;
+  predict.algorithm = options.algorithm;
+  std::vector<TimedRow> plotted;
+  std::vector<std::string> json_rows;
+  if (options.format == "csv") {
+    std::printf(
+        "coll,ranks,bytes,algorithm,predicted_usec,lower_bound_usec,chosen,steps,seconds\n");
+  } else if (options.format == "table") {
+    std::printf("profile %s (%d ranks a node, %d NUMA domains)\n", profile->name.c_str(),
+                profile->ranks_per_node, profile->numa_per_node);
+    std::printf("%-21s %7s %10s %-19s %13s %13s %7s %s\n", "coll", "ranks", "bytes", "algorithm",
+                "predicted_us", "lower_bound", "x_bound", "");
+  }
+  for (const int ranks : options.ranks) {
+    absl::StatusOr<Topology> topology = SimulatedTopology(*profile, ranks);
+    if (!topology.ok()) {
+      std::fprintf(stderr, "zcoll_sim: %s\n", std::string(topology.status().message()).c_str());
+      return 2;
+    }
+    for (const Collective collective : options.colls) {
+      for (const size_t bytes : Sizes(options, collective)) {
+        PredictionCase call;
+        call.collective = collective;
+        call.ranks = ranks;
+        call.bytes = bytes;
+        call.commutative = options.commutative;
+        if ((collective == Collective::kReduceScatterBlock ||
+             collective == Collective::kReduceScatter) &&
+            bytes / call.element_bytes < static_cast<size_t>(ranks)) {
+          // Every rank's block would be empty: nothing to predict.
+          const std::string note = absl::StrFormat(
+              "%s on %d ranks: %zu bytes are less than one %zu-byte element a rank; skipped",
+              CollectiveName(collective), ranks, bytes, call.element_bytes);
+          std::printf(options.format == "csv" ? "# %s\n" : "%s\n", note.c_str());
+          continue;
+        }
+        absl::StatusOr<std::vector<Prediction>> predictions =
+            PredictAlgorithms(call, *profile, *topology, predict);
+        if (!predictions.ok()) {
+          std::fprintf(stderr, "zcoll_sim: %s\n",
+                       std::string(predictions.status().message()).c_str());
+          return 2;
+        }
+        const double bound = LowerBoundUsec(call, *profile, *topology);
+        const std::string coll(CollectiveName(collective));
+        for (const Prediction& p : *predictions) {
+          const double seconds = p.generate_seconds + p.simulate_seconds;
+          if (options.format == "csv") {
+            if (p.usec.has_value()) {
+              std::printf("%s,%d,%zu,%s,%.3f,%.3f,%d,%llu,%.2f\n", coll.c_str(), ranks, bytes,
+                          p.algorithm.c_str(), *p.usec, bound, p.chosen ? 1 : 0,
+                          static_cast<unsigned long long>(p.steps), seconds);
+            } else {
+              std::printf("# %s,%d,%zu,%s%s: %s\n", coll.c_str(), ranks, bytes, p.algorithm.c_str(),
+                          p.chosen ? " (chosen)" : "", p.skipped.c_str());
+            }
+          } else if (options.format == "json") {
+            json_rows.push_back(absl::StrFormat(
+                "    {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"algorithm\": \"%s\", "
+                "\"predicted_usec\": %s, \"lower_bound_usec\": %.3f, \"chosen\": %s, "
+                "\"steps\": %llu, \"seconds\": %.2f%s}",
+                coll, ranks, bytes, p.algorithm,
+                p.usec.has_value() ? absl::StrFormat("%.3f", *p.usec) : "null", bound,
+                p.chosen ? "true" : "false", static_cast<unsigned long long>(p.steps), seconds,
+                p.skipped.empty() ? "" : absl::StrCat(", \"skipped\": \"", p.skipped, "\"")));
+          } else if (p.usec.has_value()) {
+            std::printf("%-21s %7d %10zu %-19s %13.2f %13.2f %7.2f %s\n", coll.c_str(), ranks,
+                        bytes, p.algorithm.c_str(), *p.usec, bound,
+                        bound > 0 ? *p.usec / bound : 0.0, p.chosen ? "<- chosen" : "");
+          } else {
+            std::printf("%-21s %7d %10zu %-19s %s%s\n", coll.c_str(), ranks, bytes,
+                        p.algorithm.c_str(), p.chosen ? "(chosen) " : "", p.skipped.c_str());
+          }
+          std::fflush(stdout);
+          if (options.verbose && p.steps > 0) {
+            std::fprintf(stderr,
+                         "zcoll_sim: %s %d ranks %zu bytes %s: %llu steps, %.1f MiB of "
+                         "schedules, %.2f s to generate, %.2f s to simulate\n",
+                         coll.c_str(), ranks, bytes, p.algorithm.c_str(),
+                         static_cast<unsigned long long>(p.steps), p.memory_bytes / 1048576.0,
+                         p.generate_seconds, p.simulate_seconds);
+          }
+          if (p.usec.has_value()) {
+            plotted.push_back(TimedRow{p.algorithm, absl::StrCat(coll, ", ", ranks, " ranks"),
+                                       ranks, bytes, *p.usec});
+          }
+        }
+      }
+    }
+  }
+  if (options.format == "json") {
+    std::printf(
+        "{\n  \"zcoll_version\": \"%s\",\n  \"profile\": \"%s\",\n  \"rows\": [\n%s\n  ]\n}\n",
+        std::string(kVersion).c_str(), profile->name.c_str(),
+        absl::StrJoin(json_rows, ",\n").c_str());
+  }
+  std::fprintf(stderr, "zcoll_sim: peak resident memory %ld MiB\n", PeakResidentMegabytes());
+  if (!options.plot.empty()) {
+    const std::string title =
+        absl::StrCat("zcoll_sim ", kVersion, ": predicted on ", profile->name);
+    if (absl::Status plotted_status = PlotTimes(plotted, title, options.plot);
+        !plotted_status.ok()) {
+      std::fprintf(stderr, "zcoll_sim: --plot: %s\n",
+                   std::string(plotted_status.message()).c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "plotted into %s\n", options.plot.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace zcoll::sim
+
+int main(int argc, char** argv) {
+  zcoll::sim::Options options;
+  std::string error;
+  if (!zcoll::sim::ParseOptions(argc, argv, options, error)) {
+    std::fprintf(stderr, "zcoll_sim: %s\n%s", error.c_str(), zcoll::sim::kUsage);
+    return 2;
+  }
+  return zcoll::sim::Run(options);
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# zcoll_sim on small jobs: the CSV the README promises, the chosen algorithm marked,
+# the same figures run after run, a profile printed and read back giving the same
+# figures, a lower bound no simulated time beats for a bandwidth-bound size, and bad
+# arguments refused with a sentence.
+set -euo pipefail
+sim=tools/zcoll_sim
+fail() { echo "FAIL: $*" >&2; exit 1; }
+csv=$("$sim" --coll=allreduce,bcast,reduce,reduce_scatter_block --ranks=16,128 --min=8 \
+  --max=2097152 --factor=64 --format=csv 2>/dev/null)
+echo "$csv"
+[ "$(head -1 <<<"$csv")" = \
+  "coll,ranks,bytes,algorithm,predicted_usec,lower_bound_usec,chosen,steps,seconds" ] \
+  || fail "no CSV header"
+grep -q '^allreduce,128,2097152,rabenseifner,[0-9.]*,[0-9.]*,1,' <<<"$csv" \
+  || fail "the chosen allreduce is not marked"
+# Every simulated collective and rank count has its rows; node_levels is listed as not
+# simulated, saying why.
+for coll in allreduce bcast reduce reduce_scatter_block; do
+  for ranks in 16 128; do
+    grep -q "^$coll,$ranks,2097152,[a-z_]*,[0-9]" <<<"$csv" || fail "no $coll row on $ranks ranks"
+  done
+done
+grep -q '^# allreduce,128,8,node_levels (chosen): not simulated: it runs on a node' <<<"$csv" \
+  || fail "node_levels not listed as not simulated"
+grep -q '^# reduce_scatter_block on 128 ranks: 8 bytes are less than one 4-byte element a rank' \
+  <<<"$csv" || fail "an empty block is not said"
+# At 2 MiB the links' time dominates: no algorithm beats the lower bound.
+awk -F, '$3 == 2097152 && $5 < $6 { print; bad = 1 } END { exit bad }' <<<"$csv" \
+  || fail "a predicted time under the lower bound"
+# Deterministic: the same figures (all but the seconds column) every run.
+again=$("$sim" --coll=allreduce,bcast,reduce,reduce_scatter_block --ranks=16,128 --min=8 \
+  --max=2097152 --factor=64 --format=csv 2>/dev/null)
+[ "$(cut -d, -f1-8 <<<"$csv")" = "$(cut -d, -f1-8 <<<"$again")" ] || fail "not deterministic"
+# A printed profile read back from a file gives the same figures.
+profile=$(mktemp)
+trap 'rm -f "$profile"' EXIT
+"$sim" --print-profile=infiniband > "$profile"
+grep -q '^network.bytes_per_usec = 24000' "$profile" || fail "the profile's text"
+from_file=$("$sim" --coll=allreduce,bcast,reduce,reduce_scatter_block --ranks=16,128 --min=8 \
+  --max=2097152 --factor=64 --format=csv --profile="$profile" 2>/dev/null)
+[ "$(cut -d, -f1-8 <<<"$csv")" = "$(cut -d, -f1-8 <<<"$from_file")" ] \
+  || fail "a profile file gives other figures"
+# A faster network makes the network-bound size faster.
+sed -i 's/^network.bytes_per_usec = .*/network.bytes_per_usec = 96000/' "$profile"
+fast=$("$sim" --coll=allreduce --ranks=128 --min=2097152 --max=2097152 --algo=rabenseifner \
+  --format=csv --profile="$profile" 2>/dev/null | awk -F, 'NR == 2 { print $5 }')
+slow=$(grep '^allreduce,128,2097152,rabenseifner,' <<<"$csv" | cut -d, -f5)
+awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(f < s) }' || fail "4x the bandwidth: $fast vs $slow"
+json=$("$sim" --coll=barrier --ranks=64 --format=json 2>/dev/null)
+grep -q '"coll": "barrier", "ranks": 64, "bytes": 0, "algorithm": "dissemination"' <<<"$json" \
+  || fail "no JSON row"
+table=$("$sim" --coll=bcast --ranks=256 --min=1048576 --max=1048576 2>/dev/null)
+grep -q '<- chosen' <<<"$table" || fail "the table marks no choice"
+# Refusals.
+expect_error() {  # expect_error TEXT ARGS...: exits 2 and says TEXT
+  local text=$1 output status=0
+  shift
+  output=$("$sim" "$@" 2>&1) || status=$?
+  [ "$status" -eq 2 ] || fail "$* exited $status"
+  grep -qF -- "$text" <<<"$output" || fail "$* said: $output"
+}
+expect_error "--coll: " --coll=allreduc
+expect_error "scatterv has counts that differ from rank to rank" --coll=scatterv
+expect_error "--ranks: '1' is not a rank count" --ranks=1
+expect_error "--min (64) is above --max (8)" --min=64 --max=8
+expect_error "is neither a shipped profile" --profile=/no/such/file
+expect_error "--format is table, csv or json" --format=xml
+expect_error "unknown option --bogus" --bogus
+printf 'ranks_per_node = 4\nnuma.latency_usec = 1\n' > "$profile"
+expect_error "missing numa.bytes_per_usec" --profile="$profile"
+expect_error "no algorithm" --coll=bcast --algo=nope --ranks=4
+echo "zcoll_sim: all checks passed"
