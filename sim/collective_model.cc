@@ -152,7 +152,10 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
             " is the budget, --max-steps) by rank ", r, " of ", call.ranks);
         break;
       }
-      timed.Add(schedule, call.element_bytes);
+      if (absl::Status added = timed.Add(schedule, call.element_bytes); !added.ok()) {
+        prediction.skipped = absl::StrCat("not simulated: ", added.message());
+        break;
+      }
     }
     prediction.generate_seconds = SecondsSince(generate_start);
     prediction.steps = steps;

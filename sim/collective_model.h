@@ -65,8 +65,8 @@ struct Prediction {
 
 struct PredictOptions {
   // An algorithm whose schedules would hold more steps is not simulated (the
-  // simulation's memory is about 40 bytes a step).
-  uint64_t max_steps = 60'000'000;
+  // simulation's memory is about 25 bytes a step).
+  uint64_t max_steps = 100'000'000;
   // Only this algorithm (empty: every one of the collective).
   std::string algorithm;
 };

@@ -14,14 +14,19 @@
 // executor starts it. Events at the same time run in the order they were made, so a
 // run is deterministic.
 //
-// Memory: the steps (about 40 bytes each with their dependency edges) plus the
-// transfers in flight; nothing per pair of ranks.
+// Events are kept per distinct time, first made first run: a collective's ranks act
+// in step, so thousands of events share a time and a queue operation is a vector's
+// append, not a heap's log(n) moves.
+//
+// Memory: the steps (20 bytes each and 4 per dependency) plus the transfers and
+// events in flight; nothing per pair of ranks.
 
 #ifndef ZCOLL_SIM_EVENT_SIMULATION_H_
 #define ZCOLL_SIM_EVENT_SIMULATION_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,37 +36,66 @@
 
 namespace zcoll::sim {
 
+// A growable array in blocks of 2^20 elements: it never copies what it holds to grow
+// and wastes at most one block, so a simulation's peak memory is what it holds.
+template <typename T>
+class BlockArray {
+ public:
+  void push_back(const T& value) {
+    if ((size_ >> kShift) == blocks_.size()) blocks_.push_back(std::make_unique<T[]>(kBlock));
+    (*this)[size_++] = value;
+  }
+  T& operator[](size_t index) { return blocks_[index >> kShift][index & (kBlock - 1)]; }
+  const T& operator[](size_t index) const { return blocks_[index >> kShift][index & (kBlock - 1)]; }
+  size_t size() const { return size_; }
+  size_t MemoryBytes() const { return blocks_.size() * kBlock * sizeof(T); }
+
+ private:
+  static constexpr int kShift = 20;
+  static constexpr size_t kBlock = size_t{1} << kShift;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  size_t size_ = 0;
+};
+
 // Every rank's schedule reduced to what its time depends on, in one flat array.
 class TimedSchedules {
  public:
+  // 20 bytes: the simulation's memory is mostly these.
   struct TimedStep {
-    uint64_t bytes = 0;
+    uint32_t bytes = 0;
     int32_t peer = kNoPeer;
-    uint32_t tag = 0;
-    uint32_t dependents_begin = 0;  // into dependents()
-    uint32_t num_dependents = 0;
-    uint32_t num_deps = 0;
+    uint16_t tag = 0;
     StepKind kind = StepKind::kCopy;
-    uint8_t operands = 0;  // a Reduce's
+    uint8_t operands = 0;           // a Reduce's
+    uint32_t dependents_begin = 0;  // into the dependents; they end where the next step's begin
+    uint32_t waiting_for = 0;       // dependencies not yet completed (the simulation's count)
   };
 
   // Appends the next rank's schedule (ranks in order, from 0); `element_bytes` turns
-  // its element counts into bytes.
-  void Add(const Schedule& schedule, size_t element_bytes);
+  // its element counts into bytes. InvalidArgument when a step moves 4 GiB or more, a
+  // tag is 2^16 or more (schedules' tags are below 2^kScheduleTagBits), or the steps pass
+  // 2^32 in all.
+  absl::Status Add(const Schedule& schedule, size_t element_bytes);
 
   int ranks() const { return static_cast<int>(rank_begin_.size()) - 1; }
   size_t num_steps() const { return steps_.size(); }
+  size_t num_dependencies() const { return dependents_.size(); }
   const TimedStep& step(size_t index) const { return steps_[index]; }
+  TimedStep& mutable_step(size_t index) { return steps_[index]; }
   // Steps of `rank` are [rank_begin(rank), rank_begin(rank + 1)).
   size_t rank_begin(int rank) const { return rank_begin_[rank]; }
-  const uint32_t* dependents(const TimedStep& step) const {
-    return dependents_.data() + step.dependents_begin;
+  // The steps that depend on step `index` are dependent(k) for k in
+  // [dependents_begin(index), dependents_end(index)).
+  size_t dependents_begin(size_t index) const { return steps_[index].dependents_begin; }
+  size_t dependents_end(size_t index) const {
+    return index + 1 < steps_.size() ? steps_[index + 1].dependents_begin : dependents_.size();
   }
+  uint32_t dependent(size_t k) const { return dependents_[k]; }
   size_t MemoryBytes() const;
 
  private:
-  std::vector<TimedStep> steps_;
-  std::vector<uint32_t> dependents_;  // global step indices
+  BlockArray<TimedStep> steps_;
+  BlockArray<uint32_t> dependents_;  // global step indices
   std::vector<size_t> rank_begin_ = {0};
 };
 
@@ -76,8 +110,9 @@ struct SimulationResult {
 
 // Simulates `schedules` on ranks placed as `topology` says (nodes, NUMA domains).
 // InvalidArgument when the ranks disagree (a transfer without its partner) or the
-// steps cannot all run (a deadlock), naming the first rank and step left.
-absl::StatusOr<SimulationResult> Simulate(const TimedSchedules& schedules, const Topology& topology,
+// steps cannot all run (a deadlock), naming the first rank and step left. Uses the
+// steps' `waiting_for` counts (so one simulation of `schedules` at a time).
+absl::StatusOr<SimulationResult> Simulate(TimedSchedules& schedules, const Topology& topology,
                                           const MachineProfile& profile);
 
 // The link class between two ranks of `topology`.

@@ -27,13 +27,14 @@ Topology OneRankPerNode(int ranks) { return *Topology::Uniform(ranks, 1); }
 
 TimedSchedules Timed(const std::vector<Schedule>& schedules) {
   TimedSchedules timed;
-  for (const Schedule& schedule : schedules) timed.Add(schedule, 1);
+  for (const Schedule& schedule : schedules) EXPECT_TRUE(timed.Add(schedule, 1).ok());
   return timed;
 }
 
 double SimulatedUsec(const std::vector<Schedule>& schedules, const Topology& topology,
                      const MachineProfile& profile) {
-  absl::StatusOr<SimulationResult> result = Simulate(Timed(schedules), topology, profile);
+  TimedSchedules timed = Timed(schedules);
+  absl::StatusOr<SimulationResult> result = Simulate(timed, topology, profile);
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? result->usec : -1;
 }
@@ -158,7 +159,9 @@ TEST(EventSimulationTest, RunsAreDeterministic) {
   args.element_bytes = 4;
   const Topology topology = *Topology::Uniform(3, 8);
   TimedSchedules timed;
-  for (int r = 0; r < 24; ++r) timed.Add((*rabenseifner)->generate(args, topology, r), 4);
+  for (int r = 0; r < 24; ++r) {
+    ASSERT_TRUE(timed.Add((*rabenseifner)->generate(args, topology, r), 4).ok());
+  }
   MachineProfile profile = RoundProfile(8192);
   absl::StatusOr<SimulationResult> first = Simulate(timed, topology, profile);
   absl::StatusOr<SimulationResult> second = Simulate(timed, topology, profile);
@@ -173,8 +176,8 @@ TEST(EventSimulationTest, RunsAreDeterministic) {
 TEST(EventSimulationTest, AReceiveWithoutItsSendIsAnError) {
   std::vector<Schedule> schedules = {Schedule(0, 2, 0, 10), Schedule(1, 2, 0, 10)};
   schedules[0].Recv(1, 5, Slice{BufferId::Recv(), 0, 10});
-  absl::StatusOr<SimulationResult> result =
-      Simulate(Timed(schedules), OneRankPerNode(2), RoundProfile(0));
+  TimedSchedules timed = Timed(schedules);
+  absl::StatusOr<SimulationResult> result = Simulate(timed, OneRankPerNode(2), RoundProfile(0));
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("rank 0's step #0 (recv with rank 1, tag 5)"));
 }
@@ -182,8 +185,8 @@ TEST(EventSimulationTest, AReceiveWithoutItsSendIsAnError) {
 TEST(EventSimulationTest, APeerOutsideTheRanksIsAnError) {
   std::vector<Schedule> schedules = {Schedule(0, 2, 10, 0), Schedule(1, 2, 0, 0)};
   schedules[0].Send(7, 0, Slice{BufferId::Send(), 0, 10});
-  absl::StatusOr<SimulationResult> result =
-      Simulate(Timed(schedules), OneRankPerNode(2), RoundProfile(0));
+  TimedSchedules timed = Timed(schedules);
+  absl::StatusOr<SimulationResult> result = Simulate(timed, OneRankPerNode(2), RoundProfile(0));
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("names peer 7 of 2 ranks"));
 }
