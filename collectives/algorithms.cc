@@ -1,6 +1,7 @@
 #include "collectives/algorithms.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -318,6 +319,23 @@ std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
     default:
       return count * element_bytes;
   }
+}
+
+std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology) {
+  // Groups are met in rank order, so the order they are met in is their lowest ranks'.
+  std::map<int, size_t> index_of_group;
+  std::vector<std::vector<int>> groups;
+  bool several_in_a_group = false;
+  for (int r = 0; r < topology.size(); ++r) {
+    const int group = topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa;
+    if (group == kUnknownId) return {};
+    const auto [entry, added] = index_of_group.emplace(group, groups.size());
+    if (added) groups.emplace_back();
+    groups[entry->second].push_back(r);
+    several_in_a_group = several_in_a_group || groups[entry->second].size() > 1;
+  }
+  if (groups.size() < 2 || !several_in_a_group) return {};
+  return groups;
 }
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,

@@ -179,6 +179,14 @@ struct SelectionInputs {
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
+// The groups of a communicator's node levels (node_levels.h), a function of its
+// topology alone so that every rank makes the same levels: its nodes when it spans
+// several; on one node, its NUMA domains when every rank's is known (bound). Each
+// group's ranks ascending, the groups in the order of their lowest ranks (the leaders'
+// communicator's order). Empty when there are no levels: fewer than two groups, none
+// of them holding several ranks (the leaders would be everyone), or a domain unknown.
+std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology);
+
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
                                       bool node_engine = false, bool node_single_copy = false,
                                       bool node_oversubscribed = false, bool node_levels = false);

@@ -549,6 +549,24 @@ TEST(SelectionTest, ManyRanksOverNumaDomainsUseTheLevels) {
   }
 }
 
+// The levels' groups: nodes (in the order of their lowest ranks, whatever the
+// placement), else one node's NUMA domains when every rank's is known; none where no
+// group holds several ranks or there is one group.
+TEST(NodeLevelGroupsTest, NodesThenNumaDomains) {
+  using Groups = std::vector<std::vector<int>>;
+  EXPECT_EQ(NodeLevelGroups(*Topology::Uniform(2, 2)), (Groups{{0, 1}, {2, 3}}));
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{1}, {0}, {1}, {0}, {2}})),
+            (Groups{{0, 2}, {1, 3}, {4}}));
+  EXPECT_EQ(NodeLevelGroups(*Topology::Uniform(3, 1)), Groups{});
+  EXPECT_EQ(NodeLevelGroups(*Topology::Uniform(1, 4)), Groups{});  // domains unknown
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0}, {0, 0, 1}, {0, 0, 0}, {0, 0, 1}})),
+            (Groups{{0, 2}, {1, 3}}));
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0}, {0, 0, 1}})), Groups{});
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0}, {0, 0, 0}})), Groups{});
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0}, {0, 0, kUnknownId}, {0, 0, 1}})),
+            Groups{});
+}
+
 TEST(AlgorithmLookupTest, UnknownNamesAreRefusedWithTheKnownOnes) {
   absl::StatusOr<const Algorithm*> found = FindAlgorithm(Collective::kReduce, "ring");
   ASSERT_FALSE(found.ok());

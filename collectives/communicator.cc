@@ -457,31 +457,18 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
   if (!engine.ok()) return communicator.Failed(engine.status());
   state.node = std::move(*engine);
   // The levels (node_levels.h): a function of the topology, which every rank shares,
-  // so that all make the same two Splits or none. Groups: the nodes, when the
-  // communicator spans several; on one node, its NUMA domains, when every rank's is
-  // known (bound) and there are several. Levels only where a group holds several
-  // ranks (else the leaders would be everyone).
+  // so that all make the same two Splits or none.
   const Topology& topology = state.topology;
   const int size = topology.size();
-  // Groups are met in rank order, so the order they are met in is their leaders' (each
-  // group's lowest rank's) order, which is the leaders' communicator's.
-  std::map<int, int> index_of_group;
-  std::vector<std::vector<int>> members;
+  std::vector<std::vector<int>> members = NodeLevelGroups(topology);
+  if (members.empty()) return communicator;
   std::vector<int> leader_index(static_cast<size_t>(size)), position(static_cast<size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    const int group = topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa;
-    if (group == kUnknownId) return communicator;
-    const auto [entry, added] = index_of_group.emplace(group, static_cast<int>(members.size()));
-    if (added) members.emplace_back();
-    leader_index[r] = entry->second;
-    position[r] = static_cast<int>(members[entry->second].size());
-    members[entry->second].push_back(r);
+  for (size_t group = 0; group < members.size(); ++group) {
+    for (size_t at = 0; at < members[group].size(); ++at) {
+      leader_index[members[group][at]] = static_cast<int>(group);
+      position[members[group][at]] = static_cast<int>(at);
+    }
   }
-  bool several_in_a_group = false;
-  for (const std::vector<int>& ranks : members) {
-    several_in_a_group = several_in_a_group || ranks.size() > 1;
-  }
-  if (members.size() < 2 || !several_in_a_group) return communicator;
   const int rank = communicator.rank();
   absl::StatusOr<std::optional<Communicator>> node_level =
       communicator.Split(leader_index[rank], rank, deadline);

@@ -20,28 +20,11 @@ int CeilLog2(int n) {
   return rounds;
 }
 
-// The communicator's levels (node_levels.h): several nodes, or several NUMA domains of
-// one node, and a group holding several ranks.
-bool HasNodeLevels(const Topology& topology) {
-  if (topology.num_nodes() > 1) {
-    for (int node = 0; node < topology.num_nodes(); ++node) {
-      if (topology.ranks_on_node(node).size() > 1) return true;
-    }
-    return false;
-  }
-  int max_numa = -1;
-  for (int r = 0; r < topology.size(); ++r) {
-    if (topology.location(r).numa == kUnknownId) return false;
-    max_numa = std::max(max_numa, topology.location(r).numa);
-  }
-  return max_numa >= 1 && topology.size() > max_numa + 1;
-}
-
 SelectionInputs InputsFor(const CollectiveArgs& args, const Topology& topology) {
   const bool one_node = topology.num_nodes() == 1;
   return AgreedSelectionInputs(args, topology, /*node_engine=*/one_node,
                                /*node_single_copy=*/one_node, /*node_oversubscribed=*/false,
-                               HasNodeLevels(topology));
+                               !NodeLevelGroups(topology).empty());
 }
 
 }  // namespace
@@ -125,10 +108,17 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     Prediction prediction;
     prediction.algorithm = std::string(algorithm.name);
     prediction.chosen = &algorithm == &chosen;
-    if (!call.commutative && !algorithm.any_op) continue;
-    if (absl::Status can_run = CheckAlgorithmCanRun(algorithm, inputs); !can_run.ok()) {
+    // An algorithm that cannot run the call is listed only when it was asked for.
+    std::string cannot_run;
+    if (!call.commutative && !algorithm.any_op) {
+      cannot_run =
+          "it combines contributions in no fixed order, so a non-commutative op cannot use it";
+    } else if (absl::Status can_run = CheckAlgorithmCanRun(algorithm, inputs); !can_run.ok()) {
+      cannot_run = std::string(can_run.message());
+    }
+    if (!cannot_run.empty()) {
       if (!options.algorithm.empty()) {
-        prediction.skipped = std::string(can_run.message());
+        prediction.skipped = absl::StrCat("not simulated: ", cannot_run);
         predictions.push_back(std::move(prediction));
       }
       continue;

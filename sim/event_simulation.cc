@@ -284,19 +284,18 @@ class Simulation {
   }
 
   absl::Status Stuck() const {
-    for (int rank = 0; rank < schedules_.ranks(); ++rank) {
-      for (size_t i = schedules_.rank_begin(rank); i < schedules_.rank_begin(rank + 1); ++i) {
-        const TimedStep& s = schedules_.step(i);
-        if (s.waiting_for == 0 && (s.kind != StepKind::kReduce && s.kind != StepKind::kCopy) &&
-            pending_.contains(KeyOf(static_cast<uint32_t>(i), rank))) {
-          const Pending& pending = pending_.find(KeyOf(static_cast<uint32_t>(i), rank))->second;
-          if (pending.step != i) continue;
-          return absl::InvalidArgumentError(absl::StrCat(
-              "the simulation cannot finish: rank ", rank, "'s step #",
-              i - schedules_.rank_begin(rank), " (", StepKindName(s.kind), " with rank ", s.peer,
-              ", tag ", s.tag, ") has no partner that ever posts"));
-        }
-      }
+    // A posted side whose partner never posted: the first in rank order (step indices
+    // are), so the message does not depend on the map's order.
+    const Pending* first = nullptr;
+    for (const auto& [key, pending] : pending_) {
+      if (first == nullptr || pending.step < first->step) first = &pending;
+    }
+    if (first != nullptr) {
+      const TimedStep& s = schedules_.step(first->step);
+      return absl::InvalidArgumentError(
+          absl::StrCat("the simulation cannot finish: rank ", first->rank, "'s step #",
+                       first->step - schedules_.rank_begin(first->rank), " (", StepKindName(s.kind),
+                       " with rank ", s.peer, ", tag ", s.tag, ") has no partner that ever posts"));
     }
     for (int rank = 0; rank < schedules_.ranks(); ++rank) {
       for (size_t i = schedules_.rank_begin(rank); i < schedules_.rank_begin(rank + 1); ++i) {
@@ -336,9 +335,17 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
   if (base + steps.size() >= (size_t{1} << 32)) {
     return absl::InvalidArgumentError("TimedSchedules::Add: more than 2^32 steps in all");
   }
+  // Everything is checked before anything is added: a refused schedule leaves no steps.
   std::vector<uint32_t> counts(steps.size(), 0);
   size_t edges = 0;
-  for (const Step& step : steps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    const uint64_t bytes = uint64_t{step.count()} * element_bytes;
+    if (bytes > UINT32_MAX || step.tag > UINT16_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TimedSchedules::Add: rank ", schedule.rank(), "'s step #", i, " moves ", bytes,
+          " bytes with tag ", step.tag, " (the simulator takes under 4 GiB and tags under 2^16)"));
+    }
     for (StepId dep : step.deps) ++counts[dep];
     edges += step.deps.size();
   }
@@ -348,14 +355,8 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
   size_t edge = dependents_.size();
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
-    const uint64_t bytes = uint64_t{step.count()} * element_bytes;
-    if (bytes > UINT32_MAX || step.tag > UINT16_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TimedSchedules::Add: rank ", schedule.rank(), "'s step #", i, " moves ", bytes,
-          " bytes with tag ", step.tag, " (the simulator takes under 4 GiB and tags under 2^16)"));
-    }
     TimedStep timed;
-    timed.bytes = static_cast<uint32_t>(bytes);
+    timed.bytes = static_cast<uint32_t>(uint64_t{step.count()} * element_bytes);
     timed.peer = step.peer;
     timed.tag = static_cast<uint16_t>(step.tag);
     timed.kind = step.kind;

@@ -191,5 +191,40 @@ TEST(EventSimulationTest, APeerOutsideTheRanksIsAnError) {
   EXPECT_THAT(result.status().message(), HasSubstr("names peer 7 of 2 ranks"));
 }
 
+TEST(EventSimulationTest, TwoReceivesWaitingForEachOtherAreADeadlock) {
+  // Each rank sends only after its receive: the eager sends never post.
+  std::vector<Schedule> schedules = {Schedule(0, 2, 0, 10), Schedule(1, 2, 0, 10)};
+  for (int r = 0; r < 2; ++r) {
+    const StepId in = schedules[r].Recv(1 - r, 0, Slice{BufferId::Recv(), 0, 10});
+    schedules[r].Send(1 - r, 0, Slice{BufferId::Recv(), 0, 10}, {in});
+  }
+  TimedSchedules timed = Timed(schedules);
+  absl::StatusOr<SimulationResult> result = Simulate(timed, OneRankPerNode(2), RoundProfile(64));
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("rank 0's step #0 (recv with rank 1, tag 0)"));
+}
+
+TEST(TimedSchedulesTest, RefusesWhatItCannotHold) {
+  TimedSchedules timed;
+  Schedule first(0, 2, 0, 10);
+  first.Recv(1, 0, Slice{BufferId::Recv(), 0, 10});
+  // Rank 1's schedule before rank 0's.
+  absl::Status out_of_order = timed.Add(Schedule(1, 2, 0, 0), 1);
+  EXPECT_THAT(out_of_order.message(), HasSubstr("rank 1's schedule where rank 0's comes next"));
+  // A step of 4 GiB and more (10 elements of 2^30 bytes).
+  EXPECT_THAT(timed.Add(first, size_t{1} << 30).message(),
+              HasSubstr("rank 0's step #0 moves 10737418240 bytes with tag 0"));
+  // A tag of 2^16 on the second step: the first is not kept either.
+  Schedule tagged(0, 2, 0, 10);
+  tagged.Recv(1, 0, Slice{BufferId::Recv(), 0, 10});
+  tagged.Recv(1, 1 << 16, Slice{BufferId::Recv(), 0, 10});
+  EXPECT_THAT(timed.Add(tagged, 1).message(),
+              HasSubstr("step #1 moves 10 bytes with tag 65536 (the simulator takes"));
+  EXPECT_EQ(timed.ranks(), 0);
+  EXPECT_EQ(timed.num_steps(), 0u);
+  EXPECT_TRUE(timed.Add(first, 1).ok());
+  EXPECT_EQ(timed.ranks(), 1);
+}
+
 }  // namespace
 }  // namespace zcoll::sim

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -109,6 +110,7 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
   bool have_latency[kNumLinkClasses] = {};
   bool have_bandwidth[kNumLinkClasses] = {};
   int line_number = 0;
+  absl::flat_hash_map<std::string, int> line_of_key;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
     const size_t hash = line.find('#');
@@ -124,6 +126,10 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
     const absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, equals));
     const absl::string_view value = absl::StripAsciiWhitespace(line.substr(equals + 1));
     if (value.empty()) return refuse(absl::StrCat(key, " has no value"));
+    // A key given twice is a mistake either way round: neither value is silently lost.
+    if (const auto [first, added] = line_of_key.emplace(std::string(key), line_number); !added) {
+      return refuse(absl::StrCat(key, " was already given on line ", first->second));
+    }
     if (key == "name") {
       profile.name = std::string(value);
       continue;
@@ -219,14 +225,14 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
   for (int i = 0; i < kNumLinkClasses; ++i) {
     const absl::string_view link = LinkClassName(static_cast<LinkClass>(i));
     const LinkCost& cost = profile.links[i];
-    absl::StrAppendFormat(&text, "%s.latency_usec = %.4g\n", link, cost.latency_usec);
-    absl::StrAppendFormat(&text, "%s.bytes_per_usec = %.4g\n", link, cost.bytes_per_usec);
-    absl::StrAppendFormat(&text, "%s.overhead_usec = %.4g\n", link, cost.overhead_usec);
+    absl::StrAppendFormat(&text, "%s.latency_usec = %.10g\n", link, cost.latency_usec);
+    absl::StrAppendFormat(&text, "%s.bytes_per_usec = %.10g\n", link, cost.bytes_per_usec);
+    absl::StrAppendFormat(&text, "%s.overhead_usec = %.10g\n", link, cost.overhead_usec);
   }
-  absl::StrAppendFormat(&text, "bisection = %.4g\n", profile.bisection);
+  absl::StrAppendFormat(&text, "bisection = %.10g\n", profile.bisection);
   absl::StrAppend(&text, "eager_bytes = ", profile.eager_bytes, "\n");
-  absl::StrAppendFormat(&text, "reduce_bytes_per_usec = %.4g\n", profile.reduce_bytes_per_usec);
-  absl::StrAppendFormat(&text, "copy_bytes_per_usec = %.4g\n", profile.copy_bytes_per_usec);
+  absl::StrAppendFormat(&text, "reduce_bytes_per_usec = %.10g\n", profile.reduce_bytes_per_usec);
+  absl::StrAppendFormat(&text, "copy_bytes_per_usec = %.10g\n", profile.copy_bytes_per_usec);
   return text;
 }
 

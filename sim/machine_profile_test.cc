@@ -46,11 +46,14 @@ TEST(MachineProfileTest, ParsesEveryKey) {
 TEST(MachineProfileTest, FormatsWhatItParses) {
   absl::StatusOr<MachineProfile> profile = ParseMachineProfile(kComplete, "test.profile");
   ASSERT_TRUE(profile.ok());
+  // A measured figure keeps its digits.
+  profile->links[static_cast<int>(LinkClass::kNode)].latency_usec = 0.123456789;
   const std::string text = FormatMachineProfile(*profile, "measured\nby a test");
   EXPECT_THAT(text, HasSubstr("# measured\n# by a test\n"));
   absl::StatusOr<MachineProfile> again = ParseMachineProfile(text, "formatted");
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(FormatMachineProfile(*again, ""), FormatMachineProfile(*profile, ""));
+  EXPECT_EQ(again->link(LinkClass::kNode).latency_usec, 0.123456789);
 }
 
 // The error for `text` (kComplete with `line` replaced by `replacement`).
@@ -87,6 +90,9 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
               HasSubstr("numa_per_node (8) exceeds ranks_per_node (4)"));
   EXPECT_THAT(ErrorFor("network.bytes_per_usec = 100", "network.bytes_per_usec = nan"),
               HasSubstr("needs a number"));
+  EXPECT_EQ(ErrorFor("eager_bytes = 4096", "eager_bytes = 4096\neager_bytes = 8192"),
+            "bad.profile line 15: eager_bytes was already given on line 14 "
+            "('eager_bytes = 8192')");
 }
 
 TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {

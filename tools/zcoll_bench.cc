@@ -45,6 +45,7 @@
 #include "collectives/communicator.h"
 #include "core/version.h"
 #include "ops/reduce.h"
+#include "tools/command_line.h"
 #include "tools/plot.h"
 #include "transport/bootstrap/fork_meeting_bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
@@ -98,22 +99,11 @@ constexpr const char* kUsage =
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
-    std::string argument = argv[i], value;
-    const size_t equals = argument.find('=');
-    if (equals != std::string::npos) {
-      value = argument.substr(equals + 1);
-      argument.resize(equals);
-    } else if (argument != "--help" && argument != "--version" && argument != "--persistent" &&
-               i + 1 < argc) {
-      value = argv[++i];
-    }
-    auto number = [&](auto& out) {
-      if (!absl::SimpleAtoi(value, &out)) {
-        error = absl::StrCat(argument, " needs a number, got '", value, "'");
-        return false;
-      }
-      return true;
-    };
+    const CommandLineOption option =
+        NextOption(argc, argv, i, {"--help", "--version", "--persistent"});
+    const std::string& argument = option.name;
+    const std::string& value = option.value;
+    auto number = [&](auto& out) { return ParseNumberOption(option, out, error); };
     if (argument == "--np") {
       if (!number(options.ranks) || options.ranks < 1 || options.ranks > 64) {
         if (error.empty()) error = "--np is 1..64";

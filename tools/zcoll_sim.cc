@@ -21,6 +21,7 @@
 #include "core/version.h"
 #include "sim/collective_model.h"
 #include "sim/machine_profile.h"
+#include "tools/command_line.h"
 #include "tools/plot.h"
 
 namespace zcoll::sim {
@@ -61,22 +62,12 @@ struct Options {
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
-    std::string argument = argv[i], value;
-    const size_t equals = argument.find('=');
-    if (equals != std::string::npos) {
-      value = argument.substr(equals + 1);
-      argument.resize(equals);
-    } else if (argument != "--help" && argument != "--version" && argument != "--noncommutative" &&
-               argument != "--verbose" && i + 1 < argc) {
-      value = argv[++i];
-    }
+    const CommandLineOption option =
+        NextOption(argc, argv, i, {"--help", "--version", "--noncommutative", "--verbose"});
+    const std::string& argument = option.name;
+    const std::string& value = option.value;
     auto number = [&](auto& out, auto minimum) {
-      if (!absl::SimpleAtoi(value, &out) || out < minimum) {
-        error = absl::StrCat(argument, " needs a whole number of at least ", minimum, ", got '",
-                             value, "'");
-        return false;
-      }
-      return true;
+      return ParseNumberOption(option, out, error, minimum);
     };
     if (argument == "--coll") {
       options.colls.clear();
@@ -137,16 +128,17 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     } else if (argument == "--plot") {
       options.plot = value;
     } else if (argument == "--print-profile") {
-      absl::StatusOr<MachineProfile> profile = LoadMachineProfile(value);
-      if (!profile.ok()) {
-        error = std::string(profile.status().message());
-        return false;
-      }
+      // A shipped profile as written, with its sources; a file as it parses.
       for (const ShippedProfile& shipped : ShippedProfiles()) {
         if (shipped.name == value) {
           std::printf("%s", std::string(shipped.text).c_str());
           std::exit(0);
         }
+      }
+      absl::StatusOr<MachineProfile> profile = LoadMachineProfile(value);
+      if (!profile.ok()) {
+        error = std::string(profile.status().message());
+        return false;
       }
       std::printf("%s", FormatMachineProfile(*profile, "").c_str());
       std::exit(0);

@@ -50,6 +50,11 @@ awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(f < s) }' || fail "4x the bandwidt
 json=$("$sim" --coll=barrier --ranks=64 --format=json 2>/dev/null)
 grep -q '"coll": "barrier", "ranks": 64, "bytes": 0, "algorithm": "dissemination"' <<<"$json" \
   || fail "no JSON row"
+# An algorithm that cannot take a non-commutative op, asked for by name, says so.
+noncommutative=$("$sim" --coll=reduce_scatter_block --algo=recursive_halving --noncommutative \
+  --ranks=16 --min=4096 --max=4096 --format=csv 2>/dev/null)
+grep -q '^# reduce_scatter_block,16,4096,recursive_halving: not simulated: it combines' \
+  <<<"$noncommutative" || fail "a commutative-only algorithm with a non-commutative op"
 table=$("$sim" --coll=bcast --ranks=256 --min=1048576 --max=1048576 2>/dev/null)
 grep -q '<- chosen' <<<"$table" || fail "the table marks no choice"
 # Refusals.
@@ -64,6 +69,8 @@ expect_error "--coll: " --coll=allreduc
 expect_error "scatterv has counts that differ from rank to rank" --coll=scatterv
 expect_error "--ranks: '1' is not a rank count" --ranks=1
 expect_error "--min (64) is above --max (8)" --min=64 --max=8
+expect_error "--min needs a whole number, got 'lots'" --min=lots
+expect_error "--factor needs a whole number of at least 2, got '1'" --factor 1
 expect_error "is neither a shipped profile" --profile=/no/such/file
 expect_error "--format is table, csv or json" --format=xml
 expect_error "unknown option --bogus" --bogus
