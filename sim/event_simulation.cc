@@ -1,10 +1,9 @@
 #include "sim/event_simulation.h"
 
 #include <algorithm>
-#include <tuple>
+#include <string>
 
 #include "absl/container/btree_map.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace zcoll::sim {
@@ -14,23 +13,20 @@ using TimedStep = TimedSchedules::TimedStep;
 
 bool IsSenderSide(StepKind kind) { return kind == StepKind::kSend || kind == StepKind::kPut; }
 
-struct TransferKey {
-  int32_t sender;
-  int32_t receiver;
-  uint32_t tag;
-  friend bool operator==(const TransferKey&, const TransferKey&) = default;
-  template <typename H>
-  friend H AbslHashValue(H h, const TransferKey& key) {
-    return H::combine(std::move(h), key.sender, key.receiver, key.tag);
-  }
-};
+bool IsReceiverSide(StepKind kind) { return kind == StepKind::kRecv || kind == StepKind::kGet; }
+bool IsTransfer(StepKind kind) { return IsSenderSide(kind) || IsReceiverSide(kind); }
 
-// The side of a transfer that was posted first.
-struct Pending {
-  uint32_t step;
-  int32_t rank;
+// "rank 3's step #7 (recv with rank 2, tag 5)".
+std::string DescribeStep(const TimedSchedules& schedules, int rank, size_t index) {
+  const TimedStep& s = schedules.step(index);
+  return absl::StrCat("rank ", rank, "'s step #", index - schedules.rank_begin(rank), " (",
+                      StepKindName(s.kind), " with rank ", s.peer, ", tag ", s.tag, ")");
+}
+
+// A transfer side posted before its partner.
+struct Posting {
   double posted;
-  // An eager send's data: when it is in at the receiver.
+  // An eager send's data: when it is in at the receiver; negative otherwise.
   double arrival;
 };
 
@@ -92,20 +88,14 @@ class Simulation {
         nic_in_free_(topology.num_nodes(), 0.0) {}
 
   absl::StatusOr<SimulationResult> Run() {
+    if (!schedules_.matched()) {
+      if (absl::Status matched = schedules_.MatchTransfers(); !matched.ok()) return matched;
+    }
     const size_t n = schedules_.num_steps();
     for (size_t i = 0; i < n; ++i) schedules_.mutable_step(i).waiting_for = 0;
-    for (int rank = 0; rank < schedules_.ranks(); ++rank) {
-      for (size_t i = schedules_.rank_begin(rank); i < schedules_.rank_begin(rank + 1); ++i) {
-        const TimedStep& s = schedules_.step(i);
-        if ((s.kind != StepKind::kReduce && s.kind != StepKind::kCopy) &&
-            (s.peer < 0 || s.peer >= schedules_.ranks() || s.peer == rank)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "rank ", rank, "'s step #", i - schedules_.rank_begin(rank), " (",
-              StepKindName(s.kind), ") names peer ", s.peer, " of ", schedules_.ranks(), " ranks"));
-        }
-        for (size_t k = schedules_.dependents_begin(i); k < schedules_.dependents_end(i); ++k) {
-          ++schedules_.mutable_step(schedules_.dependent(k)).waiting_for;
-        }
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t k = schedules_.dependents_begin(i); k < schedules_.dependents_end(i); ++k) {
+        ++schedules_.mutable_step(schedules_.dependent(k)).waiting_for;
       }
     }
     for (int rank = 0; rank < schedules_.ranks(); ++rank) {
@@ -187,10 +177,31 @@ class Simulation {
     }
   }
 
-  TransferKey KeyOf(uint32_t step, int rank) const {
-    const TimedStep& s = schedules_.step(step);
-    return IsSenderSide(s.kind) ? TransferKey{rank, s.peer, s.tag}
-                                : TransferKey{s.peer, rank, s.tag};
+  // A started step's `waiting_for` is free: a side posted before its partner keeps
+  // its posting's index there, marked by the top bit (dependency counts never reach it).
+  static constexpr uint32_t kPosted = uint32_t{1} << 31;
+
+  bool Posted(uint32_t step) const { return (schedules_.step(step).waiting_for & kPosted) != 0; }
+
+  void Keep(uint32_t step, double posted, double arrival) {
+    uint32_t index;
+    if (free_postings_.empty()) {
+      index = static_cast<uint32_t>(postings_.size());
+      postings_.push_back(Posting{posted, arrival});
+    } else {
+      index = free_postings_.back();
+      free_postings_.pop_back();
+      postings_[index] = Posting{posted, arrival};
+    }
+    schedules_.mutable_step(step).waiting_for = kPosted | index;
+  }
+
+  Posting Take(uint32_t step) {
+    uint32_t& field = schedules_.mutable_step(step).waiting_for;
+    const uint32_t index = field & ~kPosted;
+    field = 0;
+    free_postings_.push_back(index);
+    return postings_[index];
   }
 
   bool Eager(const TimedStep& send) const {
@@ -238,42 +249,40 @@ class Simulation {
   }
 
   void SendPosted(uint32_t send, int rank, double time) {
-    const TransferKey key = KeyOf(send, rank);
-    auto waiting = pending_.find(key);
-    if (Eager(schedules_.step(send))) {
+    const TimedStep& s = schedules_.step(send);
+    const uint32_t receive = s.partner;
+    const int receiver = s.peer;
+    if (Eager(s)) {
       double out_end = 0;
       const double arrival = Flow(send, rank, time, out_end);
       Push(out_end, send, rank, EventKind::kComplete);
-      if (waiting != pending_.end()) {
-        Push(arrival, waiting->second.step, waiting->second.rank, EventKind::kArrived);
-        pending_.erase(waiting);
+      if (Posted(receive)) {
+        Take(receive);
+        Push(arrival, receive, receiver, EventKind::kArrived);
       } else {
-        pending_.emplace(key, Pending{send, rank, time, arrival});
+        Keep(send, time, arrival);
       }
       return;
     }
-    if (waiting != pending_.end()) {
-      const Pending receive = waiting->second;
-      pending_.erase(waiting);
-      Rendezvous(send, rank, time, receive.step, receive.rank, receive.posted);
+    if (Posted(receive)) {
+      const Posting posting = Take(receive);
+      Rendezvous(send, rank, time, receive, receiver, posting.posted);
     } else {
-      pending_.emplace(key, Pending{send, rank, time, -1});
+      Keep(send, time, -1);
     }
   }
 
   void ReceivePosted(uint32_t receive, int rank, double time) {
-    const TransferKey key = KeyOf(receive, rank);
-    auto waiting = pending_.find(key);
-    if (waiting == pending_.end()) {
-      pending_.emplace(key, Pending{receive, rank, time, -1});
+    const uint32_t send = schedules_.step(receive).partner;
+    if (!Posted(send)) {
+      Keep(receive, time, -1);
       return;
     }
-    const Pending send = waiting->second;
-    pending_.erase(waiting);
-    if (send.arrival >= 0) {  // an eager message, come or on its way
-      Push(std::max(send.arrival, time), receive, rank, EventKind::kArrived);
+    const Posting posting = Take(send);
+    if (posting.arrival >= 0) {  // an eager message, come or on its way
+      Push(std::max(posting.arrival, time), receive, rank, EventKind::kArrived);
     } else {
-      Rendezvous(send.step, send.rank, send.posted, receive, rank, time);
+      Rendezvous(send, schedules_.step(receive).peer, posting.posted, receive, rank, time);
     }
   }
 
@@ -284,18 +293,16 @@ class Simulation {
   }
 
   absl::Status Stuck() const {
-    // A posted side whose partner never posted: the first in rank order (step indices
-    // are), so the message does not depend on the map's order.
-    const Pending* first = nullptr;
-    for (const auto& [key, pending] : pending_) {
-      if (first == nullptr || pending.step < first->step) first = &pending;
-    }
-    if (first != nullptr) {
-      const TimedStep& s = schedules_.step(first->step);
-      return absl::InvalidArgumentError(
-          absl::StrCat("the simulation cannot finish: rank ", first->rank, "'s step #",
-                       first->step - schedules_.rank_begin(first->rank), " (", StepKindName(s.kind),
-                       " with rank ", s.peer, ", tag ", s.tag, ") has no partner that ever posts"));
+    // A posted side whose partner never posted, else a step that never started: the
+    // first in rank order.
+    for (int rank = 0; rank < schedules_.ranks(); ++rank) {
+      for (size_t i = schedules_.rank_begin(rank); i < schedules_.rank_begin(rank + 1); ++i) {
+        if (Posted(static_cast<uint32_t>(i))) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("the simulation cannot finish: ", DescribeStep(schedules_, rank, i),
+                           " is posted but its partner never is (a deadlock)"));
+        }
+      }
     }
     for (int rank = 0; rank < schedules_.ranks(); ++rank) {
       for (size_t i = schedules_.rank_begin(rank); i < schedules_.rank_begin(rank + 1); ++i) {
@@ -317,7 +324,8 @@ class Simulation {
   std::vector<double> port_in_free_;
   std::vector<double> nic_out_free_;
   std::vector<double> nic_in_free_;
-  absl::flat_hash_map<TransferKey, Pending> pending_;
+  std::vector<Posting> postings_;
+  std::vector<uint32_t> free_postings_;
   EventQueue events_;
   SimulationResult result_;
 };
@@ -374,6 +382,90 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
     }
   }
   rank_begin_.push_back(steps_.size());
+  matched_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status TimedSchedules::MatchTransfers() {
+  const int n = ranks();
+  for (int rank = 0; rank < n; ++rank) {
+    for (size_t i = rank_begin_[rank]; i < rank_begin_[rank + 1]; ++i) {
+      TimedStep& s = steps_[i];
+      s.partner = kNoPartner;
+      if (IsTransfer(s.kind) && (s.peer < 0 || s.peer >= n || s.peer == rank)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("rank ", rank, "'s step #", i - rank_begin_[rank], " (",
+                         StepKindName(s.kind), ") names peer ", s.peer, " of ", n, " ranks"));
+      }
+    }
+  }
+  // Each rank's receiving sides sorted by (sender, tag): a sending side finds its
+  // partner by binary search in its receiver's, with nothing allocated per pair.
+  size_t total = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (IsReceiverSide(steps_[i].kind)) ++total;
+  }
+  std::vector<uint32_t> receives;
+  receives.reserve(total);
+  std::vector<size_t> receives_begin(n + 1, 0);
+  const auto by_sender_and_tag = [this](uint32_t a, uint32_t b) {
+    const TimedStep& x = steps_[a];
+    const TimedStep& y = steps_[b];
+    return std::tie(x.peer, x.tag) < std::tie(y.peer, y.tag);
+  };
+  for (int rank = 0; rank < n; ++rank) {
+    receives_begin[rank] = receives.size();
+    for (size_t i = rank_begin_[rank]; i < rank_begin_[rank + 1]; ++i) {
+      if (IsReceiverSide(steps_[i].kind)) {
+        receives.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    const auto begin = receives.begin() + static_cast<ptrdiff_t>(receives_begin[rank]);
+    std::stable_sort(begin, receives.end(), by_sender_and_tag);
+    for (auto it = begin; it != receives.end() && it + 1 != receives.end(); ++it) {
+      if (!by_sender_and_tag(*it, *(it + 1))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("two transfers from rank ", steps_[*it].peer, " to rank ", rank,
+                         " use tag ", steps_[*it].tag, ": ", DescribeStep(*this, rank, *it),
+                         " and ", DescribeStep(*this, rank, *(it + 1))));
+      }
+    }
+  }
+  receives_begin[n] = receives.size();
+  for (int rank = 0; rank < n; ++rank) {
+    for (size_t i = rank_begin_[rank]; i < rank_begin_[rank + 1]; ++i) {
+      TimedStep& send = steps_[i];
+      if (!IsSenderSide(send.kind)) continue;
+      const auto begin = receives.begin() + static_cast<ptrdiff_t>(receives_begin[send.peer]);
+      const auto end = receives.begin() + static_cast<ptrdiff_t>(receives_begin[send.peer + 1]);
+      const auto found = std::lower_bound(begin, end, 0u, [&](uint32_t receive, uint32_t) {
+        const TimedStep& r = steps_[receive];
+        return std::make_pair(r.peer, r.tag) < std::make_pair(int32_t{rank}, send.tag);
+      });
+      if (found == end || steps_[*found].peer != rank || steps_[*found].tag != send.tag) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(DescribeStep(*this, rank, i), " has no partner on rank ", send.peer));
+      }
+      TimedStep& receive = steps_[*found];
+      if (receive.partner != kNoPartner) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "two transfers from rank ", rank, " to rank ", send.peer, " use tag ", send.tag, ": ",
+            DescribeStep(*this, rank, receive.partner), " and ", DescribeStep(*this, rank, i)));
+      }
+      receive.partner = static_cast<uint32_t>(i);
+      send.partner = *found;
+    }
+  }
+  for (int rank = 0; rank < n; ++rank) {
+    for (size_t i = receives_begin[rank]; i < receives_begin[rank + 1]; ++i) {
+      if (steps_[receives[i]].partner == kNoPartner) {
+        return absl::InvalidArgumentError(absl::StrCat(DescribeStep(*this, rank, receives[i]),
+                                                       " has no partner on rank ",
+                                                       steps_[receives[i]].peer));
+      }
+    }
+  }
+  matched_ = true;
   return absl::OkStatus();
 }
 

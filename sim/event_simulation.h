@@ -18,8 +18,9 @@
 // in step, so thousands of events share a time and a queue operation is a vector's
 // append, not a heap's log(n) moves.
 //
-// Memory: the steps (20 bytes each and 4 per dependency) plus the transfers and
-// events in flight; nothing per pair of ranks.
+// Memory: the steps (24 bytes each and 4 per dependency) plus the transfers and
+// events in flight; nothing per pair of ranks. Transfers are paired before the run
+// (TimedSchedules::MatchTransfers), so a posting finds its partner by index.
 
 #ifndef ZCOLL_SIM_EVENT_SIMULATION_H_
 #define ZCOLL_SIM_EVENT_SIMULATION_H_
@@ -60,15 +61,20 @@ class BlockArray {
 // Every rank's schedule reduced to what its time depends on, in one flat array.
 class TimedSchedules {
  public:
-  // 20 bytes: the simulation's memory is mostly these.
+  static constexpr uint32_t kNoPartner = UINT32_MAX;
+
+  // 24 bytes: the simulation's memory is mostly these.
   struct TimedStep {
     uint32_t bytes = 0;
     int32_t peer = kNoPeer;
+    uint32_t partner = kNoPartner;  // a transfer's other side (MatchTransfers)
+    uint32_t dependents_begin = 0;  // into the dependents; they end where the next step's begin
+    // The simulation's: dependencies not yet completed until the step starts; then, for
+    // a transfer side posted before its partner, where its posting is kept.
+    uint32_t waiting_for = 0;
     uint16_t tag = 0;
     StepKind kind = StepKind::kCopy;
-    uint8_t operands = 0;           // a Reduce's
-    uint32_t dependents_begin = 0;  // into the dependents; they end where the next step's begin
-    uint32_t waiting_for = 0;       // dependencies not yet completed (the simulation's count)
+    uint8_t operands = 0;  // a Reduce's
   };
 
   // Appends the next rank's schedule (ranks in order, from 0); `element_bytes` turns
@@ -76,6 +82,13 @@ class TimedSchedules {
   // tag is 2^16 or more (schedules' tags are below 2^kScheduleTagBits), or the steps pass
   // 2^32 in all.
   absl::Status Add(const Schedule& schedule, size_t element_bytes);
+
+  // Pairs every transfer side with its partner (the step of the peer with the same
+  // sender, receiver and tag), so the simulation looks nothing up. Done once after the
+  // last Add; InvalidArgument naming the rank and step of a side without a partner or
+  // of two transfers with the same sender, receiver and tag.
+  absl::Status MatchTransfers();
+  bool matched() const { return matched_; }
 
   int ranks() const { return static_cast<int>(rank_begin_.size()) - 1; }
   size_t num_steps() const { return steps_.size(); }
@@ -97,6 +110,7 @@ class TimedSchedules {
   BlockArray<TimedStep> steps_;
   BlockArray<uint32_t> dependents_;  // global step indices
   std::vector<size_t> rank_begin_ = {0};
+  bool matched_ = false;
 };
 
 struct SimulationResult {
@@ -110,8 +124,9 @@ struct SimulationResult {
 
 // Simulates `schedules` on ranks placed as `topology` says (nodes, NUMA domains).
 // InvalidArgument when the ranks disagree (a transfer without its partner) or the
-// steps cannot all run (a deadlock), naming the first rank and step left. Uses the
-// steps' `waiting_for` counts (so one simulation of `schedules` at a time).
+// steps cannot all run (a deadlock), naming the first rank and step left. Matches the
+// transfers first if they are not yet; uses the steps' `waiting_for` fields (so one
+// simulation of `schedules` at a time).
 absl::StatusOr<SimulationResult> Simulate(TimedSchedules& schedules, const Topology& topology,
                                           const MachineProfile& profile);
 

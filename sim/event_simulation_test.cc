@@ -182,6 +182,37 @@ TEST(EventSimulationTest, AReceiveWithoutItsSendIsAnError) {
   EXPECT_THAT(result.status().message(), HasSubstr("rank 0's step #0 (recv with rank 1, tag 5)"));
 }
 
+TEST(EventSimulationTest, ASendWithoutItsReceiveIsAnError) {
+  std::vector<Schedule> schedules = {Schedule(0, 2, 10, 0), Schedule(1, 2, 0, 10)};
+  schedules[0].Send(1, 3, Slice{BufferId::Send(), 0, 10});
+  schedules[1].Recv(0, 4, Slice{BufferId::Recv(), 0, 10});
+  TimedSchedules timed = Timed(schedules);
+  absl::StatusOr<SimulationResult> result = Simulate(timed, OneRankPerNode(2), RoundProfile(0));
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("rank 0's step #0 (send with rank 1, tag 3) has no partner on rank 1"));
+}
+
+TEST(EventSimulationTest, TwoTransfersWithTheSameTagAreAnError) {
+  // Matching by (sender, receiver, tag) needs the triple to name one transfer.
+  for (bool two_sends : {true, false}) {
+    std::vector<Schedule> schedules = {Schedule(0, 2, 10, 0), Schedule(1, 2, 0, 10)};
+    schedules[0].Send(1, 2, Slice{BufferId::Send(), 0, 5});
+    schedules[1].Recv(0, 2, Slice{BufferId::Recv(), 0, 5});
+    if (two_sends) {
+      schedules[0].Send(1, 2, Slice{BufferId::Send(), 5, 5});
+    } else {
+      schedules[1].Recv(0, 2, Slice{BufferId::Recv(), 5, 5});
+    }
+    TimedSchedules timed = Timed(schedules);
+    absl::StatusOr<SimulationResult> result = Simulate(timed, OneRankPerNode(2), RoundProfile(0));
+    ASSERT_FALSE(result.ok());
+    EXPECT_THAT(result.status().message(),
+                HasSubstr("two transfers from rank 0 to rank 1 use tag 2: rank"))
+        << "two_sends " << two_sends;
+  }
+}
+
 TEST(EventSimulationTest, APeerOutsideTheRanksIsAnError) {
   std::vector<Schedule> schedules = {Schedule(0, 2, 10, 0), Schedule(1, 2, 0, 0)};
   schedules[0].Send(7, 0, Slice{BufferId::Send(), 0, 10});
