@@ -339,6 +339,38 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
   }
 }
 
+#ifdef ZCOLL_SYMBOLIC_SWEEP
+// Every algorithm at 4096 ranks, quadratic ones too, at a few sizes (chunks of two
+// elements, so a count of 5 is three chunks) with its roots, in place or not, each op
+// kind and topology: the sweep of //collectives:algorithms_sweep_test
+// (tools/symbolic_sweep.sh; tagged manual, too long for .ci/run, which runs
+// ExactResultsForLargeRankCounts' sample).
+TEST_P(AlgorithmTest, SweepAt4096Ranks) {
+  const Algorithm& algorithm = *GetParam();
+  constexpr int kSize = 4096;
+  for (size_t count : {0, 1, 5}) {
+    std::vector<int> roots = {0};
+    if (IsRooted(algorithm.collective)) roots = {0, kSize / 3, kSize - 1};
+    for (int root : roots) {
+      for (bool in_place : {false, true}) {
+        for (bool commutative : OpKinds(algorithm)) {
+          for (const Topology& topology : TopologiesFor(algorithm, kSize)) {
+            const std::string problem =
+                Check(algorithm,
+                      MakeArgs(algorithm.collective, kSize, count, root, in_place, commutative),
+                      topology);
+            ASSERT_EQ(problem, "")
+                << algorithm.name << " with " << kSize << " ranks on " << topology.num_nodes()
+                << " nodes, count " << count << ", root " << root << (in_place ? ", in place" : "")
+                << (commutative ? ", commutative" : "");
+          }
+        }
+      }
+    }
+  }
+}
+#endif  // ZCOLL_SYMBOLIC_SWEEP
+
 // Every algorithm that makes a Schedule (the node engine's run on the node's segment;
 // collectives_test runs them).
 std::vector<const Algorithm*> Every() {

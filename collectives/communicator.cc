@@ -99,9 +99,14 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
         emulated_numa != 0 ? "CommunicatorOptions::emulated_numa_domains" : "ZCOLL_EMULATE_NUMA",
         " is '", numa_setting, "'; it is a count of NUMA domains per node, 1 or more");
   }
-  // What every rank must see alike (algorithms, chunks, transports, placement).
-  const std::string settings = absl::StrCat(JobWideSettings(), "emulated nodes=", emulated,
-                                            "\nemulated NUMA domains=", numa_setting);
+  // What every rank must see alike (algorithms, chunks, transports, placement, the
+  // tuning table's rules, by hash: its files may have different paths).
+  const absl::StatusOr<std::vector<SelectionRule>>& tuned = TuningFromEnvironment();
+  const std::string settings = absl::StrCat(
+      JobWideSettings(), "emulated nodes=", emulated, "\nemulated NUMA domains=", numa_setting,
+      "\nZCOLL_TUNING's rules=",
+      tuned.ok() ? absl::StrCat(tuned->size(), " with hash ", absl::Hex(TuningFingerprint(*tuned)))
+                 : "(unreadable)");
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
   const RankLocation binding = DiscoverProcessPlacement().value_or(RankLocation{});
   char system_host[256] = {};
@@ -357,6 +362,10 @@ absl::StatusOr<Communicator> Communicator::Create(CommunicatorOptions options) {
     if (!forced.ok()) {
       absl::StrAppend(&problem, problem.empty() ? "" : "; ", forced.status().message());
     }
+  }
+  if (const absl::StatusOr<std::vector<SelectionRule>>& tuned = TuningFromEnvironment();
+      !tuned.ok()) {
+    absl::StrAppend(&problem, problem.empty() ? "" : "; ", tuned.status().message());
   }
   absl::Duration timeout = options.timeout;
   const char* timeout_source = "CommunicatorOptions::timeout";

@@ -1,12 +1,19 @@
 #include "collectives/selection.h"
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iterator>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/config.h"
 #include "core/logging.h"
 
@@ -159,11 +166,36 @@ constexpr SelectionRule kTable[] = {
     {Collective::kExscan, "recursive_doubling"},
 };
 
+// Whether every rank of a call of `collective` passes the same message size
+// (CollectiveArgs::AgreedMessageBytes has one), so a rule may limit it.
+bool HasAgreedMessageSize(Collective collective) {
+  return collective != Collective::kScatterv && collective != Collective::kGatherv &&
+         collective != Collective::kAlltoallv;
+}
+
 }  // namespace
 
 absl::Span<const SelectionRule> SelectionTable() { return kTable; }
 
-const Algorithm& SelectAlgorithm(const SelectionInputs& inputs) {
+bool RuleFits(const SelectionRule& rule, const SelectionInputs& inputs) {
+  // A collective without an agreed size matches only rules without a size limit
+  // (the agreement test holds the table to that).
+  const bool size_fits = inputs.bytes.has_value()
+                             ? *inputs.bytes <= rule.max_bytes && *inputs.bytes >= rule.min_bytes
+                             : rule.max_bytes == kAnySize && rule.min_bytes == 0;
+  return rule.collective == inputs.collective && size_fits && inputs.size >= rule.min_ranks &&
+         inputs.size <= rule.max_ranks && inputs.num_nodes >= rule.min_nodes &&
+         !(rule.not_oversubscribed && inputs.node_oversubscribed);
+}
+
+const Algorithm& SelectAlgorithm(const SelectionInputs& inputs,
+                                 absl::Span<const SelectionRule> tuned) {
+  // Tuned rules are looked up by name: selection runs once per plan, not per call.
+  for (const SelectionRule& rule : tuned) {
+    if (!RuleFits(rule, inputs)) continue;
+    absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(rule.collective, rule.algorithm);
+    if (algorithm.ok() && CheckAlgorithmCanRun(**algorithm, inputs).ok()) return **algorithm;
+  }
   // The rules' algorithms, looked up once (a call should not compare names).
   static const std::vector<const Algorithm*> resolved = [] {
     std::vector<const Algorithm*> algorithms;
@@ -175,21 +207,119 @@ const Algorithm& SelectAlgorithm(const SelectionInputs& inputs) {
     return algorithms;
   }();
   for (size_t i = 0; i < std::size(kTable); ++i) {
-    const SelectionRule& rule = kTable[i];
-    // A collective without an agreed size matches only rules without a size limit
-    // (the agreement test holds the table to that).
-    const bool size_fits = inputs.bytes.has_value()
-                               ? *inputs.bytes <= rule.max_bytes && *inputs.bytes >= rule.min_bytes
-                               : rule.max_bytes == kAnySize && rule.min_bytes == 0;
-    if (rule.collective != inputs.collective || !size_fits || inputs.size < rule.min_ranks ||
-        inputs.size > rule.max_ranks || inputs.num_nodes < rule.min_nodes ||
-        (rule.not_oversubscribed && inputs.node_oversubscribed)) {
-      continue;
+    if (RuleFits(kTable[i], inputs) && CheckAlgorithmCanRun(*resolved[i], inputs).ok()) {
+      return *resolved[i];
     }
-    if (CheckAlgorithmCanRun(*resolved[i], inputs).ok()) return *resolved[i];
   }
   ZCOLL_CHECK(false) << "the selection table has no rule for " << CollectiveName(inputs.collective);
   return AllAlgorithms().front();
+}
+
+const Algorithm& SelectAlgorithm(const SelectionInputs& inputs) {
+  const absl::StatusOr<std::vector<SelectionRule>>& tuned = TuningFromEnvironment();
+  return SelectAlgorithm(
+      inputs, tuned.ok() ? absl::MakeConstSpan(*tuned) : absl::Span<const SelectionRule>());
+}
+
+absl::StatusOr<std::vector<SelectionRule>> ParseTuningTable(absl::string_view text,
+                                                            absl::string_view origin) {
+  std::vector<SelectionRule> rules;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    const auto refuse = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          origin, " line ", line_number, " ('", absl::StripAsciiWhitespace(line), "'): ", why));
+    };
+    if (const size_t comment = line.find('#'); comment != absl::string_view::npos) {
+      line = line.substr(0, comment);
+    }
+    const std::vector<absl::string_view> words =
+        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+    if (words.empty()) continue;
+    if (words.size() < 2) return refuse("a rule is COLLECTIVE ALGORITHM [limits]");
+    absl::StatusOr<Collective> collective = ParseCollective(words[0]);
+    if (!collective.ok()) return refuse(collective.status().message());
+    absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(*collective, words[1]);
+    if (!algorithm.ok()) return refuse(algorithm.status().message());
+    SelectionRule rule{*collective, (*algorithm)->name};
+    for (size_t i = 2; i < words.size(); ++i) {
+      if (words[i] == "not_oversubscribed") {
+        rule.not_oversubscribed = true;
+        continue;
+      }
+      const std::pair<absl::string_view, absl::string_view> key_value =
+          absl::StrSplit(words[i], absl::MaxSplits('=', 1));
+      const auto& [key, value] = key_value;
+      uint64_t number = 0;
+      const bool is_number = absl::SimpleAtoi(value, &number);
+      if (key == "min_bytes" || key == "max_bytes") {
+        if (!is_number) return refuse(absl::StrCat(key, " is a number of bytes"));
+        (key == "min_bytes" ? rule.min_bytes : rule.max_bytes) = number;
+      } else if (key == "min_ranks" || key == "max_ranks" || key == "min_nodes") {
+        if (!is_number || number < 1 || number > uint64_t{kAnyRanks}) {
+          return refuse(absl::StrCat(key, " is a count from 1 to ", kAnyRanks));
+        }
+        (key == "min_ranks"   ? rule.min_ranks
+         : key == "max_ranks" ? rule.max_ranks
+                              : rule.min_nodes) = static_cast<int>(number);
+      } else {
+        return refuse(absl::StrCat(
+            "unknown limit '", words[i],
+            "' (min_bytes=, max_bytes=, min_ranks=, max_ranks=, min_nodes=, not_oversubscribed)"));
+      }
+    }
+    if (rule.min_bytes > rule.max_bytes || rule.min_ranks > rule.max_ranks) {
+      return refuse("its range is empty (a minimum above its maximum)");
+    }
+    if (!HasAgreedMessageSize(rule.collective) &&
+        (rule.min_bytes != 0 || rule.max_bytes != kAnySize)) {
+      return refuse(absl::StrCat(CollectiveName(rule.collective),
+                                 " has no size every rank agrees on, so a rule for it cannot "
+                                 "limit the size"));
+    }
+    rules.push_back(rule);
+  }
+  return rules;
+}
+
+std::string FormatTuningRule(const SelectionRule& rule) {
+  std::string line = absl::StrCat(CollectiveName(rule.collective), " ", rule.algorithm);
+  if (rule.min_bytes != 0) absl::StrAppend(&line, " min_bytes=", rule.min_bytes);
+  if (rule.max_bytes != kAnySize) absl::StrAppend(&line, " max_bytes=", rule.max_bytes);
+  if (rule.min_ranks != 1) absl::StrAppend(&line, " min_ranks=", rule.min_ranks);
+  if (rule.max_ranks != kAnyRanks) absl::StrAppend(&line, " max_ranks=", rule.max_ranks);
+  if (rule.min_nodes != 1) absl::StrAppend(&line, " min_nodes=", rule.min_nodes);
+  if (rule.not_oversubscribed) absl::StrAppend(&line, " not_oversubscribed");
+  return line;
+}
+
+uint64_t TuningFingerprint(absl::Span<const SelectionRule> rules) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const SelectionRule& rule : rules) {
+    for (const char c : FormatTuningRule(rule) + "\n") {
+      hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    }
+  }
+  return hash;
+}
+
+const absl::StatusOr<std::vector<SelectionRule>>& TuningFromEnvironment() {
+  static const absl::StatusOr<std::vector<SelectionRule>>* const tuned =
+      new absl::StatusOr<std::vector<SelectionRule>>(
+          []() -> absl::StatusOr<std::vector<SelectionRule>> {
+            const std::string path = EnvironmentValue("ZCOLL_TUNING");
+            if (path.empty()) return std::vector<SelectionRule>();
+            std::ifstream file(path);
+            std::stringstream text;
+            text << file.rdbuf();
+            if (!file) {
+              return absl::NotFoundError(
+                  absl::StrCat("ZCOLL_TUNING: cannot read '", path, "': ", std::strerror(errno)));
+            }
+            return ParseTuningTable(text.str(), absl::StrCat("ZCOLL_TUNING file ", path));
+          }());
+  return *tuned;
 }
 
 const absl::StatusOr<const Algorithm*>& AlgorithmFromEnvironment(Collective collective) {

@@ -13,6 +13,8 @@
 
 #include <cstddef>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -42,8 +44,37 @@ struct SelectionRule {
 
 absl::Span<const SelectionRule> SelectionTable();
 
-// The table's choice for a call.
+// Whether `rule`'s limits contain the call (not whether its algorithm can run it).
+bool RuleFits(const SelectionRule& rule, const SelectionInputs& inputs);
+
+// The choice for a call: the first fitting rule of `tuned` whose algorithm can run the
+// call, else the table's.
+const Algorithm& SelectAlgorithm(const SelectionInputs& inputs,
+                                 absl::Span<const SelectionRule> tuned);
+// With ZCOLL_TUNING's rules (none when it is unset or cannot be read).
 const Algorithm& SelectAlgorithm(const SelectionInputs& inputs);
+
+// A tuning table: rules tried before the built-in table's (ZCOLL_TUNING=FILE; zcoll_sim
+// --table derives one from a machine profile). One rule a line, '#' to the end of a line
+// a comment:
+//   COLLECTIVE ALGORITHM [min_bytes=N] [max_bytes=N] [min_ranks=N] [max_ranks=N]
+//                        [min_nodes=N] [not_oversubscribed]
+// e.g. "allreduce rabenseifner min_bytes=65537 min_ranks=128 min_nodes=2". The rules'
+// algorithm names point at the algorithms' own (static) names. InvalidArgument naming
+// `origin` and the line for an unknown collective, algorithm or key, a bad number, an
+// empty range, or a size limit on a collective without an agreed size.
+absl::StatusOr<std::vector<SelectionRule>> ParseTuningTable(absl::string_view text,
+                                                            absl::string_view origin);
+// One rule as ParseTuningTable reads it back.
+std::string FormatTuningRule(const SelectionRule& rule);
+
+// A hash of `rules` that is the same in every process (FNV-1a of their formatted
+// lines), for ranks to check that they read the same table.
+uint64_t TuningFingerprint(absl::Span<const SelectionRule> rules);
+
+// ZCOLL_TUNING's rules, read once per process: empty when it is unset; an error
+// naming the variable and the file when the file cannot be read or parsed.
+const absl::StatusOr<std::vector<SelectionRule>>& TuningFromEnvironment();
 
 // ZCOLL_ALGO_<COLL> for `collective`, read once per process: null when unset;
 // NotFound (naming the variable) for a name the collective does not have.

@@ -165,6 +165,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "call gives its own limit: seconds (120, 0.5) or with a unit (10s, 500ms, 2m); past "
      "it the operation fails with DeadlineExceeded naming this limit.",
      false, Form::kDuration},
+    {"ZCOLL_TUNING", "",
+     "A tuning table file whose rules are tried before the built-in selection table's "
+     "(zcoll_sim --table derives one from a machine profile); the files may differ in "
+     "path but every rank must read the same rules (Create compares them); unset: the "
+     "built-in table alone.",
+     false, Form::kText},
     {"ZCOLL_WAIT_SPIN_US", "20",
      "Microseconds a blocking wait polls before it starts yielding the core (0 when the "
      "job's ranks on this machine outnumber its cores, and then a wait also yields every "

@@ -131,6 +131,22 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       continue;
     }
     const absl::Time generate_start = absl::Now();
+    // Five ranks' schedules first: when even the fewest steps among them, times the
+    // ranks, pass the budget, the whole would (give or take), and generating it all
+    // to find out costs as much as simulating.
+    uint64_t fewest = UINT64_MAX;
+    for (const int r : {0, call.ranks / 4, call.ranks / 2, call.ranks / 4 * 3, call.ranks - 1}) {
+      fewest = std::min<uint64_t>(fewest, algorithm.generate(args, topology, r).steps().size());
+    }
+    if (fewest * static_cast<uint64_t>(call.ranks) > options.max_steps) {
+      prediction.skipped = absl::StrCat(
+          "not simulated: its schedules would hold about ", fewest * uint64_t(call.ranks),
+          " steps (the fewest of 5 sampled ranks' times the ranks), past the budget of ",
+          options.max_steps, " (--max-steps)");
+      prediction.generate_seconds = SecondsSince(generate_start);
+      predictions.push_back(std::move(prediction));
+      continue;
+    }
     TimedSchedules timed;
     uint64_t steps = 0;
     for (int r = 0; r < call.ranks; ++r) {
@@ -214,6 +230,63 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
       std::max(nic / (network.bytes_per_usec * profile.bisection), port / node.bytes_per_usec);
   return bandwidth_usec + CeilLog2(topology.num_nodes()) * network.latency_usec +
          CeilLog2(static_cast<int>(q)) * node.latency_usec;
+}
+
+absl::StatusOr<std::vector<SelectionRule>> DeriveTuningRules(
+    Collective collective, const std::vector<SweepWinner>& winners, int min_nodes) {
+  std::vector<int> rank_counts;
+  std::vector<size_t> sizes;
+  for (const SweepWinner& point : winners) {
+    rank_counts.push_back(point.ranks);
+    sizes.push_back(point.bytes);
+  }
+  std::sort(rank_counts.begin(), rank_counts.end());
+  rank_counts.erase(std::unique(rank_counts.begin(), rank_counts.end()), rank_counts.end());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<SelectionRule> rules;
+  // The previous band's rules, reached up to this band when this one's are the same.
+  size_t previous_begin = 0;
+  for (size_t band = 0; band < rank_counts.size(); ++band) {
+    // This band's winner at each size ("" where none, or no point).
+    std::vector<absl::string_view> winner(sizes.size());
+    for (const SweepWinner& point : winners) {
+      if (point.ranks != rank_counts[band] || point.algorithm.empty()) continue;
+      absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(collective, point.algorithm);
+      if (!algorithm.ok()) return algorithm.status();
+      const size_t at = std::lower_bound(sizes.begin(), sizes.end(), point.bytes) - sizes.begin();
+      winner[at] = (*algorithm)->name;
+    }
+    std::vector<SelectionRule> band_rules;
+    for (size_t first = 0; first < sizes.size();) {
+      size_t last = first;
+      while (last + 1 < sizes.size() && winner[last + 1] == winner[first]) ++last;
+      if (!winner[first].empty()) {
+        SelectionRule rule{collective, winner[first]};
+        rule.min_bytes = first == 0 ? 0 : sizes[first - 1] + 1;
+        if (last + 1 < sizes.size()) rule.max_bytes = sizes[last];
+        rule.min_ranks = rank_counts[band];
+        if (band + 1 < rank_counts.size()) rule.max_ranks = rank_counts[band + 1] - 1;
+        rule.min_nodes = min_nodes;
+        band_rules.push_back(rule);
+      }
+      first = last + 1;
+    }
+    const auto same_sizes = [](const SelectionRule& a, const SelectionRule& b) {
+      return a.algorithm == b.algorithm && a.min_bytes == b.min_bytes && a.max_bytes == b.max_bytes;
+    };
+    if (band > 0 && rules.size() - previous_begin == band_rules.size() &&
+        std::equal(band_rules.begin(), band_rules.end(), rules.begin() + previous_begin,
+                   same_sizes)) {
+      for (size_t i = previous_begin; i < rules.size(); ++i) {
+        rules[i].max_ranks = band_rules.front().max_ranks;
+      }
+      continue;
+    }
+    previous_begin = rules.size();
+    rules.insert(rules.end(), band_rules.begin(), band_rules.end());
+  }
+  return rules;
 }
 
 }  // namespace zcoll::sim

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "collectives/algorithms.h"
+#include "collectives/selection.h"
 #include "core/topology.h"
 #include "sim/machine_profile.h"
 
@@ -87,6 +88,25 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
 // allreduce on one rank per node this is 2(p-1)/p * n/B + log2(p) * L.
 double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
                       const Topology& topology);
+
+// The fastest simulated algorithm at one point of a sweep (empty: none was simulated
+// there).
+struct SweepWinner {
+  int ranks = 2;
+  size_t bytes = 0;
+  std::string algorithm;
+};
+
+// Tuning-table rules (collectives/selection.h) that pick each point's winner of a
+// sweep of `collective` over rank counts and sizes: for each rank count up to the
+// next one's (the last: any more), the sizes in runs of one winner, each run reaching
+// from above the previous point's size up to its last point's (the last run: any
+// larger). A point without a winner is left to the built-in table. Rank counts whose
+// rules would be the same share them (one rule reaching over both). Every rule needs
+// at least `min_nodes` nodes. InvalidArgument for an algorithm the collective does
+// not have.
+absl::StatusOr<std::vector<SelectionRule>> DeriveTuningRules(
+    Collective collective, const std::vector<SweepWinner>& winners, int min_nodes);
 
 }  // namespace zcoll::sim
 

@@ -161,6 +161,14 @@ void PrintAlgorithms() {
     }
     absl::PrintF("  %-21s %s\n", CollectiveName(collective), absl::StrJoin(names, ", "));
   }
+  const absl::StatusOr<std::vector<SelectionRule>>& tuned = TuningFromEnvironment();
+  if (!tuned.ok()) {
+    absl::PrintF("\nTuning table: %s\n", tuned.status().message());
+  } else if (!tuned->empty()) {
+    absl::PrintF("\nTuning table (ZCOLL_TUNING=%s), tried before the selection table:\n",
+                 EnvironmentValue("ZCOLL_TUNING"));
+    for (const SelectionRule& rule : *tuned) absl::PrintF("  %s\n", FormatTuningRule(rule));
+  }
   absl::PrintF("\nSelection table (the first rule that fits the call wins):\n");
   for (const SelectionRule& rule : SelectionTable()) {
     std::vector<std::string> limits;

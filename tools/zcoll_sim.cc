@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "collectives/selection.h"
 #include "core/version.h"
 #include "sim/collective_model.h"
 #include "sim/machine_profile.h"
@@ -31,7 +32,7 @@ constexpr char kUsage[] =
     "usage: zcoll_sim [--coll=NAME[,NAME...]] [--ranks=N[,N...]] [--min=BYTES] [--max=BYTES]\n"
     "                 [--factor=F] [--profile=NAME|FILE] [--algo=NAME] [--noncommutative]\n"
     "                 [--format=table|csv|json] [--plot=FILE.png] [--max-steps=N]\n"
-    "                 [--print-profile=NAME] [--verbose] [--version]\n"
+    "                 [--print-profile=NAME] [--table] [--verbose] [--version]\n"
     "Predicts each algorithm's time for every size from --min to --max (multiplying by\n"
     "--factor, default 4) and rank count, on the machine of --profile (default\n"
     "'infiniband': 64-rank nodes on HDR InfiniBand; --print-profile shows one). Rows:\n"
@@ -41,7 +42,10 @@ constexpr char kUsage[] =
     "CSV). Bytes as zcoll_bench counts them (the vector; scatter, gather, allgather,\n"
     "alltoall: one rank's block). --plot draws time against bytes, one line per\n"
     "algorithm and one panel per collective and rank count (gnuplot). --verbose: each\n"
-    "simulation's steps, memory and seconds on stderr.\n"
+    "simulation's steps, memory and seconds on stderr. --table prints instead a tuning\n"
+    "table (for ZCOLL_TUNING=FILE): rules that pick each rank count's and size's fastest\n"
+    "simulated algorithm, for rank counts that span nodes, with each point's times as\n"
+    "comments.\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter bcast gather\n"
     "allgather alltoall barrier scan exscan\n";
 
@@ -58,12 +62,13 @@ struct Options {
   std::string plot;
   uint64_t max_steps = PredictOptions().max_steps;
   bool verbose = false;
+  bool table = false;
 };
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
-    const CommandLineOption option =
-        NextOption(argc, argv, i, {"--help", "--version", "--noncommutative", "--verbose"});
+    const CommandLineOption option = NextOption(
+        argc, argv, i, {"--help", "--version", "--noncommutative", "--verbose", "--table"});
     const std::string& argument = option.name;
     const std::string& value = option.value;
     auto number = [&](auto& out, auto minimum) {
@@ -117,6 +122,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       options.algorithm = value;
     } else if (argument == "--verbose") {
       options.verbose = true;
+    } else if (argument == "--table") {
+      options.table = true;
     } else if (argument == "--noncommutative") {
       options.commutative = false;
     } else if (argument == "--format") {
@@ -153,6 +160,10 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       return false;
     }
   }
+  if (options.table && !options.algorithm.empty()) {
+    error = "--table chooses among every algorithm; it takes no --algo";
+    return false;
+  }
   if (options.min_bytes > options.max_bytes) {
     error =
         absl::StrCat("--min (", options.min_bytes, ") is above --max (", options.max_bytes, ")");
@@ -177,6 +188,104 @@ long PeakResidentMegabytes() {
   return usage.ru_maxrss / 1024;
 }
 
+PredictionCase CallOf(const Options& options, Collective collective, int ranks, size_t bytes) {
+  PredictionCase call;
+  call.collective = collective;
+  call.ranks = ranks;
+  call.bytes = bytes;
+  call.commutative = options.commutative;
+  return call;
+}
+
+// Whether every rank's block of `bytes` would be empty (nothing to predict).
+bool EmptyBlocks(Collective collective, size_t bytes, int ranks, size_t element_bytes) {
+  return (collective == Collective::kReduceScatterBlock ||
+          collective == Collective::kReduceScatter) &&
+         bytes / element_bytes < static_cast<size_t>(ranks);
+}
+
+// --table: the fastest simulated algorithm of every point of the sweep, as tuning rules.
+int RunTable(const Options& options, const MachineProfile& profile) {
+  PredictOptions predict;
+  predict.max_steps = options.max_steps;
+  std::vector<std::string> ranks_text;
+  for (const int ranks : options.ranks) ranks_text.push_back(absl::StrCat(ranks));
+  std::printf(
+      "# zcoll tuning table (ZCOLL_TUNING=FILE), derived by zcoll_sim %s --table from the\n"
+      "# machine profile '%s' (%d ranks a node): at each rank count (%s) and size\n"
+      "# (%zu to %zu bytes, x%zu) the fastest simulated algorithm%s. Rules need 2 nodes or\n"
+      "# more: within a node the built-in table's node engine, which is not simulated, runs;\n"
+      "# so do the points where the built-in table picks an algorithm that is not.\n",
+      std::string(kVersion).c_str(), profile.name.c_str(), profile.ranks_per_node,
+      absl::StrJoin(ranks_text, ",").c_str(), options.min_bytes, options.max_bytes, options.factor,
+      options.commutative ? "" : " for a non-commutative op");
+  for (const Collective collective : options.colls) {
+    const std::string coll(CollectiveName(collective));
+    std::vector<SweepWinner> winners;
+    for (const int ranks : options.ranks) {
+      if (ranks <= profile.ranks_per_node) {
+        std::printf("# %s on %d ranks: one node; left to the built-in table\n", coll.c_str(),
+                    ranks);
+        continue;
+      }
+      absl::StatusOr<Topology> topology = SimulatedTopology(profile, ranks);
+      if (!topology.ok()) {
+        std::fprintf(stderr, "zcoll_sim: %s\n", std::string(topology.status().message()).c_str());
+        return 2;
+      }
+      for (const size_t bytes : Sizes(options, collective)) {
+        const PredictionCase call = CallOf(options, collective, ranks, bytes);
+        if (EmptyBlocks(collective, bytes, ranks, call.element_bytes)) continue;
+        absl::StatusOr<std::vector<Prediction>> predictions =
+            PredictAlgorithms(call, profile, *topology, predict);
+        if (!predictions.ok()) {
+          std::fprintf(stderr, "zcoll_sim: %s\n",
+                       std::string(predictions.status().message()).c_str());
+          return 2;
+        }
+        const double bound = LowerBoundUsec(call, profile, *topology);
+        const Prediction* best = nullptr;
+        std::vector<std::string> times;
+        const Prediction* unsimulated_choice = nullptr;
+        for (const Prediction& p : *predictions) {
+          if (p.chosen && !p.usec.has_value()) unsimulated_choice = &p;
+          if (!p.usec.has_value()) continue;
+          times.push_back(absl::StrFormat("%s %.2f%s", p.algorithm, *p.usec, p.chosen ? "*" : ""));
+          if (best == nullptr || *p.usec < *best->usec) best = &p;
+        }
+        // Where the built-in choice is not simulated (node_levels), nothing shows that
+        // another is faster: the point is left to the built-in table.
+        winners.push_back(SweepWinner{
+            ranks, bytes, best != nullptr && unsimulated_choice == nullptr ? best->algorithm : ""});
+        if (unsimulated_choice != nullptr) {
+          std::printf(
+              "# %s %d ranks %zu bytes: left to the built-in table, whose %s is not "
+              "simulated (%s)\n",
+              coll.c_str(), ranks, bytes, unsimulated_choice->algorithm.c_str(),
+              absl::StrJoin(times, ", ").c_str());
+        } else if (best == nullptr) {
+          std::printf("# %s %d ranks %zu bytes: none simulated\n", coll.c_str(), ranks, bytes);
+        } else {
+          std::printf("# %s %d ranks %zu bytes: %s, %.2fx the bound %.2f us (%s)\n", coll.c_str(),
+                      ranks, bytes, best->algorithm.c_str(), *best->usec / bound, bound,
+                      absl::StrJoin(times, ", ").c_str());
+        }
+        std::fflush(stdout);
+      }
+    }
+    absl::StatusOr<std::vector<SelectionRule>> rules =
+        DeriveTuningRules(collective, winners, /*min_nodes=*/2);
+    if (!rules.ok()) {
+      std::fprintf(stderr, "zcoll_sim: %s\n", std::string(rules.status().message()).c_str());
+      return 2;
+    }
+    for (const SelectionRule& rule : *rules) std::printf("%s\n", FormatTuningRule(rule).c_str());
+  }
+  std::printf("# (us: predicted microseconds; *: the built-in table's choice)\n");
+  std::fprintf(stderr, "zcoll_sim: peak resident memory %ld MiB\n", PeakResidentMegabytes());
+  return 0;
+}
+
 int Run(const Options& options) {
   absl::StatusOr<MachineProfile> profile = LoadMachineProfile(options.profile);
   if (!profile.ok()) {
@@ -184,6 +293,13 @@ int Run(const Options& options) {
                  std::string(profile.status().message()).c_str());
     return 2;
   }
+  // The choices marked are those of the table a communicator here would use.
+  if (const absl::StatusOr<std::vector<SelectionRule>>& tuned = TuningFromEnvironment();
+      !tuned.ok()) {
+    std::fprintf(stderr, "zcoll_sim: %s\n", std::string(tuned.status().message()).c_str());
+    return 2;
+  }
+  if (options.table) return RunTable(options, *profile);
   PredictOptions predict;
   predict.max_steps = options.max_steps;
   predict.algorithm = options.algorithm;
@@ -206,14 +322,8 @@ int Run(const Options& options) {
     }
     for (const Collective collective : options.colls) {
       for (const size_t bytes : Sizes(options, collective)) {
-        PredictionCase call;
-        call.collective = collective;
-        call.ranks = ranks;
-        call.bytes = bytes;
-        call.commutative = options.commutative;
-        if ((collective == Collective::kReduceScatterBlock ||
-             collective == Collective::kReduceScatter) &&
-            bytes / call.element_bytes < static_cast<size_t>(ranks)) {
+        const PredictionCase call = CallOf(options, collective, ranks, bytes);
+        if (EmptyBlocks(collective, bytes, ranks, call.element_bytes)) {
           // Every rank's block would be empty: nothing to predict.
           const std::string note = absl::StrFormat(
               "%s on %d ranks: %zu bytes are less than one %zu-byte element a rank; skipped",

@@ -34,7 +34,6 @@ again=$("$sim" --coll=allreduce,bcast,reduce,reduce_scatter_block --ranks=16,128
 [ "$(cut -d, -f1-8 <<<"$csv")" = "$(cut -d, -f1-8 <<<"$again")" ] || fail "not deterministic"
 # A printed profile read back from a file gives the same figures.
 profile=$(mktemp)
-trap 'rm -f "$profile"' EXIT
 "$sim" --print-profile=infiniband > "$profile"
 grep -q '^network.bytes_per_usec = 24000' "$profile" || fail "the profile's text"
 from_file=$("$sim" --coll=allreduce,bcast,reduce,reduce_scatter_block --ranks=16,128 --min=8 \
@@ -57,6 +56,31 @@ grep -q '^# reduce_scatter_block,16,4096,recursive_halving: not simulated: it co
   <<<"$noncommutative" || fail "a commutative-only algorithm with a non-commutative op"
 table=$("$sim" --coll=bcast --ranks=256 --min=1048576 --max=1048576 2>/dev/null)
 grep -q '<- chosen' <<<"$table" || fail "the table marks no choice"
+# --table: rules for the points' winners, which ZCOLL_TUNING then makes the choice.
+tuning=$(mktemp)
+trap 'rm -f "$profile" "$tuning"' EXIT
+"$sim" --table --coll=bcast --ranks=64,128 --min=4096 --max=2097152 --factor=8 \
+  > "$tuning" 2>/dev/null
+cat "$tuning"
+grep -q '^# bcast on 64 ranks: one node; left to the built-in table' "$tuning" \
+  || fail "--table does not leave one node to the built-in table"
+grep -q '^# bcast 128 ranks 4096 bytes: left to the built-in table, whose node_levels' \
+  "$tuning" || fail "--table overrides an algorithm it did not simulate"
+winner=$(grep '^# bcast 128 ranks 2097152 bytes: ' "$tuning" | sed 's/.*bytes: \([a-z_]*\),.*/\1/')
+[ -n "$winner" ] || fail "--table has no 2 MiB point"
+grep -q "^bcast $winner min_bytes=[0-9]* min_ranks=128 min_nodes=2\$" "$tuning" \
+  || fail "no rule for the 2 MiB winner $winner"
+builtin=$("$sim" --coll=bcast --ranks=128 --min=2097152 --max=2097152 --format=csv 2>/dev/null \
+  | awk -F, '$7 == 1 { print $4 }')
+tuned=$(ZCOLL_TUNING="$tuning" "$sim" --coll=bcast --ranks=128 --min=2097152 --max=2097152 \
+  --format=csv 2>/dev/null | awk -F, '$7 == 1 { print $4 }')
+echo "2 MiB bcast on 128 ranks: built-in table $builtin, tuned $tuned"
+[ "$tuned" = "$winner" ] || fail "ZCOLL_TUNING's table chose $tuned, not $winner"
+# The step budget, estimated before generating everything.
+budget=$("$sim" --coll=allreduce --ranks=128 --min=2097152 --max=2097152 --max-steps=1000 \
+  --format=csv 2>/dev/null)
+grep -q 'would hold about [0-9]* steps .*past the budget of 1000' <<<"$budget" \
+  || fail "the step budget's estimate"
 # Refusals.
 expect_error() {  # expect_error TEXT ARGS...: exits 2 and says TEXT
   local text=$1 output status=0
@@ -77,4 +101,8 @@ expect_error "unknown option --bogus" --bogus
 printf 'ranks_per_node = 4\nnuma.latency_usec = 1\n' > "$profile"
 expect_error "missing numa.bytes_per_usec" --profile="$profile"
 expect_error "no algorithm" --coll=bcast --algo=nope --ranks=4
+expect_error "--table chooses among every algorithm" --table --algo=binomial
+echo "bcast fastest" > "$tuning"
+ZCOLL_TUNING="$tuning" expect_error "ZCOLL_TUNING file $tuning line 1 ('bcast fastest')" \
+  --coll=bcast --ranks=4
 echo "zcoll_sim: all checks passed"
