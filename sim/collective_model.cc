@@ -41,16 +41,28 @@ bool CanPredict(Collective collective) {
   }
 }
 
-absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks) {
+absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks, int nodes) {
   if (ranks < 1) {
     return absl::InvalidArgumentError(absl::StrCat("ranks is ", ranks, "; it must be 1 or more"));
   }
+  if (nodes < 0 || nodes > ranks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("nodes is ", nodes, "; it must be from 1 to the ", ranks, " ranks (or 0)"));
+  }
   std::vector<RankLocation> locations(static_cast<size_t>(ranks));
-  const int per_node = profile.ranks_per_node;
+  // Each rank's node, and its place among that node's ranks and their number.
+  std::vector<int> node_of(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    const int node = r / per_node, local = r % per_node;
-    const int domain = static_cast<int>(int64_t{local} * profile.numa_per_node / per_node);
-    locations[static_cast<size_t>(r)] = RankLocation{node, domain, domain};
+    node_of[r] =
+        nodes == 0 ? r / profile.ranks_per_node : static_cast<int>(int64_t{r} * nodes / ranks);
+  }
+  for (int r = 0, first = 0; r < ranks; ++r) {
+    if (r > 0 && node_of[r] != node_of[r - 1]) first = r;
+    int last = r;
+    while (last + 1 < ranks && node_of[last + 1] == node_of[r]) ++last;
+    const int64_t local = r - first, per_node = last - first + 1;
+    const int domain = static_cast<int>(local * profile.numa_per_node / per_node);
+    locations[static_cast<size_t>(r)] = RankLocation{node_of[r], domain, domain};
   }
   return Topology::Create(std::move(locations));
 }

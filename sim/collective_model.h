@@ -40,8 +40,10 @@ struct PredictionCase {
 bool CanPredict(Collective collective);
 
 // `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in
-// blocks (the last node takes what is left), each node's NUMA domains in blocks.
-absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks);
+// blocks (the last node takes what is left), each node's NUMA domains in blocks. With
+// `nodes` (not 0), on that many nodes instead, as zcoll_run --nodes places them (rank
+// r on node r*nodes/ranks), whatever ranks_per_node says.
+absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks, int nodes = 0);
 
 // The arguments every rank of `call` passes (not in place, root 0).
 CollectiveArgs ArgsFor(const PredictionCase& call);

@@ -218,14 +218,15 @@ class Simulation {
     double* out;
     double* in;
     double bandwidth = cost.bytes_per_usec;
+    // A half-duplex port has one timeline for both directions: its out one.
     if (link == LinkClass::kNetwork) {
       out = &nic_out_free_[topology_.node_of(sender)];
-      in = &nic_in_free_[topology_.node_of(receiver)];
+      in = &(cost.half_duplex ? nic_out_free_ : nic_in_free_)[topology_.node_of(receiver)];
       bandwidth *= profile_.bisection;
       result_.network_bytes += s.bytes;
     } else {
       out = &port_out_free_[sender];
-      in = &port_in_free_[receiver];
+      in = &(cost.half_duplex ? port_out_free_ : port_in_free_)[receiver];
     }
     ++result_.transfers;
     const double duration = static_cast<double>(s.bytes) / bandwidth;

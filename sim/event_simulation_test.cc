@@ -72,6 +72,26 @@ TEST(EventSimulationTest, LinkClassesTakeTheirOwnCosts) {
   EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), one_domain, profile), 4.0);
 }
 
+TEST(EventSimulationTest, AHalfDuplexLinkCarriesAnExchangeOneWayAtATime) {
+  // Both ranks send 1000 eager bytes to each other at once.
+  std::vector<Schedule> schedules = {Schedule(0, 2, 1000, 1000), Schedule(1, 2, 1000, 1000)};
+  for (int r = 0; r < 2; ++r) {
+    schedules[r].Send(1 - r, 0, Slice{BufferId::Send(), 0, 1000});
+    schedules[r].Recv(1 - r, 0, Slice{BufferId::Recv(), 0, 1000});
+  }
+  MachineProfile profile = RoundProfile(4096);
+  // Full duplex: both ways at once, 0.5 + 2 + 10 + 0.5 = 13.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(2), profile), 13.0);
+  // Half duplex, across nodes: rank 1's data leaves once rank 0's is in, at 12.5, and is
+  // in at 12.5 + 2 + 10 = 24.5, its overhead paid at 25.
+  profile.links[static_cast<int>(LinkClass::kNetwork)].half_duplex = true;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(2), profile), 25.0);
+  // And within a node, through the ranks' own ports.
+  const Topology one_node = *Topology::Create({{0, 0, 0}, {0, 0, 0}});
+  profile.links[static_cast<int>(LinkClass::kNuma)].half_duplex = true;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, one_node, profile), 25.0);
+}
+
 TEST(EventSimulationTest, ABinomialBcastOfFourRanks) {
   // zcoll's own generator, one 1000-byte chunk from rank 0 on 4 nodes.
   absl::StatusOr<const Algorithm*> binomial = FindAlgorithm(Collective::kBcast, "binomial");

@@ -185,9 +185,12 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
       } else if (field == "overhead_usec") {
         status = check(false);
         cost.overhead_usec = number;
+      } else if (field == "half_duplex") {
+        if (number != 0 && number != 1) status = refuse(absl::StrCat(key, " is 0 or 1"));
+        cost.half_duplex = number == 1;
       } else {
         status = refuse(absl::StrCat("unknown key ", key, " (a link has latency_usec, ",
-                                     "bytes_per_usec and overhead_usec)"));
+                                     "bytes_per_usec, overhead_usec and half_duplex)"));
       }
     } else {
       status = refuse(absl::StrCat("unknown key ", key));
@@ -228,6 +231,7 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
     absl::StrAppendFormat(&text, "%s.latency_usec = %.10g\n", link, cost.latency_usec);
     absl::StrAppendFormat(&text, "%s.bytes_per_usec = %.10g\n", link, cost.bytes_per_usec);
     absl::StrAppendFormat(&text, "%s.overhead_usec = %.10g\n", link, cost.overhead_usec);
+    if (cost.half_duplex) absl::StrAppendFormat(&text, "%s.half_duplex = 1\n", link);
   }
   absl::StrAppendFormat(&text, "bisection = %.10g\n", profile.bisection);
   absl::StrAppend(&text, "eager_bytes = ", profile.eager_bytes, "\n");

@@ -38,6 +38,11 @@ struct LinkCost {
   double bytes_per_usec = 1;
   // CPU time a transfer costs each side.
   double overhead_usec = 0;
+  // Whether a port (NIC) carries one direction at a time: a transfer then holds the
+  // sender's and the receiver's one timeline, so an exchange takes twice a one-way
+  // transfer (links whose bytes a CPU copies, as TCP over loopback; InfiniBand is
+  // full duplex).
+  bool half_duplex = false;
 };
 
 struct MachineProfile {

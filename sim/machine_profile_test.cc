@@ -20,6 +20,7 @@ node.overhead_usec = 0.25
 network.latency_usec = 2
 network.bytes_per_usec = 100
 network.overhead_usec = 0.5
+network.half_duplex = 1
 bisection = 0.5
 eager_bytes = 4096
 reduce_bytes_per_usec = 300
@@ -37,6 +38,8 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->link(LinkClass::kNode).bytes_per_usec, 500);
   EXPECT_EQ(profile->link(LinkClass::kNode).overhead_usec, 0.25);
   EXPECT_EQ(profile->link(LinkClass::kNetwork).latency_usec, 2);
+  EXPECT_TRUE(profile->link(LinkClass::kNetwork).half_duplex);
+  EXPECT_FALSE(profile->link(LinkClass::kNode).half_duplex);
   EXPECT_EQ(profile->bisection, 0.5);
   EXPECT_EQ(profile->eager_bytes, 4096u);
   EXPECT_EQ(profile->reduce_bytes_per_usec, 300);
@@ -69,7 +72,9 @@ std::string ErrorFor(const std::string& line, const std::string& replacement) {
 
 TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
   EXPECT_EQ(ErrorFor("bisection = 0.5", "bisection 0.5"),
-            "bad.profile line 13: expected key = value ('bisection 0.5')");
+            "bad.profile line 14: expected key = value ('bisection 0.5')");
+  EXPECT_THAT(ErrorFor("network.half_duplex = 1", "network.half_duplex = 2"),
+              HasSubstr("line 13: network.half_duplex is 0 or 1"));
   EXPECT_THAT(ErrorFor("network.latency_usec = 2", "network.latency_usec = fast"),
               HasSubstr("line 10: network.latency_usec needs a number, got 'fast'"));
   EXPECT_THAT(ErrorFor("network.bytes_per_usec = 100", "network.bytes_per_usec = 0"),
@@ -91,7 +96,7 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
   EXPECT_THAT(ErrorFor("network.bytes_per_usec = 100", "network.bytes_per_usec = nan"),
               HasSubstr("needs a number"));
   EXPECT_EQ(ErrorFor("eager_bytes = 4096", "eager_bytes = 4096\neager_bytes = 8192"),
-            "bad.profile line 15: eager_bytes was already given on line 14 "
+            "bad.profile line 16: eager_bytes was already given on line 15 "
             "('eager_bytes = 8192')");
 }
 

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -43,8 +44,11 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "collectives/communicator.h"
+#include "core/config.h"
 #include "core/version.h"
 #include "ops/reduce.h"
+#include "sim/machine_profile.h"
+#include "tools/calibration.h"
 #include "tools/command_line.h"
 #include "tools/plot.h"
 #include "transport/bootstrap/fork_meeting_bootstrap.h"
@@ -78,6 +82,7 @@ struct Options {
   std::string plot;            // --plot=FILE.png: draw the rows there at the end
   std::string plot_csv;        // --plot-csv=FILE: only draw FILE's rows (no job)
   std::string title;           // the plot's title; empty: the run's description
+  std::string calibrate;       // --calibrate=FILE: measure a simulator profile into FILE
 };
 
 constexpr const char* kUsage =
@@ -86,7 +91,10 @@ constexpr const char* kUsage =
     "                   [--format=table|csv|json] [--bind=core|none] [--alloc=malloc|zcoll]\n"
     "                   [--persistent] [--plot=FILE.png [--title=TEXT]]\n"
     "                   [--plot-csv=ROWS.csv --plot=FILE.png]\n"
-    "                   [--version]\n"
+    "                   [--calibrate=PROFILE] [--version]\n"
+    "--calibrate: measures this machine's figures for zcoll_sim (2 ranks over the local\n"
+    "  provider, 2 emulated nodes over --provider; the kernels) into a profile file\n"
+    "  (zcoll_sim --profile=PROFILE) instead of timing collectives.\n"
     "--plot: also draws the times (log-log usec against bytes, a panel per collective)\n"
     "  with gnuplot; --plot-csv: draws rows library,coll,ranks,bytes,usec from a file\n"
     "  (compare_peers.sh's) instead of running. --format=json: an object with the run's\n"
@@ -152,6 +160,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       options.plot_csv = value;
     } else if (argument == "--title") {
       options.title = value;
+    } else if (argument == "--calibrate") {
+      options.calibrate = value;
     } else if (argument == "--version") {
       std::printf("zcoll_bench %s\n", std::string(kVersion).c_str());
       std::exit(0);
@@ -618,6 +628,116 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
   return 0;
 }
 
+// NUMA domains of this machine (Linux's node directories), at least 1.
+int NumaDomainsHere() {
+  int domains = 0;
+  for (int node = 0; node < 1024; ++node) {
+    if (access(absl::StrCat("/sys/devices/system/node/node", node).c_str(), F_OK) == 0) ++domains;
+  }
+  return std::max(domains, 1);
+}
+
+// One 2-rank job on `nodes` emulated nodes measuring its link; rank 0's timings.
+absl::StatusOr<LinkTimings> MeasureLinkInJob(int nodes) {
+  char path[] = "/tmp/zcoll_calibrate_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return absl::InternalError(absl::StrCat("mkstemp: ", std::strerror(errno)));
+  close(fd);
+  absl::StatusOr<std::vector<RankOutcome>> outcomes = RunForkedJob(
+      2,
+      [&](int rank, ForkMeeting& meeting) {
+        if (std::thread::hardware_concurrency() >= 2) BindToCore(rank);
+        CommunicatorOptions communicator_options;
+        communicator_options.bootstrap = std::make_unique<ForkMeetingBootstrap>(meeting, rank, 2);
+        communicator_options.emulated_nodes = nodes;
+        absl::StatusOr<Communicator> comm = Communicator::Create(std::move(communicator_options));
+        absl::StatusOr<LinkTimings> timings =
+            comm.ok() ? MeasureLink(*comm) : absl::StatusOr<LinkTimings>(comm.status());
+        if (!timings.ok()) {
+          std::fprintf(stderr, "zcoll_bench: --calibrate: rank %d: %s\n", rank,
+                       timings.status().ToString().c_str());
+          return 1;
+        }
+        if (rank == 0) std::ofstream(path) << FormatLinkTimings(*timings) << "\n";
+        return 0;
+      },
+      absl::Minutes(10));
+  std::string line;
+  std::getline(std::ifstream(path), line);
+  unlink(path);
+  if (!outcomes.ok()) return outcomes.status();
+  for (const RankOutcome& outcome : *outcomes) {
+    if (!outcome.finished || outcome.exit_code != 0) {
+      return absl::InternalError(
+          absl::StrCat("the measuring job on ", nodes, " emulated nodes failed"));
+    }
+  }
+  return ParseLinkTimings(line);
+}
+
+int Calibrate(const Options& options) {
+  absl::StatusOr<LinkTimings> local = MeasureLinkInJob(1);
+  absl::StatusOr<LinkTimings> network = local.ok() ? MeasureLinkInJob(2) : local;
+  if (!network.ok()) {
+    std::fprintf(stderr, "zcoll_bench: --calibrate: %s\n", network.status().ToString().c_str());
+    return 1;
+  }
+  sim::MachineProfile profile;
+  profile.name = "this_machine";
+  profile.ranks_per_node = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  profile.numa_per_node = std::min(NumaDomainsHere(), profile.ranks_per_node);
+  // One figure within a node: this machine's two ranks share its NUMA domain.
+  profile.links[static_cast<int>(sim::LinkClass::kNuma)] = LinkCostFrom(*local);
+  profile.links[static_cast<int>(sim::LinkClass::kNode)] = LinkCostFrom(*local);
+  profile.links[static_cast<int>(sim::LinkClass::kNetwork)] = LinkCostFrom(*network);
+  profile.reduce_bytes_per_usec = MeasureReduceBytesPerUsec();
+  profile.copy_bytes_per_usec = MeasureCopyBytesPerUsec();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const auto describe = [](const char* name, const LinkTimings& t) {
+    return absl::StrFormat(
+        "%s: one way %.2f us at %zu B, %.1f us at %zu B, %.1f us at %zu B; messages "
+        "posted back to back: %.2f us each to post, one done every %.2f us; %zu B both "
+        "ways at once: %.1f us",
+        name, t.small_usec, kCalibrationSmallBytes, t.medium_usec, kCalibrationMediumBytes,
+        t.large_usec, kCalibrationLargeBytes, t.post_usec, t.gap_usec, kCalibrationLargeBytes,
+        t.exchange_usec);
+  };
+  const std::string comment = absl::StrCat(
+      "Measured by zcoll_bench ", kVersion, " --calibrate on ", host, " (", CpuModel(), ", ",
+      profile.ranks_per_node, " cores) at ",
+      absl::FormatTime("%Y-%m-%d %H:%M", absl::Now(), absl::UTCTimeZone()),
+      " UTC.\nLinks from 2-rank bcast ping-pongs (medians of 15 repeats): within a node over "
+      "ZCOLL_LOCAL_PROVIDER=",
+      EnvironmentValue("ZCOLL_LOCAL_PROVIDER"),
+      ", across 2 emulated nodes over "
+      "ZCOLL_PROVIDER=",
+      EnvironmentValue("ZCOLL_PROVIDER"), ".\n", describe("node", *local), ".\n",
+      describe("network", *network),
+      ".\nBandwidth from the 1 and 4 MiB difference; overhead the time to post (at most half "
+      "the 8 B time); latency the rest of the 8 B time; half duplex when both ways at once take "
+      "1.5 times one way or more.\nKernels: float sum (ReduceLocal) and "
+      "memcpy over 4 MiB.");
+  const std::string text = sim::FormatMachineProfile(profile, comment);
+  if (absl::StatusOr<sim::MachineProfile> back = sim::ParseMachineProfile(text, "calibration");
+      !back.ok()) {
+    std::fprintf(stderr, "zcoll_bench: --calibrate: the measured profile does not parse: %s\n",
+                 std::string(back.status().message()).c_str());
+    return 1;
+  }
+  std::ofstream file(options.calibrate);
+  file << text;
+  if (!file.flush()) {
+    std::fprintf(stderr, "zcoll_bench: --calibrate: cannot write '%s': %s\n",
+                 options.calibrate.c_str(), std::strerror(errno));
+    return 1;
+  }
+  std::printf("%s", text.c_str());
+  std::fprintf(stderr, "zcoll_bench: wrote the profile to %s (zcoll_sim --profile=%s)\n",
+               options.calibrate.c_str(), options.calibrate.c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace zcoll
 
@@ -647,6 +767,7 @@ int main(int argc, char** argv) {
   if (!options.local_provider.empty()) {
     setenv("ZCOLL_LOCAL_PROVIDER", options.local_provider.c_str(), 1);
   }
+  if (!options.calibrate.empty()) return zcoll::Calibrate(options);
   absl::StatusOr<std::vector<zcoll::RankOutcome>> outcomes = zcoll::RunForkedJob(
       options.ranks,
       [&](int rank, zcoll::ForkMeeting& meeting) { return zcoll::RunRank(options, rank, meeting); },

@@ -30,7 +30,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: zcoll_sim [--coll=NAME[,NAME...]] [--ranks=N[,N...]] [--min=BYTES] [--max=BYTES]\n"
-    "                 [--factor=F] [--profile=NAME|FILE] [--algo=NAME] [--noncommutative]\n"
+    "                 [--factor=F] [--profile=NAME|FILE] [--nodes=K] [--algo=NAME]\n"
+    "                 [--noncommutative]\n"
     "                 [--format=table|csv|json] [--plot=FILE.png] [--max-steps=N]\n"
     "                 [--print-profile=NAME] [--table] [--verbose] [--version]\n"
     "Predicts each algorithm's time for every size from --min to --max (multiplying by\n"
@@ -42,7 +43,9 @@ constexpr char kUsage[] =
     "CSV). Bytes as zcoll_bench counts them (the vector; scatter, gather, allgather,\n"
     "alltoall: one rank's block). --plot draws time against bytes, one line per\n"
     "algorithm and one panel per collective and rank count (gnuplot). --verbose: each\n"
-    "simulation's steps, memory and seconds on stderr. --table prints instead a tuning\n"
+    "simulation's steps, memory and seconds on stderr. --nodes=K: the ranks on K nodes\n"
+    "(as zcoll_run --nodes places them) instead of the profile's ranks_per_node.\n"
+    "--table prints instead a tuning\n"
     "table (for ZCOLL_TUNING=FILE): rules that pick each rank count's and size's fastest\n"
     "simulated algorithm, for rank counts that span nodes, with each point's times as\n"
     "comments.\n"
@@ -63,6 +66,7 @@ struct Options {
   uint64_t max_steps = PredictOptions().max_steps;
   bool verbose = false;
   bool table = false;
+  int nodes = 0;  // 0: as the profile's ranks_per_node fills them
 };
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
@@ -114,6 +118,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       if (!number(options.max_bytes, size_t{0})) return false;
     } else if (argument == "--factor") {
       if (!number(options.factor, size_t{2})) return false;
+    } else if (argument == "--nodes") {
+      if (!number(options.nodes, 1)) return false;
     } else if (argument == "--max-steps") {
       if (!number(options.max_steps, uint64_t{1})) return false;
     } else if (argument == "--profile") {
@@ -157,6 +163,12 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       std::exit(0);
     } else {
       error = absl::StrCat("unknown option ", argument);
+      return false;
+    }
+  }
+  for (const int ranks : options.ranks) {
+    if (options.nodes > ranks) {
+      error = absl::StrCat("--nodes (", options.nodes, ") is more than --ranks ", ranks);
       return false;
     }
   }
@@ -223,15 +235,15 @@ int RunTable(const Options& options, const MachineProfile& profile) {
     const std::string coll(CollectiveName(collective));
     std::vector<SweepWinner> winners;
     for (const int ranks : options.ranks) {
-      if (ranks <= profile.ranks_per_node) {
-        std::printf("# %s on %d ranks: one node; left to the built-in table\n", coll.c_str(),
-                    ranks);
-        continue;
-      }
-      absl::StatusOr<Topology> topology = SimulatedTopology(profile, ranks);
+      absl::StatusOr<Topology> topology = SimulatedTopology(profile, ranks, options.nodes);
       if (!topology.ok()) {
         std::fprintf(stderr, "zcoll_sim: %s\n", std::string(topology.status().message()).c_str());
         return 2;
+      }
+      if (topology->num_nodes() == 1) {
+        std::printf("# %s on %d ranks: one node; left to the built-in table\n", coll.c_str(),
+                    ranks);
+        continue;
       }
       for (const size_t bytes : Sizes(options, collective)) {
         const PredictionCase call = CallOf(options, collective, ranks, bytes);
@@ -315,7 +327,7 @@ int Run(const Options& options) {
                 "predicted_us", "lower_bound", "x_bound", "");
   }
   for (const int ranks : options.ranks) {
-    absl::StatusOr<Topology> topology = SimulatedTopology(*profile, ranks);
+    absl::StatusOr<Topology> topology = SimulatedTopology(*profile, ranks, options.nodes);
     if (!topology.ok()) {
       std::fprintf(stderr, "zcoll_sim: %s\n", std::string(topology.status().message()).c_str());
       return 2;

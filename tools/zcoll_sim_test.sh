@@ -76,6 +76,14 @@ tuned=$(ZCOLL_TUNING="$tuning" "$sim" --coll=bcast --ranks=128 --min=2097152 --m
   --format=csv 2>/dev/null | awk -F, '$7 == 1 { print $4 }')
 echo "2 MiB bcast on 128 ranks: built-in table $builtin, tuned $tuned"
 [ "$tuned" = "$winner" ] || fail "ZCOLL_TUNING's table chose $tuned, not $winner"
+# --nodes: an 8 B bcast of 4 ranks on 4 nodes pays the network's latency (1.1 us a hop
+# in the profile), on the profile's one node the NUMA domain's (0.25 us).
+one_node=$("$sim" --coll=bcast --algo=binomial --ranks=4 --min=8 --max=8 \
+  --format=csv 2>/dev/null | awk -F, 'NR == 2 { print $5 }')
+four_nodes=$("$sim" --coll=bcast --algo=binomial --ranks=4 --nodes=4 --min=8 \
+  --max=8 --format=csv 2>/dev/null | awk -F, 'NR == 2 { print $5 }')
+awk -v a="$one_node" -v b="$four_nodes" 'BEGIN { exit !(b > a) }' \
+  || fail "--nodes=4: $four_nodes us, not above one node's $one_node"
 # The step budget, estimated before generating everything.
 budget=$("$sim" --coll=allreduce --ranks=128 --min=2097152 --max=2097152 --max-steps=1000 \
   --format=csv 2>/dev/null)
@@ -102,6 +110,7 @@ printf 'ranks_per_node = 4\nnuma.latency_usec = 1\n' > "$profile"
 expect_error "missing numa.bytes_per_usec" --profile="$profile"
 expect_error "no algorithm" --coll=bcast --algo=nope --ranks=4
 expect_error "--table chooses among every algorithm" --table --algo=binomial
+expect_error "--nodes (5) is more than --ranks 4" --ranks=4 --nodes=5
 echo "bcast fastest" > "$tuning"
 ZCOLL_TUNING="$tuning" expect_error "ZCOLL_TUNING file $tuning line 1 ('bcast fastest')" \
   --coll=bcast --ranks=4

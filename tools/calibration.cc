@@ -1,0 +1,198 @@
+#include "tools/calibration.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "ops/reduce.h"
+
+namespace zcoll {
+namespace {
+
+constexpr int kRepeats = 15;
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// One-way time of `bytes`: half a round trip of two bcasts (rank 0's, then rank 1's).
+absl::StatusOr<double> OneWayUsec(Communicator& comm, size_t bytes, int round_trips) {
+  std::vector<char> buffer(bytes, 1);
+  std::vector<double> samples;
+  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
+    if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < round_trips; ++i) {
+      for (int root : {0, 1}) {
+        if (absl::Status status = comm.Bcast(buffer.data(), bytes, DataType::kByte, root);
+            !status.ok()) {
+          return status;
+        }
+      }
+    }
+    // The first repeat warms up.
+    if (repeat > 0) {
+      samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / (2.0 * round_trips));
+    }
+  }
+  return Median(samples);
+}
+
+struct Stream {
+  double gap_usec;
+  double post_usec;
+};
+
+// Both ways at once: each rank's bcast of `bytes` and its peer's, in flight together.
+absl::StatusOr<double> ExchangeUsec(Communicator& comm, size_t bytes, int exchanges) {
+  std::vector<char> mine(bytes, 1), theirs(bytes, 2);
+  std::vector<double> samples;
+  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
+    if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < exchanges; ++i) {
+      std::vector<Request> requests;
+      for (int root : {0, 1}) {
+        char* buffer = root == comm.rank() ? mine.data() : theirs.data();
+        absl::StatusOr<Request> request = comm.IBcast(buffer, bytes, DataType::kByte, root);
+        if (!request.ok()) return request.status();
+        requests.push_back(std::move(*request));
+      }
+      for (Request& request : requests) {
+        if (absl::Status status = request.Wait(); !status.ok()) return status;
+      }
+    }
+    if (repeat > 0) samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / exchanges);
+  }
+  return Median(samples);
+}
+
+// Per message: rank 0 posts `messages` small bcasts back to back, then waits for all;
+// the time to post one and the time from the first posting to the last completion.
+absl::StatusOr<Stream> StreamUsec(Communicator& comm, int messages) {
+  std::vector<std::vector<char>> buffers(messages, std::vector<char>(kCalibrationSmallBytes));
+  std::vector<double> samples, posts;
+  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
+    if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
+    const absl::Time start = absl::Now();
+    std::vector<Request> requests;
+    for (int i = 0; i < messages; ++i) {
+      absl::StatusOr<Request> request =
+          comm.IBcast(buffers[i].data(), kCalibrationSmallBytes, DataType::kByte, 0);
+      if (!request.ok()) return request.status();
+      requests.push_back(std::move(*request));
+    }
+    const absl::Duration posted = absl::Now() - start;
+    for (Request& request : requests) {
+      if (absl::Status status = request.Wait(); !status.ok()) return status;
+    }
+    if (repeat > 0) {
+      samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / messages);
+      posts.push_back(absl::ToDoubleMicroseconds(posted) / messages);
+    }
+  }
+  return Stream{Median(samples), Median(posts)};
+}
+
+template <typename Body>
+double BytesPerUsec(size_t bytes, Body body) {
+  std::vector<double> samples;
+  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
+    constexpr int kCalls = 10;
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < kCalls; ++i) body();
+    if (repeat > 0) {
+      samples.push_back(static_cast<double>(bytes) * kCalls /
+                        absl::ToDoubleMicroseconds(absl::Now() - start));
+    }
+  }
+  return Median(samples);
+}
+
+}  // namespace
+
+sim::LinkCost LinkCostFrom(const LinkTimings& timings) {
+  sim::LinkCost cost;
+  const double extra_bytes = static_cast<double>(kCalibrationLargeBytes - kCalibrationMediumBytes);
+  const double extra_usec = timings.large_usec - timings.medium_usec;
+  // A noisy pair of runs may leave no difference: then the large size alone.
+  cost.bytes_per_usec = extra_usec > 0 ? extra_bytes / extra_usec
+                                       : static_cast<double>(kCalibrationLargeBytes) /
+                                             std::max(timings.large_usec, 1e-3);
+  cost.overhead_usec = std::clamp(timings.post_usec, 0.0, timings.small_usec / 2);
+  cost.half_duplex = timings.exchange_usec >= 1.5 * timings.large_usec;
+  cost.latency_usec = std::max(0.0, timings.small_usec - 2 * cost.overhead_usec -
+                                        kCalibrationSmallBytes / cost.bytes_per_usec);
+  return cost;
+}
+
+absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm) {
+  if (comm.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: MeasureLink needs a 2-rank communicator, not %d ranks",
+                        comm.rank(), comm.size()));
+  }
+  if (absl::Status forced = comm.SetAlgorithm(Collective::kBcast, "linear"); !forced.ok()) {
+    return forced;
+  }
+  LinkTimings timings;
+  absl::StatusOr<double> small = OneWayUsec(comm, kCalibrationSmallBytes, 1000);
+  absl::StatusOr<double> medium =
+      small.ok() ? OneWayUsec(comm, kCalibrationMediumBytes, 50) : small;
+  absl::StatusOr<double> large =
+      medium.ok() ? OneWayUsec(comm, kCalibrationLargeBytes, 20) : medium;
+  absl::StatusOr<double> exchange =
+      large.ok() ? ExchangeUsec(comm, kCalibrationLargeBytes, 20) : large;
+  absl::StatusOr<Stream> stream =
+      exchange.ok() ? StreamUsec(comm, 200) : absl::StatusOr<Stream>(exchange.status());
+  comm.SetAlgorithm(Collective::kBcast, "").IgnoreError();
+  if (!stream.ok()) return stream.status();
+  timings.small_usec = *small;
+  timings.medium_usec = *medium;
+  timings.large_usec = *large;
+  timings.gap_usec = stream->gap_usec;
+  timings.post_usec = stream->post_usec;
+  timings.exchange_usec = *exchange;
+  return timings;
+}
+
+double MeasureReduceBytesPerUsec() {
+  const size_t count = kCalibrationLargeBytes / sizeof(float);
+  std::vector<float> in(count, 1.0f), inout(count, 2.0f);
+  return BytesPerUsec(kCalibrationLargeBytes, [&] {
+    ReduceLocal(PredefinedOp::kSum, DataType::kFloat, in.data(), inout.data(), count).IgnoreError();
+  });
+}
+
+double MeasureCopyBytesPerUsec() {
+  std::vector<char> from(kCalibrationLargeBytes, 1), to(kCalibrationLargeBytes, 0);
+  return BytesPerUsec(kCalibrationLargeBytes, [&] {
+    std::memcpy(to.data(), from.data(), to.size());
+    // Keeps the copy: the compiler cannot see it unread.
+    asm volatile("" : : "r"(to.data()) : "memory");
+  });
+}
+
+std::string FormatLinkTimings(const LinkTimings& timings) {
+  return absl::StrFormat("%.6f %.6f %.6f %.6f %.6f %.6f", timings.small_usec, timings.medium_usec,
+                         timings.large_usec, timings.gap_usec, timings.post_usec,
+                         timings.exchange_usec);
+}
+
+absl::StatusOr<LinkTimings> ParseLinkTimings(const std::string& line) {
+  LinkTimings timings;
+  if (std::sscanf(line.c_str(), "%lf %lf %lf %lf %lf %lf", &timings.small_usec,
+                  &timings.medium_usec, &timings.large_usec, &timings.gap_usec, &timings.post_usec,
+                  &timings.exchange_usec) != 6) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("calibration: '%s' is not six timings", line));
+  }
+  return timings;
+}
+
+}  // namespace zcoll

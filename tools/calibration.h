@@ -1,0 +1,58 @@
+// Measures this machine's figures for a simulator profile (sim/machine_profile.h), as
+// `zcoll_bench --calibrate=FILE` writes them: per link (two ranks of one node over the
+// local transport, two emulated nodes over the network provider) the one-way times of
+// a small and of two large messages (a ping-pong of 2-rank bcasts forced to one
+// message) and the gap between messages a rank posts back to back; the reduction
+// kernel's and memcpy's throughput.
+
+#ifndef ZCOLL_TOOLS_CALIBRATION_H_
+#define ZCOLL_TOOLS_CALIBRATION_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "collectives/communicator.h"
+#include "sim/machine_profile.h"
+
+namespace zcoll {
+
+inline constexpr size_t kCalibrationSmallBytes = 8;
+inline constexpr size_t kCalibrationMediumBytes = size_t{1} << 20;
+inline constexpr size_t kCalibrationLargeBytes = size_t{4} << 20;
+
+// Medians over repeats, in microseconds.
+struct LinkTimings {
+  double small_usec = 0;     // one way, kCalibrationSmallBytes
+  double medium_usec = 0;    // one way, kCalibrationMediumBytes
+  double large_usec = 0;     // one way, kCalibrationLargeBytes
+  double gap_usec = 0;       // per message, small messages posted back to back
+  double post_usec = 0;      // of those, the sender's time to post one
+  double exchange_usec = 0;  // kCalibrationLargeBytes each way at once
+};
+
+// The model's cost of a link from its timings (LogGP's way): the bandwidth from the two
+// large sizes' difference (latency and overheads cancel); the overhead a side's CPU time
+// per message, the sender's time to post one (at most half the small one-way time); the
+// latency what is left of the small one-way time after both overheads and its bytes
+// (at least 0); half duplex when an exchange takes 1.5 times a one-way transfer or
+// more. The back-to-back gap is not in the model (a port carries a small message in no
+// time); it is reported beside.
+sim::LinkCost LinkCostFrom(const LinkTimings& timings);
+
+// Both ranks of a 2-rank communicator call it; it forces the bcast to `linear` (one
+// message) for the measurement and restores the selection table after.
+absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm);
+
+// Output bytes per microsecond of a two-operand float sum (ReduceLocal) and of memcpy,
+// over 4 MiB (the median of repeats).
+double MeasureReduceBytesPerUsec();
+double MeasureCopyBytesPerUsec();
+
+// LinkTimings as one line of numbers and back (ranks hand them to the parent process).
+std::string FormatLinkTimings(const LinkTimings& timings);
+absl::StatusOr<LinkTimings> ParseLinkTimings(const std::string& line);
+
+}  // namespace zcoll
+
+#endif  // ZCOLL_TOOLS_CALIBRATION_H_

@@ -1,0 +1,64 @@
+#include "tools/calibration.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace zcoll {
+namespace {
+
+TEST(CalibrationTest, LinkCostFromTimingsOfAKnownLink) {
+  // A link of 2 us latency, 1000 bytes/us and 0.5 us overhead a side: 8 B one way
+  // takes 0.5 + 2 + 0.008 + 0.5; 1 MiB and 4 MiB add their bytes over the bandwidth.
+  LinkTimings timings;
+  timings.small_usec = 3.008;
+  timings.medium_usec = 3.0 + 1048.576;
+  timings.large_usec = 3.0 + 4194.304;
+  timings.gap_usec = 0.9;  // not in the model
+  timings.post_usec = 0.5;
+  timings.exchange_usec = timings.large_usec * 1.1;  // both ways at once: full duplex
+  sim::LinkCost cost = LinkCostFrom(timings);
+  EXPECT_NEAR(cost.bytes_per_usec, 1000, 1e-6);
+  EXPECT_NEAR(cost.overhead_usec, 0.5, 1e-9);
+  EXPECT_NEAR(cost.latency_usec, 2.0, 1e-6);
+  EXPECT_FALSE(cost.half_duplex);
+  timings.exchange_usec = timings.large_usec * 1.9;  // one way at a time
+  cost = LinkCostFrom(timings);
+  EXPECT_TRUE(cost.half_duplex);
+}
+
+TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
+  // The large size measured faster than the medium one (a noisy machine): the bandwidth
+  // comes from the large size alone; a posting slower than the one-way time (a busy
+  // sender) is capped at half of it, so the small message's time is kept.
+  LinkTimings timings;
+  timings.small_usec = 1.0;
+  timings.medium_usec = 5000;
+  timings.large_usec = 4194.304;
+  timings.gap_usec = 2.0;
+  timings.post_usec = 2.0;
+  const sim::LinkCost cost = LinkCostFrom(timings);
+  EXPECT_NEAR(cost.bytes_per_usec, 1000, 1e-6);
+  EXPECT_EQ(cost.overhead_usec, 0.5);
+  EXPECT_NEAR(cost.latency_usec, 0, 1e-9);
+}
+
+TEST(CalibrationTest, TimingsRoundTripAsALine) {
+  LinkTimings timings{1.25, 300.5, 1200.75, 0.125, 0.0625, 2000.5};
+  absl::StatusOr<LinkTimings> back = ParseLinkTimings(FormatLinkTimings(timings));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->small_usec, 1.25);
+  EXPECT_EQ(back->medium_usec, 300.5);
+  EXPECT_EQ(back->large_usec, 1200.75);
+  EXPECT_EQ(back->gap_usec, 0.125);
+  EXPECT_EQ(back->post_usec, 0.0625);
+  EXPECT_EQ(back->exchange_usec, 2000.5);
+  EXPECT_FALSE(ParseLinkTimings("1 2 three").ok());
+}
+
+TEST(CalibrationTest, KernelThroughputsArePositive) {
+  EXPECT_GT(MeasureReduceBytesPerUsec(), 0);
+  EXPECT_GT(MeasureCopyBytesPerUsec(), 0);
+}
+
+}  // namespace
+}  // namespace zcoll

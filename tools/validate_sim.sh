@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The simulator against this machine (issue 21): calibrates a profile here
+# (zcoll_bench --calibrate), then for each configuration (ranks on emulated nodes),
+# collective, schedule algorithm and size, puts zcoll_sim's prediction beside
+# zcoll_bench's measurement (that algorithm forced; the median of --repeat runs taken in
+# rounds over the algorithms, so each algorithm's runs alternate with the others').
+# Prints the rows as CSV and, on stderr, per configuration: the share of rows within
+# 1.3x (either way), the share of (collective, size) points where the predicted
+# fastest algorithm is the measured fastest, and where it is measured within 10% of the
+# fastest (algorithms the model ties, bcast's on 2 ranks, differ by noise alone). A
+# benchmark, not a test; about 5 minutes with --repeat 5.
+#
+# Usage: tools/validate_sim.sh [--repeat R] [--configs "RANKS:NODES ..."] [--colls a,b,...]
+#                              [--min BYTES] [--max BYTES] [--profile FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repeat=3
+configs="2:2 3:3 4:2"
+colls="reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,bcast,gather,allgather,alltoall"
+min=65536
+max=4194304
+profile=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --repeat) repeat=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
+    --colls) colls=$2; shift 2 ;;
+    --min) min=$2; shift 2 ;;
+    --max) max=$2; shift 2 ;;
+    --profile) profile=$2; shift 2 ;;
+    *) echo "validate_sim.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+bazel build -c opt --color=no --curses=no //tools:zcoll_bench //tools:zcoll_sim >&2
+bench=bazel-bin/tools/zcoll_bench
+sim=bazel-bin/tools/zcoll_sim
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ -z "$profile" ]; then
+  profile=$work/this_machine.profile
+  "$bench" --calibrate="$profile" > /dev/null
+fi
+grep '^#' "$profile" | sed 's/^/profile /' >&2
+echo "ranks,nodes,coll,bytes,algorithm,predicted_usec,measured_usec,measured_over_predicted"
+for config in $configs; do
+  ranks=${config%:*}
+  nodes=${config#*:}
+  predicted=$work/predicted.$ranks.$nodes
+  "$sim" --profile="$profile" --coll="$colls" --ranks="$ranks" --nodes="$nodes" \
+    --min="$min" --max="$max" --format=csv 2>/dev/null | grep -v '^#' | tail -n +2 \
+    | awk -F, '{ print $1 "," $3 "," $4 "," $5 }' > "$predicted"
+  measured=$work/measured.$ranks.$nodes
+  : > "$measured"
+  for ((round = 0; round < repeat; round++)); do
+    for pair in $(cut -d, -f1,3 "$predicted" | sort -u); do
+      coll=${pair%,*}
+      algo=${pair#*,}
+      "$bench" --np "$ranks" --nodes "$nodes" --colls="$coll" --algo="$algo" --min "$min" \
+        --max "$max" --format=csv 2>/dev/null | tail -n +2 \
+        | awk -F, -v a="$algo" '{ print $1 "," $3 "," a "," $4 }' >> "$measured" \
+        || echo "validate_sim.sh: $coll $algo on $ranks ranks, $nodes nodes failed" >&2
+    done
+  done
+  # Medians of the rounds, joined to the predictions.
+  sort -t, -k1,1 -k2,2n -k3,3 -k4,4g "$measured" | awk -F, '
+    { key = $1 "," $2 "," $3; values[key] = values[key] " " $4; n[key]++ }
+    END {
+      for (key in n) {
+        split(substr(values[key], 2), v, " ")
+        print key "," v[int((n[key] + 1) / 2)]
+      }
+    }' | sort > "$measured.median"
+  sort "$predicted" | join -t, -j1 \
+    <(awk -F, '{ print $1 ";" $2 ";" $3 "," $4 }' "$predicted" | sort) \
+    <(awk -F, '{ print $1 ";" $2 ";" $3 "," $4 }' "$measured.median" | sort) 2>/dev/null \
+    | awk -F'[,;]' -v r="$ranks" -v k="$nodes" \
+      '{ printf "%s,%s,%s,%s,%s,%.2f,%.2f,%.2f\n", r, k, $1, $2, $3, $4, $5, $5 / $4 }'
+done | tee "$work/rows.csv"
+awk -F, '
+  { config = $1 " ranks on " $2 " nodes"; rows[config]++
+    ratio = $8 >= 1 ? $8 : 1 / $8
+    if (ratio <= 1.3) near[config]++
+    point = config SUBSEP $3 SUBSEP $4
+    if (!(point in best_p) || $6 < best_p[point]) { best_p[point] = $6; algo_p[point] = $5 }
+    if (!(point in best_m) || $7 < best_m[point]) { best_m[point] = $7; algo_m[point] = $5 }
+    measured[point SUBSEP $5] = $7
+  }
+  END {
+    for (point in best_p) {
+      split(point, part, SUBSEP); points[part[1]]++
+      if (algo_p[point] == algo_m[point]) same[part[1]]++
+      if (measured[point SUBSEP algo_p[point]] <= 1.1 * best_m[point]) tied[part[1]]++
+    }
+    for (config in rows) {
+      printf "%s: %d of %d rows within 1.3x; the same fastest algorithm at %d of %d points " \
+             "(the predicted fastest measured within 10%% of the fastest at %d)\n",
+             config, near[config], rows[config], same[config], points[config],
+             tied[config] > "/dev/stderr"
+    }
+  }' "$work/rows.csv"
