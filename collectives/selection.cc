@@ -1,5 +1,6 @@
 #include "collectives/selection.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -243,7 +244,13 @@ absl::StatusOr<std::vector<SelectionRule>> ParseTuningTable(absl::string_view te
     absl::StatusOr<const Algorithm*> algorithm = FindAlgorithm(*collective, words[1]);
     if (!algorithm.ok()) return refuse(algorithm.status().message());
     SelectionRule rule{*collective, (*algorithm)->name};
+    std::vector<absl::string_view> keys;
     for (size_t i = 2; i < words.size(); ++i) {
+      const absl::string_view key_given = words[i].substr(0, words[i].find('='));
+      if (std::find(keys.begin(), keys.end(), key_given) != keys.end()) {
+        return refuse(absl::StrCat(key_given, " is given twice"));
+      }
+      keys.push_back(key_given);
       if (words[i] == "not_oversubscribed") {
         rule.not_oversubscribed = true;
         continue;

@@ -76,6 +76,7 @@ TEST(TuningTableTest, RefusesEachBadLineByNumber) {
       {"allreduce rabenseifner min_bytes=10 max_bytes=5", "its range is empty"},
       {"allreduce rabenseifner min_ranks=10 max_ranks=5", "its range is empty"},
       {"alltoallv pairwise max_bytes=64", "alltoallv has no size every rank agrees on"},
+      {"allreduce rabenseifner max_bytes=64 max_bytes=128", "max_bytes is given twice"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<std::vector<SelectionRule>> rules =
