@@ -3,9 +3,10 @@
 # symbolically at 4096 ranks (testing/symbolic_run.h: each output element must hold
 # exactly the contributions the standard says, in canonical order for a reduction),
 # counts 0, 1 and 5 in chunks of two elements, every root kind, in place and not, each
-# op kind and topology. Prints each algorithm's time. Not run by .ci/run, whose
-# algorithms_test checks the non-quadratic algorithms at 4096 ranks and count 2; this
-# takes tens of minutes on this 2-core machine.
+# op kind and topology (bruck's alltoall at 2048 ranks: at 4096 it passes 24 GiB).
+# Prints each algorithm's time. Not run by .ci/run, whose algorithms_test checks the
+# non-quadratic algorithms at 4096 ranks and count 2; this takes about 40 minutes and
+# 15 GiB at its peak on this 2-core machine.
 #
 # Usage: tools/symbolic_sweep.sh [extra bazel test flags]
 set -euo pipefail
