@@ -50,19 +50,19 @@ absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ra
         absl::StrCat("nodes is ", nodes, "; it must be from 1 to the ", ranks, " ranks (or 0)"));
   }
   std::vector<RankLocation> locations(static_cast<size_t>(ranks));
-  // Each rank's node, and its place among that node's ranks and their number.
-  std::vector<int> node_of(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    node_of[r] =
-        nodes == 0 ? r / profile.ranks_per_node : static_cast<int>(int64_t{r} * nodes / ranks);
-  }
-  for (int r = 0, first = 0; r < ranks; ++r) {
-    if (r > 0 && node_of[r] != node_of[r - 1]) first = r;
-    int last = r;
-    while (last + 1 < ranks && node_of[last + 1] == node_of[r]) ++last;
-    const int64_t local = r - first, per_node = last - first + 1;
-    const int domain = static_cast<int>(local * profile.numa_per_node / per_node);
-    locations[static_cast<size_t>(r)] = RankLocation{node_of[r], domain, domain};
+  const auto node_of = [&](int r) {
+    return nodes == 0 ? r / profile.ranks_per_node : static_cast<int>(int64_t{r} * nodes / ranks);
+  };
+  // Each node's ranks are consecutive: a node's domains split its [first, end) in blocks.
+  for (int first = 0; first < ranks;) {
+    int end = first + 1;
+    while (end < ranks && node_of(end) == node_of(first)) ++end;
+    for (int r = first; r < end; ++r) {
+      const int domain =
+          static_cast<int>(int64_t{r - first} * profile.numa_per_node / (end - first));
+      locations[static_cast<size_t>(r)] = RankLocation{node_of(r), domain, domain};
+    }
+    first = end;
   }
   return Topology::Create(std::move(locations));
 }

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "ops/reduce.h"
 
@@ -20,13 +19,25 @@ double Median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// One-way time of `bytes`: half a round trip of two bcasts (rank 0's, then rank 1's).
-absl::StatusOr<double> OneWayUsec(Communicator& comm, size_t bytes, int round_trips) {
-  std::vector<char> buffer(bytes, 1);
+// Runs `body` (which returns a Status) kRepeats + 1 times, both ranks starting together
+// after a barrier, the first time to warm up; the median of the others' microseconds,
+// each divided by `per`.
+template <typename Body>
+absl::StatusOr<double> MedianUsec(Communicator& comm, double per, Body body) {
   std::vector<double> samples;
   for (int repeat = 0; repeat <= kRepeats; ++repeat) {
     if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
     const absl::Time start = absl::Now();
+    if (absl::Status status = body(); !status.ok()) return status;
+    if (repeat > 0) samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / per);
+  }
+  return Median(samples);
+}
+
+// One-way time of `bytes`: half a round trip of two bcasts (rank 0's, then rank 1's).
+absl::StatusOr<double> OneWayUsec(Communicator& comm, size_t bytes, int round_trips) {
+  std::vector<char> buffer(bytes, 1);
+  return MedianUsec(comm, 2.0 * round_trips, [&]() -> absl::Status {
     for (int i = 0; i < round_trips; ++i) {
       for (int root : {0, 1}) {
         if (absl::Status status = comm.Bcast(buffer.data(), bytes, DataType::kByte, root);
@@ -35,26 +46,22 @@ absl::StatusOr<double> OneWayUsec(Communicator& comm, size_t bytes, int round_tr
         }
       }
     }
-    // The first repeat warms up.
-    if (repeat > 0) {
-      samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / (2.0 * round_trips));
-    }
-  }
-  return Median(samples);
+    return absl::OkStatus();
+  });
 }
 
-struct Stream {
-  double gap_usec;
-  double post_usec;
-};
+// Waits for every one of `requests`: the first failure, or OK.
+absl::Status WaitAll(std::vector<Request>& requests) {
+  for (Request& request : requests) {
+    if (absl::Status status = request.Wait(); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
 
 // Both ways at once: each rank's bcast of `bytes` and its peer's, in flight together.
 absl::StatusOr<double> ExchangeUsec(Communicator& comm, size_t bytes, int exchanges) {
   std::vector<char> mine(bytes, 1), theirs(bytes, 2);
-  std::vector<double> samples;
-  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
-    if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
-    const absl::Time start = absl::Now();
+  return MedianUsec(comm, exchanges, [&]() -> absl::Status {
     for (int i = 0; i < exchanges; ++i) {
       std::vector<Request> requests;
       for (int root : {0, 1}) {
@@ -63,22 +70,23 @@ absl::StatusOr<double> ExchangeUsec(Communicator& comm, size_t bytes, int exchan
         if (!request.ok()) return request.status();
         requests.push_back(std::move(*request));
       }
-      for (Request& request : requests) {
-        if (absl::Status status = request.Wait(); !status.ok()) return status;
-      }
+      if (absl::Status status = WaitAll(requests); !status.ok()) return status;
     }
-    if (repeat > 0) samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / exchanges);
-  }
-  return Median(samples);
+    return absl::OkStatus();
+  });
 }
+
+struct Stream {
+  double gap_usec;
+  double post_usec;
+};
 
 // Per message: rank 0 posts `messages` small bcasts back to back, then waits for all;
 // the time to post one and the time from the first posting to the last completion.
 absl::StatusOr<Stream> StreamUsec(Communicator& comm, int messages) {
   std::vector<std::vector<char>> buffers(messages, std::vector<char>(kCalibrationSmallBytes));
-  std::vector<double> samples, posts;
-  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
-    if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
+  std::vector<double> posts;
+  absl::StatusOr<double> gap = MedianUsec(comm, messages, [&]() -> absl::Status {
     const absl::Time start = absl::Now();
     std::vector<Request> requests;
     for (int i = 0; i < messages; ++i) {
@@ -87,16 +95,12 @@ absl::StatusOr<Stream> StreamUsec(Communicator& comm, int messages) {
       if (!request.ok()) return request.status();
       requests.push_back(std::move(*request));
     }
-    const absl::Duration posted = absl::Now() - start;
-    for (Request& request : requests) {
-      if (absl::Status status = request.Wait(); !status.ok()) return status;
-    }
-    if (repeat > 0) {
-      samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / messages);
-      posts.push_back(absl::ToDoubleMicroseconds(posted) / messages);
-    }
-  }
-  return Stream{Median(samples), Median(posts)};
+    posts.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / messages);
+    return WaitAll(requests);
+  });
+  if (!gap.ok()) return gap.status();
+  posts.erase(posts.begin());  // the warm-up's
+  return Stream{*gap, Median(posts)};
 }
 
 template <typename Body>

@@ -14,6 +14,7 @@
 #                              [--min BYTES] [--max BYTES] [--profile FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export LC_ALL=C  # sort and join agree on the order
 repeat=3
 configs="2:2 3:3 4:2"
 colls="reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,bcast,gather,allgather,alltoall"
@@ -70,9 +71,9 @@ for config in $configs; do
         print key "," v[int((n[key] + 1) / 2)]
       }
     }' | sort > "$measured.median"
-  sort "$predicted" | join -t, -j1 \
+  join -t, -j1 \
     <(awk -F, '{ print $1 ";" $2 ";" $3 "," $4 }' "$predicted" | sort) \
-    <(awk -F, '{ print $1 ";" $2 ";" $3 "," $4 }' "$measured.median" | sort) 2>/dev/null \
+    <(awk -F, '{ print $1 ";" $2 ";" $3 "," $4 }' "$measured.median" | sort) \
     | awk -F'[,;]' -v r="$ranks" -v k="$nodes" \
       '{ printf "%s,%s,%s,%s,%s,%.2f,%.2f,%.2f\n", r, k, $1, $2, $3, $4, $5, $5 / $4 }'
 done | tee "$work/rows.csv"

@@ -44,6 +44,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "collectives/communicator.h"
+#include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/version.h"
 #include "ops/reduce.h"
@@ -161,6 +162,10 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
     } else if (argument == "--title") {
       options.title = value;
     } else if (argument == "--calibrate") {
+      if (value.empty()) {
+        error = "--calibrate needs the profile file to write (--calibrate=FILE)";
+        return false;
+      }
       options.calibrate = value;
     } else if (argument == "--version") {
       std::printf("zcoll_bench %s\n", std::string(kVersion).c_str());
@@ -628,15 +633,6 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
   return 0;
 }
 
-// NUMA domains of this machine (Linux's node directories), at least 1.
-int NumaDomainsHere() {
-  int domains = 0;
-  for (int node = 0; node < 1024; ++node) {
-    if (access(absl::StrCat("/sys/devices/system/node/node", node).c_str(), F_OK) == 0) ++domains;
-  }
-  return std::max(domains, 1);
-}
-
 // One 2-rank job on `nodes` emulated nodes measuring its link; rank 0's timings.
 absl::StatusOr<LinkTimings> MeasureLinkInJob(int nodes) {
   char path[] = "/tmp/zcoll_calibrate_XXXXXX";
@@ -684,8 +680,15 @@ int Calibrate(const Options& options) {
   }
   sim::MachineProfile profile;
   profile.name = "this_machine";
-  profile.ranks_per_node = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  profile.numa_per_node = std::min(NumaDomainsHere(), profile.ranks_per_node);
+  // A node of this machine's cores, in its NUMA domains (hwloc's; without it, the
+  // cores the process may use in one domain).
+  const absl::StatusOr<NodeHardware> hardware = DiscoverNodeHardware();
+  profile.ranks_per_node =
+      hardware.ok() && hardware->cores > 0
+          ? hardware->cores
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  profile.numa_per_node =
+      std::clamp(hardware.ok() ? hardware->numa_domains : 1, 1, profile.ranks_per_node);
   // One figure within a node: this machine's two ranks share its NUMA domain.
   profile.links[static_cast<int>(sim::LinkClass::kNuma)] = LinkCostFrom(*local);
   profile.links[static_cast<int>(sim::LinkClass::kNode)] = LinkCostFrom(*local);

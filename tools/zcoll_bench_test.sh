@@ -71,4 +71,6 @@ if "$bench" --calibrate=/no/such/dir/p.profile >/dev/null 2>"$TEST_TMPDIR/err"; 
   echo "an unwritable profile was accepted"; exit 1
 fi
 grep -q "cannot write '/no/such/dir/p.profile'" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
+if "$bench" --calibrate 2>"$TEST_TMPDIR/err"; then echo "--calibrate without a file ran"; exit 1; fi
+grep -q "calibrate needs the profile file to write" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
 echo PASS
