@@ -40,16 +40,27 @@ inline Slice BlockAt(BufferId buffer, size_t displ, size_t count) {
   return {buffer, count == 0 ? 0 : displ, count};
 }
 
+// The chunk numbers a stage's transfers may put in their tags: [first, first + count).
+// One pipeline owns them all; an algorithm that runs several independent pipelines
+// over parts of a vector gives each part its own share (SplitChunkSpace), so their
+// tags never meet.
+struct ChunkSpace {
+  size_t first = 0;
+  size_t count = kMaxChunks;
+};
+// Share `part` of `parts` equal shares of the whole space.
+ChunkSpace SplitChunkSpace(int parts, int part);
+
 // The pipelining chunks of `count` elements: about chunk_bytes each, at most
-// kMaxChunks.
-std::vector<ElementRange> Chunks(const CollectiveArgs& args, size_t count);
+// space.count.
+std::vector<ElementRange> Chunks(const CollectiveArgs& args, size_t count, ChunkSpace space = {});
 void SendChunked(ScheduleBuilder& builder, const CollectiveArgs& args, int peer, int stage,
-                 const Slice& source);
+                 const Slice& source, ChunkSpace space = {});
 void RecvChunked(ScheduleBuilder& builder, const CollectiveArgs& args, int peer, int stage,
-                 const Slice& destination);
+                 const Slice& destination, ChunkSpace space = {});
 // destination = left op right, chunk by chunk (left and right equally long).
 void ReduceChunked(ScheduleBuilder& builder, const CollectiveArgs& args, const Slice& left,
-                   const Slice& right, const Slice& destination);
+                   const Slice& right, const Slice& destination, ChunkSpace space = {});
 
 size_t Sum(absl::Span<const size_t> values);
 // The elements a layout of blocks spans: max(displs[r] + counts[r]).
@@ -100,6 +111,11 @@ Schedule RabenseifnerReduce(const CollectiveArgs& args, const Topology& topology
 Schedule TwoLevelReduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
+// Segments of the pipelined Rabenseifner allreduce (at most kMaxPipelinedSegments).
+inline constexpr int kMaxPipelinedSegments = 32;
+int PipelinedRabenseifnerSegments(const CollectiveArgs& args);
+Schedule PipelinedRabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology,
+                                        int rank);
 Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule PairwiseReduceScatter(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RecursiveHalvingReduceScatter(const CollectiveArgs& args, const Topology& topology,

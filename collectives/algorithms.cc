@@ -14,32 +14,37 @@
 namespace zcoll {
 namespace algorithm_steps {
 
-std::vector<ElementRange> Chunks(const CollectiveArgs& args, size_t count) {
+ChunkSpace SplitChunkSpace(int parts, int part) {
+  const size_t share = kMaxChunks / static_cast<size_t>(parts);
+  return {share * static_cast<size_t>(part), share};
+}
+
+std::vector<ElementRange> Chunks(const CollectiveArgs& args, size_t count, ChunkSpace space) {
   size_t per_chunk =
       std::max<size_t>(1, args.chunk_bytes / std::max<size_t>(1, args.element_bytes));
-  per_chunk = std::max(per_chunk, (count + kMaxChunks - 1) / kMaxChunks);
+  per_chunk = std::max(per_chunk, (count + space.count - 1) / space.count);
   return SplitIntoChunks(count, per_chunk);
 }
 
 void SendChunked(ScheduleBuilder& builder, const CollectiveArgs& args, int peer, int stage,
-                 const Slice& source) {
-  const std::vector<ElementRange> chunks = Chunks(args, source.count);
+                 const Slice& source, ChunkSpace space) {
+  const std::vector<ElementRange> chunks = Chunks(args, source.count, space);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
-    builder.Send(peer, ChunkTag(stage, chunk), Sub(source, chunks[chunk]));
+    builder.Send(peer, ChunkTag(stage, space.first + chunk), Sub(source, chunks[chunk]));
   }
 }
 
 void RecvChunked(ScheduleBuilder& builder, const CollectiveArgs& args, int peer, int stage,
-                 const Slice& destination) {
-  const std::vector<ElementRange> chunks = Chunks(args, destination.count);
+                 const Slice& destination, ChunkSpace space) {
+  const std::vector<ElementRange> chunks = Chunks(args, destination.count, space);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
-    builder.Recv(peer, ChunkTag(stage, chunk), Sub(destination, chunks[chunk]));
+    builder.Recv(peer, ChunkTag(stage, space.first + chunk), Sub(destination, chunks[chunk]));
   }
 }
 
 void ReduceChunked(ScheduleBuilder& builder, const CollectiveArgs& args, const Slice& left,
-                   const Slice& right, const Slice& destination) {
-  for (const ElementRange& chunk : Chunks(args, destination.count)) {
+                   const Slice& right, const Slice& destination, ChunkSpace space) {
+  for (const ElementRange& chunk : Chunks(args, destination.count, space)) {
     const Slice operands[] = {Sub(left, chunk), Sub(right, chunk)};
     builder.Reduce(operands, Sub(destination, chunk));
   }
@@ -223,6 +228,8 @@ constexpr Algorithm kAlgorithms[] = {
     {"node", Collective::kAllreduce, true, NodeEngineCanRun, nullptr},
     {"recursive_doubling", Collective::kAllreduce, true, nullptr, RecursiveDoublingAllreduce},
     {"rabenseifner", Collective::kAllreduce, true, nullptr, RabenseifnerAllreduce},
+    {"pipelined_rabenseifner", Collective::kAllreduce, true, nullptr,
+     PipelinedRabenseifnerAllreduce},
     {"two_level", Collective::kAllreduce, true, nullptr, TwoLevelAllreduce},
     // (Commutative ops only: a node's ranks need not be consecutive.)
     {"node_levels", Collective::kAllreduce, false, NodeLevelsCanRun, nullptr, true},

@@ -353,6 +353,36 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
   }
 }
 
+// The pipelined Rabenseifner allreduce cut into 2 to 32 segments (a segment is at least 8
+// bytes a rank; MakeArgs' chunks are 8 bytes): exact, bit-identical results on sizes
+// that fold and that do not, and each segment's tags in its own share of the chunk
+// numbers (the last segment's are in the last share).
+TEST(PipelinedRabenseifnerTest, ExactResultsWithManySegments) {
+  const Algorithm& algorithm = **FindAlgorithm(Collective::kAllreduce, "pipelined_rabenseifner");
+  for (int size : {2, 5, 12, 33, 64}) {
+    for (size_t segments : {2, 7, 32}) {
+      const size_t count = segments * 2 * static_cast<size_t>(size) + 1;  // 4-byte elements
+      for (bool in_place : {false, true}) {
+        for (bool commutative : {false, true}) {
+          const CollectiveArgs args =
+              MakeArgs(Collective::kAllreduce, size, count, 0, in_place, commutative);
+          ASSERT_EQ(Check(algorithm, args, *Topology::Uniform(1, size)), "")
+              << size << " ranks, count " << count << (in_place ? ", in place" : "")
+              << (commutative ? ", commutative" : "");
+          size_t last_chunk = 0;
+          const Schedule schedule = algorithm.generate(args, *Topology::Uniform(1, size), 0);
+          for (const Step& step : schedule.steps()) {
+            if (step.is_transfer())
+              last_chunk = std::max<size_t>(last_chunk, step.tag % kMaxChunks);
+          }
+          EXPECT_GE(last_chunk, (segments - 1) * (kMaxChunks / segments))
+              << size << " ranks, count " << count << ": fewer than " << segments << " segments";
+        }
+      }
+    }
+  }
+}
+
 #ifdef ZCOLL_SYMBOLIC_SWEEP
 // Every algorithm at 4096 ranks, quadratic ones too, at a few sizes (chunks of two
 // elements, so a count of 5 is three chunks) with its roots, in place or not, each op

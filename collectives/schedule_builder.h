@@ -43,6 +43,15 @@ class ScheduleBuilder {
   StepId Reduce(absl::Span<const Slice> operands, Slice destination);
   StepId Copy(Slice source, Slice destination);
 
+  // The steps emitted from here on also wait for `step` (until the next call; kNoStep:
+  // no more): an order the algorithm wants between steps that share no elements.
+  void StartAfter(StepId step) { start_after_ = step; }
+  // The last step emitted (kNoStep: none yet).
+  StepId last_step() const {
+    return schedule_.steps().empty() ? kNoStep : static_cast<StepId>(schedule_.steps().size() - 1);
+  }
+  static constexpr StepId kNoStep = ~StepId{0};
+
   Schedule Finish() && { return std::move(schedule_); }
 
  private:
@@ -54,7 +63,6 @@ class ScheduleBuilder {
     StepId writer = kNoStep;
     std::vector<StepId> readers;
   };
-  static constexpr StepId kNoStep = ~StepId{0};
   using Segments = std::map<size_t, Segment>;  // keyed by the segment's first element
 
   Segments& SegmentsOf(BufferId buffer);
@@ -72,6 +80,7 @@ class ScheduleBuilder {
   Segments send_segments_;
   Segments recv_segments_;
   std::vector<Segments> scratch_segments_;
+  StepId start_after_ = kNoStep;
 };
 
 }  // namespace zcoll

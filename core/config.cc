@@ -32,8 +32,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "--algorithms prints it).",
      true, Form::kAlgorithm},
     {"ZCOLL_ALGO_ALLREDUCE", "",
-     "Forces the allreduce algorithm (node, recursive_doubling, rabenseifner, two_level, "
-     "node_levels); unset: "
+     "Forces the allreduce algorithm (node, recursive_doubling, rabenseifner, "
+     "pipelined_rabenseifner, two_level, node_levels); unset: "
      "the "
      "selection table (zcoll_info --algorithms prints it).",
      true, Form::kAlgorithm},

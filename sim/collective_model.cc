@@ -236,12 +236,37 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
     default:
       break;
   }
+  // Each element of the results takes at least p-1 operations in all (an exscan's p-2:
+  // rank 1's result is rank 0's contribution), done by p ranks at best.
+  double operations = 0;
+  if (IsReduction(call.collective)) {
+    operations = std::max(0.0, call.collective == Collective::kExscan ? p - 2 : p - 1) / p * n;
+  }
   const LinkCost& network = profile.link(LinkClass::kNetwork);
-  const LinkCost& node = profile.link(LinkClass::kNode);
-  const double bandwidth_usec =
-      std::max(nic / (network.bytes_per_usec * profile.bisection), port / node.bytes_per_usec);
-  return bandwidth_usec + CeilLog2(topology.num_nodes()) * network.latency_usec +
-         CeilLog2(static_cast<int>(q)) * node.latency_usec;
+  // The fastest and nearest link a rank's port may use within its node: the bound must
+  // hold for a schedule that keeps its bytes within NUMA domains.
+  LinkCost within = profile.link(LinkClass::kNode);
+  if (q / std::max(1, profile.numa_per_node) >= 2) {
+    const LinkCost& numa = profile.link(LinkClass::kNuma);
+    within.bytes_per_usec = std::max(within.bytes_per_usec, numa.bytes_per_usec);
+    within.latency_usec = std::min(within.latency_usec, numa.latency_usec);
+  }
+  const double nic_usec = nic / (network.bytes_per_usec * profile.bisection);
+  const double port_usec = port / within.bytes_per_usec;
+  // The busiest link's bytes and then one latency for the last of them to arrive (or
+  // the reductions' time), against the rounds of latency the data must travel:
+  // log2 of the ranks for the collectives where every rank's data reaches every
+  // other's through others, one hop for those where it may go directly.
+  const double busiest_usec = std::max({nic > 0 ? nic_usec + network.latency_usec : 0.0,
+                                        port > 0 ? port_usec + within.latency_usec : 0.0,
+                                        operations / profile.reduce_bytes_per_usec});
+  const bool direct = call.collective == Collective::kScatter ||
+                      call.collective == Collective::kGather ||
+                      call.collective == Collective::kAlltoall;
+  const double rounds_usec = direct ? (nodes > 1 ? network.latency_usec : within.latency_usec)
+                                    : CeilLog2(topology.num_nodes()) * network.latency_usec +
+                                          CeilLog2(static_cast<int>(q)) * within.latency_usec;
+  return std::max(busiest_usec, rounds_usec);
 }
 
 absl::StatusOr<std::vector<SelectionRule>> DeriveTuningRules(

@@ -82,12 +82,20 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
                                                           const Topology& topology,
                                                           const PredictOptions& options);
 
-// A lower bound on `call`'s time over the links alone (reductions and overheads not
-// counted), from its nodes and ranks per node: for N nodes of q ranks, a bandwidth term
-// at the slower level (the bytes every node must send through its NIC, over the NIC's
-// bandwidth times the bisection; or every rank through its node port) plus
-// ceil(log2(N)) network latencies and ceil(log2(q)) latencies within a node. For
-// allreduce on one rank per node this is 2(p-1)/p * n/B + log2(p) * L.
+// A lower bound on `call`'s time under the profile, from its nodes and ranks per node:
+// for N nodes of q ranks, the largest of three terms (overheads not counted):
+// - the bytes every node must send through its NIC, over the NIC's bandwidth times the
+//   bisection;
+// - the bytes every rank must send through its port, at the fastest link within a node
+//   (a NUMA domain's, where the profile has domains of two ranks or more);
+// - for the reductions, the (p-1)/p * n bytes of operations each rank does when the
+//   p-1 operations per element are spread evenly, over the kernel's throughput;
+// the link terms plus one latency of their link (the last byte must arrive). Or, if
+// larger, the latency of the rounds the data must travel: ceil(log2(N)) network
+// latencies and ceil(log2(q)) within a node (one hop for scatter, gather and alltoall,
+// whose data may go directly). For allreduce on one rank per node and free reductions
+// this is max(2(p-1)/p * n/B + L, log2(p) * L): the usual sum of the two terms is not a
+// bound where transfers pipeline (a pairwise alltoall on two nodes beat it).
 double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
                       const Topology& topology);
 
