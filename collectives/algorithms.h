@@ -106,6 +106,15 @@ inline constexpr size_t kMaxChunks = size_t{1} << kChunkTagBits;
 inline constexpr int kReservedStage = (1 << (kScheduleTagBits - kChunkTagBits)) - 1;
 inline constexpr uint32_t kStallProbeTag = static_cast<uint32_t>(kReservedStage) << kChunkTagBits;
 
+// Bytes per pipelining chunk when the user sets none (ZCOLL_CHUNK_BYTES unset): 256 KiB,
+// or the whole vector on two ranks, which have no path of two hops for chunks to
+// pipeline along while every chunk costs its own handshake (2 ranks, medians of 7
+// interleaved runs, 512 KiB-8 MiB: reduce 69-2055 us against 177-2861, bcast 38-739
+// against 40-982, allreduce 81-3647 against 231-3817, reduce_scatter_block 37-1600
+// against 42-1774). What communicators run and what zcoll_sim times.
+inline constexpr size_t kDefaultChunkBytes = 256 * 1024;
+size_t DefaultChunkBytes(int size);
+
 // The arguments of a call but for the v-collectives' vectors: what a loop of equal
 // calls compares with a cached plan's, field by field, without touching a vector.
 struct ScalarArgs {
@@ -121,7 +130,7 @@ struct ScalarArgs {
   // Bytes of one element, for size-based choices (chunks, selection).
   size_t element_bytes = 1;
   // Pipelined algorithms move data in chunks of about this many bytes.
-  size_t chunk_bytes = 256 * 1024;
+  size_t chunk_bytes = kDefaultChunkBytes;
 
   friend bool operator==(const ScalarArgs&, const ScalarArgs&) = default;
 };

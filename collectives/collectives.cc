@@ -241,13 +241,8 @@ std::string DescribeDifference(const Signature& mine, const Signature& theirs) {
 
 size_t ChunkBytes(int size) {
   static const size_t bytes = std::max<uint64_t>(4096, EnvironmentUnsigned("ZCOLL_CHUNK_BYTES"));
-  // Two ranks have no path of two hops for chunks to pipeline along, and every chunk
-  // costs its own handshake: one chunk unless the user set a size. 2 ranks, medians of
-  // 7 interleaved runs, 512 KiB-8 MiB: reduce 69-2055 us against 177-2861, bcast
-  // 38-739 against 40-982, allreduce 81-3647 against 231-3817, reduce_scatter_block
-  // 37-1600 against 42-1774.
   static const bool set = EnvironmentIsSet("ZCOLL_CHUNK_BYTES");
-  return size == 2 && !set ? std::numeric_limits<size_t>::max() : bytes;
+  return set ? bytes : DefaultChunkBytes(size);
 }
 
 // A call's counts and displacements against a cached plan's (out of line: only the

@@ -73,6 +73,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
   args.size = call.ranks;
   args.commutative = call.commutative;
   args.element_bytes = call.element_bytes;
+  args.chunk_bytes = DefaultChunkBytes(call.ranks);
   const size_t elements = call.bytes / call.element_bytes;
   switch (call.collective) {
     case Collective::kReduceScatterBlock:
@@ -224,7 +225,8 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
       nic = nodes > 1 ? n : 0, port = q > 1 ? n : 0;
       break;
     case Collective::kAllgather:
-      nic = (p - q) * n, port = (p - 1) * n;
+      // A rank's port carries its node's blocks; the others' come through the NIC.
+      nic = (p - q) * n, port = (q - 1) * n;
       break;
     case Collective::kScatter:
     case Collective::kGather:

@@ -1,6 +1,7 @@
 #include "sim/collective_model.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/selection.h"
@@ -88,8 +89,9 @@ TEST(DeriveTuningRulesTest, TheRulesPickEveryPointsWinner) {
 // what a bound that ignored them missed: pipelined_rabenseifner came in at 0.88x it).
 TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
   const MachineProfile profile = *LoadMachineProfile("infiniband");
-  for (int ranks : {64, 128}) {
-    const Topology topology = *SimulatedTopology(profile, ranks);
+  // (ranks, nodes): the profile's 64 a node, and ranks spread as zcoll_run --nodes does.
+  for (auto [ranks, nodes] : {std::pair{64, 0}, {128, 0}, {2, 2}, {6, 3}, {8, 8}}) {
+    const Topology topology = *SimulatedTopology(profile, ranks, nodes);
     for (Collective collective :
          {Collective::kReduce, Collective::kAllreduce, Collective::kReduceScatterBlock,
           Collective::kBcast, Collective::kScatter, Collective::kGather, Collective::kAllgather,
@@ -107,7 +109,7 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
           if (!prediction.usec.has_value()) continue;
           EXPECT_GE(*prediction.usec, bound)
               << CollectiveName(collective) << " " << prediction.algorithm << " on " << ranks
-              << " ranks, " << bytes << " bytes";
+              << " ranks, " << topology.num_nodes() << " nodes, " << bytes << " bytes";
         }
       }
     }
