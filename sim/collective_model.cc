@@ -29,6 +29,10 @@ SelectionInputs InputsFor(const CollectiveArgs& args, const Topology& topology) 
 
 }  // namespace
 
+SelectionInputs SelectionInputsFor(const PredictionCase& call, const Topology& topology) {
+  return InputsFor(ArgsFor(call), topology);
+}
+
 bool CanPredict(Collective collective) {
   switch (collective) {
     case Collective::kScatterv:

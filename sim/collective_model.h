@@ -52,6 +52,8 @@ CollectiveArgs ArgsFor(const PredictionCase& call);
 // there would see it (a node engine on one node, its ranks able to read each other's
 // memory and not oversubscribed; levels across nodes or NUMA domains).
 const Algorithm& ChosenAlgorithm(const PredictionCase& call, const Topology& topology);
+// What that selection is made from.
+SelectionInputs SelectionInputsFor(const PredictionCase& call, const Topology& topology);
 
 struct Prediction {
   std::string algorithm;

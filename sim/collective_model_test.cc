@@ -1,9 +1,14 @@
 #include "sim/collective_model.h"
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "collectives/selection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -143,6 +148,44 @@ TEST(PipelinedRabenseifnerTest, PredictedFasterThanRabenseifner) {
       EXPECT_LT(usec[1], 0.9 * usec[0]) << ranks << " ranks, " << bytes << " bytes";
     }
   }
+}
+
+// The shipped table derived from the infiniband profile (sim/tuning/, made by
+// tools/derive_tuning.sh) parses, and selecting with it picks at every point of its
+// sweep what its comments say: the fastest simulated algorithm, or the built-in
+// table's choice where it left the point to it.
+TEST(ShippedTuningTableTest, PicksWhatItsCommentsSay) {
+  std::ifstream file("sim/tuning/infiniband_hdr.tuning");
+  ASSERT_TRUE(file) << "sim/tuning/infiniband_hdr.tuning is not in the test's runfiles";
+  std::stringstream text;
+  text << file.rdbuf();
+  const absl::StatusOr<std::vector<SelectionRule>> rules =
+      ParseTuningTable(text.str(), "infiniband_hdr.tuning");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  int points = 0;
+  for (absl::string_view line : absl::StrSplit(text.str(), '\n')) {
+    // "# allreduce 128 ranks 131072 bytes: pipelined_rabenseifner, 2.08x the bound ..."
+    // or "# ... bytes: left to the built-in table, ...".
+    const std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
+    if (words.size() < 7 || words[0] != "#" || words[3] != "ranks" || words[5] != "bytes:") {
+      continue;
+    }
+    PredictionCase call;
+    call.collective = *ParseCollective(words[1]);
+    ASSERT_TRUE(absl::SimpleAtoi(words[2], &call.ranks)) << line;
+    ASSERT_TRUE(absl::SimpleAtoi(words[4], &call.bytes)) << line;
+    const SelectionInputs inputs =
+        SelectionInputsFor(call, *SimulatedTopology(profile, call.ranks));
+    const absl::string_view picked = SelectAlgorithm(inputs, *rules).name;
+    if (words[6] == "left") {
+      EXPECT_EQ(picked, SelectAlgorithm(inputs, {}).name) << line;
+    } else {
+      EXPECT_EQ(absl::StrCat(picked, ","), words[6]) << line;
+    }
+    ++points;
+  }
+  EXPECT_GT(points, 100) << "the table's comments list too few points";
 }
 
 TEST(DeriveTuningRulesTest, RefusesAnAlgorithmTheCollectiveHasNot) {
