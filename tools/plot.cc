@@ -100,13 +100,15 @@ std::string PlotScript(const std::vector<TimedRow>& rows, absl::string_view titl
   const std::vector<std::string> libraries = FirstAppearances(rows, &TimedRow::library);
   const int columns = colls.size() <= 1 ? 1 : colls.size() <= 4 ? 2 : 3;
   const int panel_rows = static_cast<int>((colls.size() + columns - 1) / columns);
-  std::string script =
-      absl::StrCat("set terminal pngcairo size ", 480 * columns, ",", 360 * std::max(1, panel_rows),
-                   " font ',9'\nset output ", Quoted(png_path), "\nset multiplot layout ",
-                   std::max(1, panel_rows), ",", columns, " title ", Quoted(title),
-                   "\nset logscale x 4\nset logscale y\nset format x '%.0b%B'\nset xlabel "
-                   "'bytes'\nset ylabel 'usec per call'\n"
-                   "set key top left\nset grid\n");
+  // noenhanced: the names are printed as they are (enhanced text would make the
+  // underscores of "zcoll_sim" and "pipelined_rabenseifner" subscripts).
+  std::string script = absl::StrCat(
+      "set terminal pngcairo noenhanced size ", 480 * columns, ",", 360 * std::max(1, panel_rows),
+      " font ',9'\nset output ", Quoted(png_path), "\nset multiplot layout ",
+      std::max(1, panel_rows), ",", columns, " title ", Quoted(title),
+      "\nset logscale x 4\nset logscale y\nset format x '%.0b%B'\nset xlabel "
+      "'bytes'\nset ylabel 'usec per call'\n"
+      "set key top left\nset grid\n");
   for (const std::string& coll : colls) {
     absl::StrAppend(&script, "set title ", Quoted(coll), "\n");
     // A panel whose rows are all of one size (a barrier's) gets a range around it.

@@ -45,6 +45,8 @@ TEST(PlotTest, TheScriptHasAPanelPerCollectiveAndALinePerLibrary) {
   const std::vector<TimedRow> rows = *ParseTimedRows(kRows);
   const std::string script = PlotScript(rows, "2 ranks", "/tmp/out.png");
   EXPECT_THAT(script, HasSubstr("set multiplot layout 2,2 title '2 ranks'"));
+  // Underscores in names stay underscores, not subscripts.
+  EXPECT_THAT(script, HasSubstr("set terminal pngcairo noenhanced "));
   EXPECT_THAT(script, HasSubstr("set logscale x 4\nset logscale y\n"));
   EXPECT_THAT(
       script,
