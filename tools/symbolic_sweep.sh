@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
+# Logs this run wrote, not a shard's left from an earlier sharded run.
+started=$(mktemp)
+trap 'rm -f "$started"' EXIT
 bazel test -c opt --color=no --curses=no --test_timeout=21600 --test_output=errors "$@" \
   //collectives:algorithms_sweep_test >&2 || status=$?
 log=bazel-testlogs/collectives/algorithms_sweep_test/test.log
@@ -19,7 +22,7 @@ log=bazel-testlogs/collectives/algorithms_sweep_test/test.log
 echo "algorithm,seconds,result"
 for shard_log in bazel-testlogs/collectives/algorithms_sweep_test/test.log \
   bazel-testlogs/collectives/algorithms_sweep_test/shard_*/test.log; do
-  [ -f "$shard_log" ] || continue
+  [ -f "$shard_log" ] && [ "$shard_log" -nt "$started" ] || continue
   sed -n 's/^\[ *\(OK\|FAILED\) *\] All\/AlgorithmTest\.SweepAt4096Ranks\/\([a-z_]*\) (\([0-9]*\) ms)$/\2,\3,\1/p' \
     "$shard_log" | awk -F, '{ printf "%s,%.1f,%s\n", $1, $2 / 1000, $3 }'
 done
