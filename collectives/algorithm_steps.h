@@ -111,9 +111,6 @@ Schedule RabenseifnerReduce(const CollectiveArgs& args, const Topology& topology
 Schedule TwoLevelReduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RecursiveDoublingAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);
-// Segments of the pipelined Rabenseifner allreduce (at most kMaxPipelinedSegments).
-inline constexpr int kMaxPipelinedSegments = 32;
-int PipelinedRabenseifnerSegments(const CollectiveArgs& args);
 Schedule PipelinedRabenseifnerAllreduce(const CollectiveArgs& args, const Topology& topology,
                                         int rank);
 Schedule TwoLevelAllreduce(const CollectiveArgs& args, const Topology& topology, int rank);

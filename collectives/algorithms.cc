@@ -1,7 +1,6 @@
 #include "collectives/algorithms.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -386,10 +385,6 @@ absl::StatusOr<Collective> ParseCollective(absl::string_view name) {
 
 std::string CollectiveEnvironmentSuffix(Collective collective) {
   return absl::AsciiStrToUpper(CollectiveName(collective));
-}
-
-size_t DefaultChunkBytes(int size) {
-  return size == 2 ? std::numeric_limits<size_t>::max() : kDefaultChunkBytes;
 }
 
 absl::Span<const Algorithm> AllAlgorithms() { return kAlgorithms; }

@@ -41,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,9 +112,12 @@ inline constexpr uint32_t kStallProbeTag = static_cast<uint32_t>(kReservedStage)
 // pipeline along while every chunk costs its own handshake (2 ranks, medians of 7
 // interleaved runs, 512 KiB-8 MiB: reduce 69-2055 us against 177-2861, bcast 38-739
 // against 40-982, allreduce 81-3647 against 231-3817, reduce_scatter_block 37-1600
-// against 42-1774). What communicators run and what zcoll_sim times.
+// against 42-1774). What communicators run and what zcoll_sim times. (Inline: every
+// call's start reads it.)
 inline constexpr size_t kDefaultChunkBytes = 256 * 1024;
-size_t DefaultChunkBytes(int size);
+inline constexpr size_t DefaultChunkBytes(int size) {
+  return size == 2 ? std::numeric_limits<size_t>::max() : kDefaultChunkBytes;
+}
 
 // The arguments of a call but for the v-collectives' vectors: what a loop of equal
 // calls compares with a cached plan's, field by field, without touching a vector.

@@ -439,6 +439,8 @@ Schedule RabenseifnerAllreduce(const CollectiveArgs& args, const Topology&, int 
   return SegmentedRabenseifnerAllreduce(args, rank, 1);
 }
 
+namespace {
+// Segments of the pipelined Rabenseifner allreduce.
 int PipelinedRabenseifnerSegments(const CollectiveArgs& args) {
   // A segment of at least an eighth of a chunk (32 KiB by default) and 8 bytes for each
   // rank: below that, a segment's 2 log2(p) stages of latency cost more than its
@@ -449,8 +451,10 @@ int PipelinedRabenseifnerSegments(const CollectiveArgs& args) {
       std::max<size_t>({args.chunk_bytes / 8, 8 * static_cast<size_t>(args.size), 1});
   // More segments overlap more (8192 ranks, 4-64 MiB: 16 segments take 1.04-1.07x the
   // time of 32, 8 segments 1.09-1.14x); 32 keeps a segment's tags 32 chunk numbers.
-  return static_cast<int>(std::clamp<size_t>(bytes / segment_bytes, 1, kMaxPipelinedSegments));
+  constexpr size_t kMaxSegments = 32;
+  return static_cast<int>(std::clamp<size_t>(bytes / segment_bytes, 1, kMaxSegments));
 }
+}  // namespace
 
 // Pipelined Rabenseifner: Rabenseifner's allreduce in staggered segments
 // (SegmentedRabenseifnerAllreduce). Within one Rabenseifner the reduce-scatter's

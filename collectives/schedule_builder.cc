@@ -90,8 +90,9 @@ StepId ScheduleBuilder::Add(absl::Span<const Slice> reads, const Slice* write,
   absl::InlinedVector<StepId, 4> deps;
   for (const Slice& read : reads) CollectDeps(read, /*write=*/false, deps);
   if (write != nullptr) CollectDeps(*write, /*write=*/true, deps);
-  if (start_after_ != kNoStep && std::find(deps.begin(), deps.end(), start_after_) == deps.end()) {
-    deps.push_back(start_after_);
+  if (start_after_ != kNoStep &&
+      std::none_of(deps.begin(), deps.end(), [&](StepId dep) { return dep >= gated_from_; })) {
+    AddUnique(deps, start_after_);
   }
   std::sort(deps.begin(), deps.end());
   const StepId step = emit(deps);

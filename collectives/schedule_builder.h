@@ -44,8 +44,13 @@ class ScheduleBuilder {
   StepId Copy(Slice source, Slice destination);
 
   // The steps emitted from here on also wait for `step` (until the next call; kNoStep:
-  // no more): an order the algorithm wants between steps that share no elements.
-  void StartAfter(StepId step) { start_after_ = step; }
+  // no more): an order the algorithm wants between steps that share no elements. Only
+  // a step none of whose dependencies came after this call gets the extra one; the
+  // others wait for it through those.
+  void StartAfter(StepId step) {
+    start_after_ = step;
+    gated_from_ = static_cast<StepId>(schedule_.steps().size());
+  }
   // The last step emitted (kNoStep: none yet).
   StepId last_step() const {
     return schedule_.steps().empty() ? kNoStep : static_cast<StepId>(schedule_.steps().size() - 1);
@@ -81,6 +86,7 @@ class ScheduleBuilder {
   Segments recv_segments_;
   std::vector<Segments> scratch_segments_;
   StepId start_after_ = kNoStep;
+  StepId gated_from_ = 0;  // the first step emitted after StartAfter
 };
 
 }  // namespace zcoll

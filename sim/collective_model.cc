@@ -96,7 +96,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
 }
 
 const Algorithm& ChosenAlgorithm(const PredictionCase& call, const Topology& topology) {
-  return SelectAlgorithm(InputsFor(ArgsFor(call), topology));
+  return SelectAlgorithm(SelectionInputsFor(call, topology));
 }
 
 absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& call,
