@@ -85,7 +85,8 @@ class Simulation {
         port_out_free_(schedules.ranks(), 0.0),
         port_in_free_(schedules.ranks(), 0.0),
         nic_out_free_(topology.num_nodes(), 0.0),
-        nic_in_free_(topology.num_nodes(), 0.0) {}
+        nic_in_free_(topology.num_nodes(), 0.0),
+        core_free_(static_cast<size_t>(profile.host_cores), 0.0) {}
 
   absl::StatusOr<SimulationResult> Run() {
     if (!schedules_.matched()) {
@@ -131,12 +132,20 @@ class Simulation {
     events_.Push(time, Event{step, rank, kind});
   }
 
-  // Occupies `rank`'s CPU for `cost` from `time` or when it is next free.
-  double RunOnCpu(int rank, double time, double cost) {
-    const double begin = std::max(time, cpu_free_[rank]);
+  // Occupies `rank`'s CPU (and, on a profile with host cores, the one of them free
+  // first) for `cost` from `time` or when both are next free. Returns when it starts.
+  double Occupy(int rank, double time, double cost) {
+    double begin = std::max(time, cpu_free_[rank]);
+    if (!core_free_.empty()) {
+      const auto core = std::min_element(core_free_.begin(), core_free_.end());
+      begin = std::max(begin, *core);
+      *core = begin + cost;
+    }
     cpu_free_[rank] = begin + cost;
-    return cpu_free_[rank];
+    return begin;
   }
+  // Occupy, returning when it ends.
+  double RunOnCpu(int rank, double time, double cost) { return Occupy(rank, time, cost) + cost; }
 
   const LinkCost& Link(int rank, int peer) const {
     return profile_.link(LinkBetween(topology_, rank, peer));
@@ -204,6 +213,12 @@ class Simulation {
     return postings_[index];
   }
 
+  // A transfer's bytes per microsecond on `link` (the fabric's share across nodes).
+  double Bandwidth(LinkClass link) const {
+    const double bandwidth = profile_.link(link).bytes_per_usec;
+    return link == LinkClass::kNetwork ? bandwidth * profile_.bisection : bandwidth;
+  }
+
   bool Eager(const TimedStep& send) const {
     return send.kind == StepKind::kSend && send.bytes <= profile_.eager_bytes;
   }
@@ -217,12 +232,11 @@ class Simulation {
     const LinkCost& cost = profile_.link(link);
     double* out;
     double* in;
-    double bandwidth = cost.bytes_per_usec;
+    const double bandwidth = Bandwidth(link);
     // A half-duplex port has one timeline for both directions: its out one.
     if (link == LinkClass::kNetwork) {
       out = &nic_out_free_[topology_.node_of(sender)];
       in = &(cost.half_duplex ? nic_out_free_ : nic_in_free_)[topology_.node_of(receiver)];
-      bandwidth *= profile_.bisection;
       result_.network_bytes += s.bytes;
     } else {
       out = &port_out_free_[sender];
@@ -230,7 +244,10 @@ class Simulation {
     }
     ++result_.transfers;
     const double duration = static_cast<double>(s.bytes) / bandwidth;
-    const double leave = std::max(start, *out);
+    double leave = std::max(start, *out);
+    // Bytes a CPU copies hold the sender's CPU while they leave (the receiver's: when
+    // they have come, PayReceiveOverhead).
+    if (cost.cpu_copies) leave = Occupy(sender, leave, duration);
     *out = out_end = leave + duration;
     const double enter = std::max(leave + cost.latency_usec, *in);
     *in = enter + duration;
@@ -289,7 +306,13 @@ class Simulation {
 
   void PayReceiveOverhead(uint32_t receive, int rank, double time) {
     const TimedStep& s = schedules_.step(receive);
-    Push(RunOnCpu(rank, time, Link(rank, s.peer).overhead_usec), receive, rank,
+    const LinkClass link = LinkBetween(topology_, rank, s.peer);
+    const LinkCost& cost = profile_.link(link);
+    // Bytes a CPU copies held the receiver's CPU while they came in: booked now that
+    // they are in (booked at the transfer's start, they would keep the CPU from work
+    // it does meanwhile), so the receive ends later when its CPU was busy then.
+    const double copy = cost.cpu_copies ? static_cast<double>(s.bytes) / Bandwidth(link) : 0;
+    Push(RunOnCpu(rank, time - copy, copy + cost.overhead_usec), receive, rank,
          EventKind::kComplete);
   }
 
@@ -325,6 +348,7 @@ class Simulation {
   std::vector<double> port_in_free_;
   std::vector<double> nic_out_free_;
   std::vector<double> nic_in_free_;
+  std::vector<double> core_free_;  // the host's cores (empty: a core per rank)
   std::vector<Posting> postings_;
   std::vector<uint32_t> free_postings_;
   EventQueue events_;

@@ -10,9 +10,14 @@
 // Messages up to the profile's eager size leave when posted and the send completes
 // once they are out; larger ones and one-sided transfers leave when the receive is
 // posted and the ready-to-send has reached it (one latency), and both sides complete
-// when the data is in. A step starts when its dependencies have completed, as the
-// executor starts it. Events at the same time run in the order they were made, so a
-// run is deterministic.
+// when the data is in. On a link whose bytes CPUs copy (cpu_copies: shared memory,
+// TCP), a transfer also holds the sender's CPU while it leaves and the receiver's while
+// it comes in (a receiver whose CPU was busy meanwhile completes later). On a profile
+// with host cores (a cluster emulated on one machine), every CPU's work also holds one
+// of those cores, so ranks that outnumber them wait for one. CPUs, ports and cores are
+// reserved in the order the events ask for them. A step starts when its dependencies
+// have completed, as the executor starts it. Events at the same time run in the order they were
+// made, so a run is deterministic.
 //
 // Events are kept per distinct time, first made first run: a collective's ranks act
 // in step, so thousands of events share a time and a queue operation is a vector's

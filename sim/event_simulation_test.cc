@@ -72,13 +72,18 @@ TEST(EventSimulationTest, LinkClassesTakeTheirOwnCosts) {
   EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), one_domain, profile), 4.0);
 }
 
-TEST(EventSimulationTest, AHalfDuplexLinkCarriesAnExchangeOneWayAtATime) {
-  // Both ranks send 1000 eager bytes to each other at once.
+// Both ranks send 1000 eager bytes to each other at once.
+std::vector<Schedule> Exchange() {
   std::vector<Schedule> schedules = {Schedule(0, 2, 1000, 1000), Schedule(1, 2, 1000, 1000)};
   for (int r = 0; r < 2; ++r) {
     schedules[r].Send(1 - r, 0, Slice{BufferId::Send(), 0, 1000});
     schedules[r].Recv(1 - r, 0, Slice{BufferId::Recv(), 0, 1000});
   }
+  return schedules;
+}
+
+TEST(EventSimulationTest, AHalfDuplexLinkCarriesAnExchangeOneWayAtATime) {
+  const std::vector<Schedule> schedules = Exchange();
   MachineProfile profile = RoundProfile(4096);
   // Full duplex: both ways at once, 0.5 + 2 + 10 + 0.5 = 13.
   EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(2), profile), 13.0);
@@ -166,6 +171,65 @@ TEST(EventSimulationTest, ANodesRanksShareItsNic) {
   MachineProfile thin = RoundProfile(4096);
   thin.bisection = 0.5;
   EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), thin), 23.0);
+}
+
+// Rank 0 sends 1000 eager bytes to rank 1; beside it (no dependency either way) the
+// sender reduces 1000 bytes (10 us) after posting the send, and the receiver from the
+// start.
+std::vector<Schedule> SendBesideReductions(bool sender_reduces, bool receiver_reduces) {
+  std::vector<Schedule> s = {Schedule(0, 2, 1000, 1000), Schedule(1, 2, 1000, 2000)};
+  const Slice send{BufferId::Send(), 0, 1000}, recv{BufferId::Recv(), 0, 1000};
+  s[0].Send(1, 0, send);
+  if (sender_reduces) s[0].Reduce({send, recv}, recv);
+  if (receiver_reduces) s[1].Reduce({send, recv}, recv);
+  s[1].Recv(0, 0, Slice{BufferId::Recv(), 1000, 1000});
+  return s;
+}
+
+TEST(EventSimulationTest, BytesACpuCopiesHoldTheCpusAtBothEnds) {
+  MachineProfile profile = RoundProfile(4096);
+  // No copies by CPUs: the message is in at 0.5 + 2 + 10 = 12.5, its receive done at 13,
+  // beside the reductions (done by 10.5).
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(true, true), OneRankPerNode(2), profile),
+                   13.0);
+  profile.links[static_cast<int>(LinkClass::kNetwork)].cpu_copies = true;
+  // Idle CPUs: the copies run while the bytes move, as without copies.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(false, false), OneRankPerNode(2), profile),
+                   13.0);
+  // The sender's CPU: the send's overhead to 0.5, then the reduction (booked when it
+  // started, at 0) to 10.5; the bytes leave once it is free: 10.5, in at 22.5, done 23.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(true, false), OneRankPerNode(2), profile),
+                   23.0);
+  // The receiver's CPU reduces to 10; the bytes, in at 12.5, needed it for 10 us: its
+  // copy runs 10 to 20, the overhead to 20.5.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(false, true), OneRankPerNode(2), profile),
+                   20.5);
+}
+
+TEST(EventSimulationTest, AnExchangeOfBytesCpusCopyTakesEachCpuBothCopies) {
+  // On a full-duplex link: each CPU sends 0.5 to 10.5, then copies what came in (12.5)
+  // for 10 us from 10.5: 20.5, its overhead to 21.
+  MachineProfile profile = RoundProfile(4096);
+  profile.links[static_cast<int>(LinkClass::kNetwork)].cpu_copies = true;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(Exchange(), OneRankPerNode(2), profile), 21.0);
+}
+
+TEST(EventSimulationTest, RanksShareTheHostsCores) {
+  // Four ranks each reduce 1000 bytes (10 us).
+  std::vector<Schedule> schedules;
+  for (int r = 0; r < 4; ++r) {
+    schedules.emplace_back(r, 4, 1000, 1000);
+    schedules.back().Reduce({Slice{BufferId::Send(), 0, 1000}, Slice{BufferId::Recv(), 0, 1000}},
+                            Slice{BufferId::Recv(), 0, 1000});
+  }
+  MachineProfile profile = RoundProfile(4096);
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), profile), 10.0);
+  profile.host_cores = 2;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), profile), 20.0);
+  profile.host_cores = 3;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), profile), 20.0);
+  profile.host_cores = 4;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), profile), 10.0);
 }
 
 TEST(EventSimulationTest, RunsAreDeterministic) {

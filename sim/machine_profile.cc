@@ -158,6 +158,11 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
       have_ranks_per_node = true;
     } else if (key == "numa_per_node") {
       status = whole(profile.numa_per_node);
+    } else if (key == "host_cores") {
+      // 0 is the default said aloud: a core per rank.
+      if (number != 0 && !whole(profile.host_cores).ok()) {
+        status = refuse("host_cores must be 0 (a core per rank) or a whole number from 1 to 2^20");
+      }
     } else if (key == "bisection") {
       status = check(true);
       if (status.ok() && number > 1) status = refuse("bisection is a fraction: above 0, at most 1");
@@ -185,12 +190,13 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
       } else if (field == "overhead_usec") {
         status = check(false);
         cost.overhead_usec = number;
-      } else if (field == "half_duplex") {
+      } else if (field == "half_duplex" || field == "cpu_copies") {
         if (number != 0 && number != 1) status = refuse(absl::StrCat(key, " is 0 or 1"));
-        cost.half_duplex = number == 1;
+        (field == "half_duplex" ? cost.half_duplex : cost.cpu_copies) = number == 1;
       } else {
-        status = refuse(absl::StrCat("unknown key ", key, " (a link has latency_usec, ",
-                                     "bytes_per_usec, overhead_usec and half_duplex)"));
+        status =
+            refuse(absl::StrCat("unknown key ", key, " (a link has latency_usec, ",
+                                "bytes_per_usec, overhead_usec, half_duplex and ", "cpu_copies)"));
       }
     } else {
       status = refuse(absl::StrCat("unknown key ", key));
@@ -232,11 +238,13 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
     absl::StrAppendFormat(&text, "%s.bytes_per_usec = %.10g\n", link, cost.bytes_per_usec);
     absl::StrAppendFormat(&text, "%s.overhead_usec = %.10g\n", link, cost.overhead_usec);
     if (cost.half_duplex) absl::StrAppendFormat(&text, "%s.half_duplex = 1\n", link);
+    if (cost.cpu_copies) absl::StrAppendFormat(&text, "%s.cpu_copies = 1\n", link);
   }
   absl::StrAppendFormat(&text, "bisection = %.10g\n", profile.bisection);
   absl::StrAppend(&text, "eager_bytes = ", profile.eager_bytes, "\n");
   absl::StrAppendFormat(&text, "reduce_bytes_per_usec = %.10g\n", profile.reduce_bytes_per_usec);
   absl::StrAppendFormat(&text, "copy_bytes_per_usec = %.10g\n", profile.copy_bytes_per_usec);
+  if (profile.host_cores > 0) absl::StrAppend(&text, "host_cores = ", profile.host_cores, "\n");
   return text;
 }
 

@@ -43,6 +43,11 @@ struct LinkCost {
   // transfer (links whose bytes a CPU copies, as TCP over loopback; InfiniBand is
   // full duplex).
   bool half_duplex = false;
+  // Whether a CPU at each end moves the bytes (shared-memory rings and CMA, TCP: the
+  // kernel copies on both sides), so that a transfer holds the sender's and the
+  // receiver's CPU for its duration, as a reduction does, instead of running beside
+  // them (RDMA: the NICs move the bytes).
+  bool cpu_copies = false;
 };
 
 struct MachineProfile {
@@ -62,6 +67,10 @@ struct MachineProfile {
   // throughput) and a copy's.
   double reduce_bytes_per_usec = 1;
   double copy_bytes_per_usec = 1;
+  // The cores that every rank shares when the whole cluster is emulated on one machine
+  // (a profile calibrated there, where ranks may outnumber cores): a rank's CPU work
+  // then also needs one of them. 0: each rank has a core of its own (a cluster).
+  int host_cores = 0;
 
   const LinkCost& link(LinkClass link) const { return links[static_cast<int>(link)]; }
 };

@@ -25,6 +25,8 @@ bisection = 0.5
 eager_bytes = 4096
 reduce_bytes_per_usec = 300
 copy_bytes_per_usec = 600
+node.cpu_copies = 1
+host_cores = 2
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -44,6 +46,15 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->eager_bytes, 4096u);
   EXPECT_EQ(profile->reduce_bytes_per_usec, 300);
   EXPECT_EQ(profile->copy_bytes_per_usec, 600);
+  EXPECT_TRUE(profile->link(LinkClass::kNode).cpu_copies);
+  EXPECT_FALSE(profile->link(LinkClass::kNetwork).cpu_copies);
+  EXPECT_EQ(profile->host_cores, 2);
+  // 0 says aloud what leaving it out says: a core per rank.
+  std::string text(kComplete);
+  text.replace(text.find("host_cores = 2"), 14, "host_cores = 0");
+  absl::StatusOr<MachineProfile> zero = ParseMachineProfile(text, "zero.profile");
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->host_cores, 0);
 }
 
 TEST(MachineProfileTest, FormatsWhatItParses) {
@@ -84,6 +95,14 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
   EXPECT_THAT(ErrorFor("ranks_per_node = 4", "ranks_per_node = 2.5"),
               HasSubstr("ranks_per_node must be a whole number"));
   EXPECT_THAT(ErrorFor("bisection = 0.5", "bisection = 2"), HasSubstr("bisection is a fraction"));
+  EXPECT_THAT(ErrorFor("node.cpu_copies = 1", "node.cpu_copies = yes"),
+              HasSubstr("line 18: node.cpu_copies needs a number, got 'yes'"));
+  EXPECT_THAT(ErrorFor("node.cpu_copies = 1", "node.cpu_copies = 3"),
+              HasSubstr("node.cpu_copies is 0 or 1"));
+  EXPECT_THAT(ErrorFor("host_cores = 2", "host_cores = 1.5"),
+              HasSubstr("line 19: host_cores must be 0 (a core per rank) or a whole number"));
+  EXPECT_THAT(ErrorFor("host_cores = 2", "host_cores = -2"),
+              HasSubstr("host_cores must be 0 (a core per rank) or a whole number"));
   EXPECT_THAT(ErrorFor("copy_bytes_per_usec = 600", "copy_bytes_per_second = 600"),
               HasSubstr("unknown key copy_bytes_per_second"));
   EXPECT_THAT(ErrorFor("numa.latency_usec = 0.5", "numa.delay_usec = 0.5"),

@@ -120,7 +120,7 @@ double BytesPerUsec(size_t bytes, Body body) {
 
 }  // namespace
 
-sim::LinkCost LinkCostFrom(const LinkTimings& timings) {
+sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies) {
   sim::LinkCost cost;
   const double extra_bytes = static_cast<double>(kCalibrationLargeBytes - kCalibrationMediumBytes);
   const double extra_usec = timings.large_usec - timings.medium_usec;
@@ -129,7 +129,8 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings) {
                                        : static_cast<double>(kCalibrationLargeBytes) /
                                              std::max(timings.large_usec, 1e-3);
   cost.overhead_usec = std::clamp(timings.post_usec, 0.0, timings.small_usec / 2);
-  cost.half_duplex = timings.exchange_usec >= 1.5 * timings.large_usec;
+  cost.cpu_copies = cpu_copies;
+  cost.half_duplex = !cpu_copies && timings.exchange_usec >= 1.5 * timings.large_usec;
   cost.latency_usec = std::max(0.0, timings.small_usec - 2 * cost.overhead_usec -
                                         kCalibrationSmallBytes / cost.bytes_per_usec);
   return cost;

@@ -35,10 +35,12 @@ struct LinkTimings {
 // large sizes' difference (latency and overheads cancel); the overhead a side's CPU time
 // per message, the sender's time to post one (at most half the small one-way time); the
 // latency what is left of the small one-way time after both overheads and its bytes
-// (at least 0); half duplex when an exchange takes 1.5 times a one-way transfer or
-// more. The back-to-back gap is not in the model (a port carries a small message in no
-// time); it is reported beside.
-sim::LinkCost LinkCostFrom(const LinkTimings& timings);
+// (at least 0). `cpu_copies`: a transfer is the CPUs' copy (shared memory), which the
+// model then charges to both ends' CPUs, an exchange's two directions included;
+// otherwise half duplex when an exchange takes 1.5 times a one-way transfer or more. The
+// back-to-back gap is not in the model (a port carries a small message in no time); it is reported
+// beside.
+sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies);
 
 // Both ranks of a 2-rank communicator call it; it forces the bcast to `linear` (one
 // message) for the measurement and restores the selection table after.

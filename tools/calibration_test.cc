@@ -16,14 +16,21 @@ TEST(CalibrationTest, LinkCostFromTimingsOfAKnownLink) {
   timings.gap_usec = 0.9;  // not in the model
   timings.post_usec = 0.5;
   timings.exchange_usec = timings.large_usec * 1.1;  // both ways at once: full duplex
-  sim::LinkCost cost = LinkCostFrom(timings);
+  sim::LinkCost cost = LinkCostFrom(timings, /*cpu_copies=*/false);
   EXPECT_NEAR(cost.bytes_per_usec, 1000, 1e-6);
   EXPECT_NEAR(cost.overhead_usec, 0.5, 1e-9);
   EXPECT_NEAR(cost.latency_usec, 2.0, 1e-6);
   EXPECT_FALSE(cost.half_duplex);
+  EXPECT_FALSE(cost.cpu_copies);
   timings.exchange_usec = timings.large_usec * 1.9;  // one way at a time
-  cost = LinkCostFrom(timings);
+  cost = LinkCostFrom(timings, /*cpu_copies=*/false);
   EXPECT_TRUE(cost.half_duplex);
+  // Bytes CPUs copy: the CPUs carry the exchange's two directions, not a half-duplex
+  // port as well (that would count them twice).
+  cost = LinkCostFrom(timings, /*cpu_copies=*/true);
+  EXPECT_TRUE(cost.cpu_copies);
+  EXPECT_FALSE(cost.half_duplex);
+  EXPECT_NEAR(cost.bytes_per_usec, 1000, 1e-6);
 }
 
 TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
@@ -36,7 +43,7 @@ TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
   timings.large_usec = 4194.304;
   timings.gap_usec = 2.0;
   timings.post_usec = 2.0;
-  const sim::LinkCost cost = LinkCostFrom(timings);
+  const sim::LinkCost cost = LinkCostFrom(timings, /*cpu_copies=*/false);
   EXPECT_NEAR(cost.bytes_per_usec, 1000, 1e-6);
   EXPECT_EQ(cost.overhead_usec, 0.5);
   EXPECT_NEAR(cost.latency_usec, 0, 1e-9);

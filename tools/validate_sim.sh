@@ -10,8 +10,12 @@
 # fastest (algorithms the model ties, bcast's on 2 ranks, differ by noise alone). A
 # benchmark, not a test; about 5 minutes with --repeat 5.
 #
+# --measured ROWS takes the measurements from rows this script printed before (its
+# stdout) instead of running zcoll_bench, so a change to the model is judged against
+# the same measured medians in seconds; give the profile of that run with --profile.
+#
 # Usage: tools/validate_sim.sh [--repeat R] [--configs "RANKS:NODES ..."] [--colls a,b,...]
-#                              [--min BYTES] [--max BYTES] [--profile FILE]
+#                              [--min BYTES] [--max BYTES] [--profile FILE] [--measured ROWS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C  # sort and join agree on the order
@@ -21,6 +25,7 @@ colls="reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,bcast,gather
 min=65536
 max=4194304
 profile=""
+measured_rows=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
@@ -29,6 +34,7 @@ while [ $# -gt 0 ]; do
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
+    --measured) measured_rows=$(realpath "$2"); shift 2 ;;
     *) echo "validate_sim.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -52,7 +58,16 @@ for config in $configs; do
     | awk -F, '{ print $1 "," $3 "," $4 "," $5 }' > "$predicted"
   measured=$work/measured.$ranks.$nodes
   : > "$measured"
-  for ((round = 0; round < repeat; round++)); do
+  if [ -n "$measured_rows" ]; then
+    # Rows of this configuration: coll,bytes,algorithm,measured_usec (one median each).
+    awk -F, -v r="$ranks" -v k="$nodes" '$1 == r && $2 == k { print $3 "," $4 "," $5 "," $7 }' \
+      "$measured_rows" > "$measured"
+    if [ ! -s "$measured" ]; then
+      echo "validate_sim.sh: no rows of $ranks ranks on $nodes nodes in $measured_rows" >&2
+      exit 1
+    fi
+  fi
+  for ((round = 0; round < (${#measured_rows} > 0 ? 0 : repeat); round++)); do
     for pair in $(cut -d, -f1,3 "$predicted" | sort -u); do
       coll=${pair%,*}
       algo=${pair#*,}
