@@ -194,9 +194,9 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
         if (number != 0 && number != 1) status = refuse(absl::StrCat(key, " is 0 or 1"));
         (field == "half_duplex" ? cost.half_duplex : cost.cpu_copies) = number == 1;
       } else {
-        status =
-            refuse(absl::StrCat("unknown key ", key, " (a link has latency_usec, ",
-                                "bytes_per_usec, overhead_usec, half_duplex and ", "cpu_copies)"));
+        status = refuse(absl::StrCat("unknown key ", key,
+                                     " (a link has latency_usec, bytes_per_usec, overhead_usec, "
+                                     "half_duplex and cpu_copies)"));
       }
     } else {
       status = refuse(absl::StrCat("unknown key ", key));
