@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 export LC_ALL=C  # sort and join agree on the order
 repeat=3
 configs="2:2 3:3 4:2"
-colls="reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,bcast,gather,allgather,alltoall"
+colls="reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,bcast,gather,allgather,alltoall,scan,exscan"
 min=65536
 max=4194304
 profile=""

@@ -64,7 +64,8 @@ constexpr absl::string_view kBenchmarkedColls[] = {
     "reduce",         "allreduce",    "reduce_scatter_block",
     "reduce_scatter", "scatter",      "scatterv",
     "bcast",          "gather",       "allgather",
-    "alltoall",       "reduce_local", "barrier"};
+    "alltoall",       "reduce_local", "barrier",
+    "scan",           "exscan"};
 
 struct Options {
   int ranks = 4;
@@ -103,7 +104,7 @@ constexpr const char* kUsage =
     "--persistent: each collective made once with its persistent form (AllreduceInit, ...)\n"
     "  and timed as Start + Wait (reduce_local has none: it runs as it is).\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
-    "gather allgather alltoall reduce_local barrier\n"
+    "gather allgather alltoall reduce_local barrier scan exscan\n"
     "(barrier: one row, bytes 0, OSU's osu_barrier method, as the peers' benchmark)\n";
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
@@ -288,6 +289,10 @@ struct Case {
       made = comm.AlltoallInit(send.data(), recv.data(), count, type);
     } else if (coll == "barrier") {
       made = comm.BarrierInit();
+    } else if (coll == "scan") {
+      made = comm.ScanInit(send.data(), recv.data(), count, type, PredefinedOp::kSum);
+    } else if (coll == "exscan") {
+      made = comm.ExscanInit(send.data(), recv.data(), count, type, PredefinedOp::kSum);
     } else {
       return absl::OkStatus();  // reduce_local: no communicator, nothing to keep
     }
@@ -330,6 +335,12 @@ struct Case {
     }
     if (coll == "alltoall") return comm.Alltoall(send.data(), recv.data(), count, DataType::kFloat);
     if (coll == "barrier") return comm.Barrier();
+    if (coll == "scan") {
+      return comm.Scan(send.data(), recv.data(), count, DataType::kFloat, PredefinedOp::kSum);
+    }
+    if (coll == "exscan") {
+      return comm.Exscan(send.data(), recv.data(), count, DataType::kFloat, PredefinedOp::kSum);
+    }
     return ReduceLocal(PredefinedOp::kSum, DataType::kFloat, send.data(), recv.data(), count);
   }
 };
@@ -371,6 +382,15 @@ size_t CountErrors(const Case& c, int rank, int size) {
     for (size_t i = 0; i < c.count; ++i) errors += c.recv[i] != sum_at(i);
   } else if (c.coll == "reduce_scatter_block" || c.coll == "reduce_scatter") {
     for (size_t i = 0; i < per_rank; ++i) errors += c.recv[i] != sum_at(per_rank * rank + i);
+  } else if (c.coll == "scan" || c.coll == "exscan") {
+    // Ranks 0..r (0..r-1 for exscan; rank 0's exscan result is undefined) each add
+    // i % 7 + their rank.
+    const int contributors = c.coll == "scan" ? rank + 1 : rank;
+    if (contributors == 0) return 0;
+    const float ranks_sum = static_cast<float>(contributors * (contributors - 1) / 2);
+    for (size_t i = 0; i < c.count; ++i) {
+      errors += c.recv[i] != static_cast<float>(contributors * static_cast<int>(i % 7)) + ranks_sum;
+    }
   } else if (c.coll == "reduce_local") {
     // 0 + send.
     for (size_t i = 0; i < c.count; ++i) errors += c.recv[i] != c.send[i];

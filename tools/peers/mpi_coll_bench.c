@@ -10,7 +10,7 @@
  * Prints one CSV row per collective and size: coll,ranks,bytes,usec
  * Usage: mpirun -np N mpi_coll_bench MIN_BYTES MAX_BYTES COLL...   (sizes x4 apart)
  * COLL: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast
- *       gather allgather alltoall reduce_local barrier
+ *       gather allgather alltoall reduce_local barrier scan exscan
  * (barrier: one row, bytes 0; each iteration t0; barrier; t1, as osu_barrier and
  * zcoll_bench time it)
  */
@@ -63,6 +63,13 @@ static void ReduceLocal(struct Buffers* b) {
   MPI_Reduce_local(b->send, b->recv, b->block, MPI_FLOAT, MPI_SUM);
 }
 
+static void Scan(struct Buffers* b) {
+  MPI_Scan(b->send, b->recv, b->block, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+static void Exscan(struct Buffers* b) {
+  MPI_Exscan(b->send, b->recv, b->block, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+
 static void Barrier(struct Buffers* b) {
   (void)b;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -73,13 +80,20 @@ static const struct {
   Collective run;
   int whole_vector; /* bytes count the whole vector, split over the ranks */
 } kCollectives[] = {
-    {"reduce", Reduce, 0},       {"allreduce", Allreduce, 0},
+    {"reduce", Reduce, 0},
+    {"allreduce", Allreduce, 0},
     {"reduce_scatter_block", ReduceScatterBlock, 1},
     {"reduce_scatter", ReduceScatter, 1},
-    {"scatter", Scatter, 0},     {"scatterv", Scatterv, 0},
-    {"bcast", Bcast, 0},         {"gather", Gather, 0},
-    {"allgather", Allgather, 0}, {"alltoall", Alltoall, 0},
-    {"reduce_local", ReduceLocal, 0}, {"barrier", Barrier, 0},
+    {"scatter", Scatter, 0},
+    {"scatterv", Scatterv, 0},
+    {"bcast", Bcast, 0},
+    {"gather", Gather, 0},
+    {"allgather", Allgather, 0},
+    {"alltoall", Alltoall, 0},
+    {"reduce_local", ReduceLocal, 0},
+    {"barrier", Barrier, 0},
+    {"scan", Scan, 0},
+    {"exscan", Exscan, 0},
 };
 
 /* Microseconds per call on this rank, averaged over the ranks (at rank 0). */
@@ -146,8 +160,10 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const int barrier = kCollectives[which].run == Barrier;
-    for (size_t bytes = barrier ? 0 : min > 0 ? min : 1; bytes <= max;
-         bytes = barrier ? max + 1 : bytes * 4) {
+    for (size_t bytes = barrier   ? 0
+                        : min > 0 ? min
+                                  : 1;
+         bytes <= max; bytes = barrier ? max + 1 : bytes * 4) {
       const double usec = Time(which, bytes, ranks);
       if (rank == 0) printf("%s,%d,%zu,%.2f\n", argv[a], ranks, bytes, usec);
       fflush(stdout);
