@@ -33,18 +33,6 @@ SelectionInputs SelectionInputsFor(const PredictionCase& call, const Topology& t
   return InputsFor(ArgsFor(call), topology);
 }
 
-bool CanPredict(Collective collective) {
-  switch (collective) {
-    case Collective::kScatterv:
-    case Collective::kGatherv:
-    case Collective::kAllgatherv:
-    case Collective::kAlltoallv:
-      return false;
-    default:
-      return true;
-  }
-}
-
 absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks, int nodes) {
   if (ranks < 1) {
     return absl::InvalidArgumentError(absl::StrCat("ranks is ", ranks, "; it must be 1 or more"));
@@ -89,6 +77,22 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
       break;
     case Collective::kBarrier:
       break;
+    case Collective::kScatterv:
+    case Collective::kGatherv:
+    case Collective::kAllgatherv:
+    case Collective::kAlltoallv: {
+      // Every rank's block alike (on every rank, the root's view included: the
+      // generators read the counts only where the standard gives them).
+      args.count = elements;
+      args.counts.assign(static_cast<size_t>(call.ranks), elements);
+      args.displs.resize(static_cast<size_t>(call.ranks));
+      for (size_t r = 0; r < args.displs.size(); ++r) args.displs[r] = r * elements;
+      if (call.collective == Collective::kAlltoallv) {
+        args.recv_counts = args.counts;
+        args.recv_displs = args.displs;
+      }
+      break;
+    }
     default:
       args.count = elements;
   }
@@ -103,12 +107,6 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
                                                           const MachineProfile& profile,
                                                           const Topology& topology,
                                                           const PredictOptions& options) {
-  if (!CanPredict(call.collective)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        CollectiveName(call.collective),
-        " cannot be predicted: its counts differ from rank to rank (zcoll_sim takes the "
-        "collectives whose arguments every rank passes alike)"));
-  }
   if (topology.size() != call.ranks) {
     return absl::InvalidArgumentError(
         absl::StrCat("a call of ", call.ranks, " ranks on a topology of ", topology.size()));
@@ -229,14 +227,18 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
       nic = nodes > 1 ? n : 0, port = q > 1 ? n : 0;
       break;
     case Collective::kAllgather:
+    case Collective::kAllgatherv:
       // A rank's port carries its node's blocks; the others' come through the NIC.
       nic = (p - q) * n, port = (q - 1) * n;
       break;
     case Collective::kScatter:
+    case Collective::kScatterv:
     case Collective::kGather:
+    case Collective::kGatherv:
       nic = (p - q) * n, port = (q - 1) * n;
       break;
     case Collective::kAlltoall:
+    case Collective::kAlltoallv:
       nic = q * (p - q) * n, port = (q - 1) * n;
       break;
     default:
@@ -266,9 +268,10 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
   const double busiest_usec = std::max({nic > 0 ? nic_usec + network.latency_usec : 0.0,
                                         port > 0 ? port_usec + within.latency_usec : 0.0,
                                         operations / profile.reduce_bytes_per_usec});
-  const bool direct = call.collective == Collective::kScatter ||
-                      call.collective == Collective::kGather ||
-                      call.collective == Collective::kAlltoall;
+  const bool direct =
+      call.collective == Collective::kScatter || call.collective == Collective::kScatterv ||
+      call.collective == Collective::kGather || call.collective == Collective::kGatherv ||
+      call.collective == Collective::kAlltoall || call.collective == Collective::kAlltoallv;
   const double rounds_usec = direct ? (nodes > 1 ? network.latency_usec : within.latency_usec)
                                     : CeilLog2(topology.num_nodes()) * network.latency_usec +
                                           CeilLog2(static_cast<int>(q)) * within.latency_usec;

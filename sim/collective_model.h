@@ -35,17 +35,15 @@ struct PredictionCase {
   bool commutative = true;
 };
 
-// The collectives zcoll_sim predicts: those whose arguments are the same on every rank
-// (not the v-collectives).
-bool CanPredict(Collective collective);
-
 // `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in
 // blocks (the last node takes what is left), each node's NUMA domains in blocks. With
 // `nodes` (not 0), on that many nodes instead, as zcoll_run --nodes places them (rank
 // r on node r*nodes/ranks), whatever ranks_per_node says.
 absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks, int nodes = 0);
 
-// The arguments every rank of `call` passes (not in place, root 0).
+// The arguments every rank of `call` passes (not in place, root 0). The v-collectives
+// get every rank's block of the call's size, so they are timed as their fixed-size
+// forms' message patterns with their own algorithms.
 CollectiveArgs ArgsFor(const PredictionCase& call);
 
 // What zcoll's selection table picks for `call` on `topology`, as a communicator made

@@ -100,7 +100,8 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
     for (Collective collective :
          {Collective::kReduce, Collective::kAllreduce, Collective::kReduceScatterBlock,
           Collective::kBcast, Collective::kScatter, Collective::kGather, Collective::kAllgather,
-          Collective::kAlltoall, Collective::kScan, Collective::kExscan}) {
+          Collective::kAlltoall, Collective::kScan, Collective::kExscan, Collective::kScatterv,
+          Collective::kGatherv, Collective::kAllgatherv, Collective::kAlltoallv}) {
       for (size_t bytes : {size_t{65536}, size_t{16} << 20}) {
         PredictionCase call;
         call.collective = collective;
@@ -117,6 +118,48 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
               << " ranks, " << topology.num_nodes() << " nodes, " << bytes << " bytes";
         }
       }
+    }
+  }
+}
+
+// A v-collective whose blocks are all of one size moves what its fixed-size form moves:
+// where the two share an algorithm (the same generator, reading the counts instead of
+// the count), they are predicted alike, and their bounds are equal.
+TEST(VectorCollectivesTest, EqualBlocksArePredictedAsTheFixedSizeForm) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  const Topology topology = *SimulatedTopology(profile, 24, 3);
+  const std::pair<Collective, Collective> pairs[] = {
+      {Collective::kScatterv, Collective::kScatter},
+      {Collective::kGatherv, Collective::kGather},
+      {Collective::kAllgatherv, Collective::kAllgather},
+      {Collective::kAlltoallv, Collective::kAlltoall}};
+  for (const auto& [vector_form, fixed_form] : pairs) {
+    for (size_t bytes : {size_t{64}, size_t{1} << 20}) {
+      PredictionCase call;
+      call.ranks = 24;
+      call.bytes = bytes;
+      call.collective = fixed_form;
+      const absl::StatusOr<std::vector<Prediction>> fixed =
+          PredictAlgorithms(call, profile, topology, PredictOptions{});
+      const double fixed_bound = LowerBoundUsec(call, profile, topology);
+      call.collective = vector_form;
+      const absl::StatusOr<std::vector<Prediction>> vectored =
+          PredictAlgorithms(call, profile, topology, PredictOptions{});
+      ASSERT_TRUE(fixed.ok()) << fixed.status();
+      ASSERT_TRUE(vectored.ok()) << vectored.status();
+      EXPECT_EQ(LowerBoundUsec(call, profile, topology), fixed_bound);
+      int shared = 0;
+      for (const Prediction& v : *vectored) {
+        ASSERT_TRUE(v.usec.has_value() || v.algorithm == "node")
+            << CollectiveName(vector_form) << " " << v.algorithm << ": " << v.skipped;
+        for (const Prediction& f : *fixed) {
+          if (f.algorithm != v.algorithm || !v.usec.has_value()) continue;
+          ++shared;
+          EXPECT_DOUBLE_EQ(*v.usec, *f.usec)
+              << CollectiveName(vector_form) << " " << v.algorithm << " at " << bytes << " bytes";
+        }
+      }
+      EXPECT_GE(shared, 1) << CollectiveName(vector_form);
     }
   }
 }

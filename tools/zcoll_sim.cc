@@ -41,7 +41,8 @@ constexpr char kUsage[] =
     "(chosen: 1 for the algorithm zcoll's selection table picks; seconds: to generate\n"
     "and simulate). Algorithms not simulated are listed with the reason ('#' lines in\n"
     "CSV). Bytes as zcoll_bench counts them (the vector; scatter, gather, allgather,\n"
-    "alltoall: one rank's block). --plot draws time against bytes, one line per\n"
+    "alltoall: one rank's block; the v-forms: every rank's block that size). --plot draws time "
+    "against bytes, one line per\n"
     "algorithm and one panel per collective and rank count (gnuplot). --verbose: each\n"
     "simulation's steps, memory and seconds on stderr. --nodes=K: the ranks on K nodes\n"
     "(as zcoll_run --nodes places them) instead of the profile's ranks_per_node.\n"
@@ -49,8 +50,8 @@ constexpr char kUsage[] =
     "table (for ZCOLL_TUNING=FILE): rules that pick each rank count's and size's fastest\n"
     "simulated algorithm, for rank counts that span nodes, with each point's times as\n"
     "comments.\n"
-    "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter bcast gather\n"
-    "allgather alltoall barrier scan exscan\n";
+    "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast\n"
+    "gather gatherv allgather allgatherv alltoall alltoallv barrier scan exscan\n";
 
 struct Options {
   std::vector<Collective> colls = {Collective::kAllreduce};
@@ -84,12 +85,6 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
         absl::StatusOr<Collective> collective = ParseCollective(name);
         if (!collective.ok()) {
           error = absl::StrCat("--coll: ", collective.status().message());
-          return false;
-        }
-        if (!CanPredict(*collective)) {
-          error = absl::StrCat("--coll: ", name,
-                               " has counts that differ from rank to rank; zcoll_sim predicts "
-                               "the collectives whose arguments every rank passes alike");
           return false;
         }
         options.colls.push_back(*collective);
