@@ -27,6 +27,23 @@ SelectionInputs InputsFor(const CollectiveArgs& args, const Topology& topology) 
                                !NodeLevelGroups(topology).empty());
 }
 
+// A v-collective's fixed-size form: what it moves with every rank's block one size, as
+// ArgsFor makes them.
+Collective FixedSizeForm(Collective collective) {
+  switch (collective) {
+    case Collective::kScatterv:
+      return Collective::kScatter;
+    case Collective::kGatherv:
+      return Collective::kGather;
+    case Collective::kAllgatherv:
+      return Collective::kAllgather;
+    case Collective::kAlltoallv:
+      return Collective::kAlltoall;
+    default:
+      return collective;
+  }
+}
+
 }  // namespace
 
 SelectionInputs SelectionInputsFor(const PredictionCase& call, const Topology& topology) {
@@ -202,6 +219,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
 
 double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
                       const Topology& topology) {
+  const Collective collective = FixedSizeForm(call.collective);
   const double n = static_cast<double>(call.bytes);
   const double p = call.ranks;
   const double nodes = topology.num_nodes();
@@ -212,7 +230,7 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
   auto share = [](double k) { return (k - 1) / k; };
   // Bytes through the busiest NIC and the busiest rank's port within a node.
   double nic = 0, port = 0;
-  switch (call.collective) {
+  switch (collective) {
     case Collective::kAllreduce:
       nic = 2 * share(nodes) * n, port = 2 * share(q) * n;
       break;
@@ -227,18 +245,14 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
       nic = nodes > 1 ? n : 0, port = q > 1 ? n : 0;
       break;
     case Collective::kAllgather:
-    case Collective::kAllgatherv:
       // A rank's port carries its node's blocks; the others' come through the NIC.
       nic = (p - q) * n, port = (q - 1) * n;
       break;
     case Collective::kScatter:
-    case Collective::kScatterv:
     case Collective::kGather:
-    case Collective::kGatherv:
       nic = (p - q) * n, port = (q - 1) * n;
       break;
     case Collective::kAlltoall:
-    case Collective::kAlltoallv:
       nic = q * (p - q) * n, port = (q - 1) * n;
       break;
     default:
@@ -268,10 +282,8 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
   const double busiest_usec = std::max({nic > 0 ? nic_usec + network.latency_usec : 0.0,
                                         port > 0 ? port_usec + within.latency_usec : 0.0,
                                         operations / profile.reduce_bytes_per_usec});
-  const bool direct =
-      call.collective == Collective::kScatter || call.collective == Collective::kScatterv ||
-      call.collective == Collective::kGather || call.collective == Collective::kGatherv ||
-      call.collective == Collective::kAlltoall || call.collective == Collective::kAlltoallv;
+  const bool direct = collective == Collective::kScatter || collective == Collective::kGather ||
+                      collective == Collective::kAlltoall;
   const double rounds_usec = direct ? (nodes > 1 ? network.latency_usec : within.latency_usec)
                                     : CeilLog2(topology.num_nodes()) * network.latency_usec +
                                           CeilLog2(static_cast<int>(q)) * within.latency_usec;

@@ -38,6 +38,9 @@ while [ $# -gt 0 ]; do
     *) echo "validate_sim.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+# Rounds of measurement: none when they come from --measured.
+rounds=$repeat
+[ -z "$measured_rows" ] || rounds=0
 bazel build -c opt --color=no --curses=no //tools:zcoll_bench //tools:zcoll_sim >&2
 bench=bazel-bin/tools/zcoll_bench
 sim=bazel-bin/tools/zcoll_sim
@@ -67,7 +70,7 @@ for config in $configs; do
       exit 1
     fi
   fi
-  for ((round = 0; round < (${#measured_rows} > 0 ? 0 : repeat); round++)); do
+  for ((round = 0; round < rounds; round++)); do
     for pair in $(cut -d, -f1,3 "$predicted" | sort -u); do
       coll=${pair%,*}
       algo=${pair#*,}
