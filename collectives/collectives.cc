@@ -261,6 +261,20 @@ ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_
 
 }  // namespace
 
+namespace {
+
+// What a repeated quick node call checks of its buffers (RepeatsQuickNodeCall): a real
+// address, and send and receive buffers of `bytes` each that share none. Anything else
+// takes the general path, whose checker says what is wrong.
+bool RealBuffer(const void* buffer) { return buffer != nullptr && buffer != kInPlace; }
+bool ApartOrInPlace(const void* send, const void* recv, size_t bytes) {
+  if (send == kInPlace) return true;
+  const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
+  return a >= b + bytes || b >= a + bytes;
+}
+
+}  // namespace
+
 bool ArgumentCheckEnabled() {
   static const bool enabled = EnvironmentUnsigned("ZCOLL_CHECK") != 0;
   return enabled;
@@ -433,6 +447,7 @@ absl::StatusOr<bool> PersistentRequest::Test() { return instance_.Test(); }
 
 absl::Status Communicator::SetAlgorithm(Collective collective, absl::string_view algorithm) {
   if (state_ == nullptr) return MovedFromError("SetAlgorithm");
+  for (State::QuickNodeCall& quick : state_->quick) quick.valid = false;
   if (algorithm.empty()) {
     state_->forced[static_cast<size_t>(collective)] = nullptr;
     return absl::OkStatus();
@@ -550,6 +565,67 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
     return Request();
   }
   return Launch(state, call, **cached, blocking);
+}
+
+absl::Status Communicator::RunNodeCallToEnd(State& state, NodeExecution& execution,
+                                            std::optional<absl::Time> deadline) {
+  CommunicatorTransport& transport = *state.transport;
+  absl::Status status = execution.RunToEnd(
+      transport, [&] { return deadline.has_value() ? *deadline : DeadlineAfterTimeout(state); });
+  if (!status.ok() && absl::IsDeadlineExceeded(status)) {
+    status = OverdueError(transport, execution, execution.next_call().name, state.timeout,
+                          state.timeout_source, deadline.has_value());
+  }
+  if (status.ok()) status = execution.status();
+  // As a failed Request does: the execution goes (leaving the call if it had not), and
+  // the caller fails the job so that the peers learn.
+  if (!status.ok()) state.blocking_node.reset();
+  return status;
+}
+
+bool Communicator::RepeatsQuickNodeCall(Collective collective, size_t count, DataType type,
+                                        const ReduceOp& op, int root, bool in_place) const {
+  if (state_ == nullptr) return false;
+  const State& state = *state_;
+  const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
+  return state.blocking && quick.valid && quick.collective == collective && quick.count == count &&
+         quick.type == type && quick.root == root && quick.in_place == in_place &&
+         op.is_predefined() && quick.op == op.predefined() && state.in_flight == 0;
+}
+
+absl::StatusOr<Request> Communicator::RunQuickNodeCall(Collective collective, const void* send,
+                                                       void* recv) {
+  State& state = *state_;
+  state.blocking = false;
+  JobConnection& job = state.transport->job();
+  if (ABSL_PREDICT_FALSE(job.failed())) return job.FailureStatus();
+  State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
+  // As Launch numbers every call (schedules' tags count them on every rank alike).
+  ++state.collectives_started;
+  NodeExecution& execution = *state.blocking_node;
+  NodeExecution::Call& next = execution.next_call();
+  next.collective = quick.collective;
+  next.sequence = state.node->TakeSequence();
+  next.check = quick.check;
+  next.type = quick.type;
+  next.op = quick.op;
+  next.send = send;
+  next.recv = recv;
+  next.count = quick.count;
+  next.element_bytes = DataTypeSize(quick.type);
+  next.root = quick.root;
+  next.in_place = quick.in_place;
+  next.name = quick.name;
+  next.vectors = {};
+  next.has_vectors = false;
+  execution.Restart();
+  if (absl::Status status = RunNodeCallToEnd(state, execution, state.blocking_deadline);
+      !status.ok()) {
+    // (The execution went with the failure: the next call takes the general path.)
+    quick.valid = false;
+    return job.Fail(status);
+  }
+  return Request();
 }
 
 absl::StatusOr<Request> Communicator::StartPlan(const char* name, Collective collective,
@@ -727,23 +803,35 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     }
     NodeExecution& execution = *state.blocking_node;
     start_node_call(execution);
-    const std::optional<absl::Time> own_deadline = state.blocking_deadline;
-    absl::Status status = execution.RunToEnd(transport, [&] {
-      return own_deadline.has_value() ? *own_deadline : DeadlineAfterTimeout(state);
-    });
-    if (!status.ok() && absl::IsDeadlineExceeded(status)) {
-      status = OverdueError(transport, execution, call.name, state.timeout, state.timeout_source,
-                            own_deadline.has_value());
-    }
-    if (status.ok()) status = execution.status();
+    State::QuickNodeCall& quick = state.quick[static_cast<size_t>(call.args.collective)];
+    quick.valid = false;
+    absl::Status status = RunNodeCallToEnd(state, execution, state.blocking_deadline);
     if (status.ok() && average && call.result_count > 0) {
       status = FinishAverage(call.type, call.result, call.result_count, contributions);
     }
-    if (status.ok()) return Request();
-    // As a failed Request does: the job fails, so that the peers learn, and the
-    // execution goes (leaving the call if it had not).
-    state.blocking_node.reset();
-    return job.Fail(status);
+    if (!status.ok()) return job.Fail(status);
+    // A loop of equal calls repeats this one the quick way (RepeatsQuickNodeCall).
+    switch (call.args.collective) {
+      case Collective::kAllreduce:
+      case Collective::kReduce:
+      case Collective::kBcast:
+      case Collective::kBarrier:
+        quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average;
+        break;
+      default:
+        break;
+    }
+    if (quick.valid) {
+      quick.collective = call.args.collective;
+      quick.count = call.args.count;
+      quick.type = call.type;
+      quick.op = call.op.predefined();
+      quick.root = call.args.root;
+      quick.in_place = call.args.in_place;
+      quick.check = cached.call_check;
+      quick.name = call.name;
+    }
+    return Request();
   }
   std::unique_ptr<Request::Pending> pending;
   if (cached.node_levels) {
@@ -803,6 +891,11 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
 
 absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size_t count,
                                               DataType type, const ReduceOp& op, int root) {
+  if (RepeatsQuickNodeCall(Collective::kReduce, count, type, op, root, send == kInPlace) &&
+      send != nullptr &&
+      (rank() != root || (RealBuffer(recv) && ApartOrInPlace(send, recv, Bytes(count, type))))) {
+    return RunQuickNodeCall(Collective::kReduce, send, recv);
+  }
   ArgumentChecker check(rank(), size(), "Reduce");
   check.Type(type);
   check.Op(op, type);
@@ -827,6 +920,10 @@ absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size
 
 absl::StatusOr<Request> Communicator::IAllreduce(const void* send, void* recv, size_t count,
                                                  DataType type, const ReduceOp& op) {
+  if (RepeatsQuickNodeCall(Collective::kAllreduce, count, type, op, 0, send == kInPlace) &&
+      send != nullptr && RealBuffer(recv) && ApartOrInPlace(send, recv, Bytes(count, type))) {
+    return RunQuickNodeCall(Collective::kAllreduce, send, recv);
+  }
   ArgumentChecker check(rank(), size(), "Allreduce");
   check.Type(type);
   check.Op(op, type);
@@ -941,6 +1038,10 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
 }
 
 absl::StatusOr<Request> Communicator::IBcast(void* buffer, size_t count, DataType type, int root) {
+  if (RepeatsQuickNodeCall(Collective::kBcast, count, type, kSumOp, root, false) &&
+      RealBuffer(buffer)) {
+    return RunQuickNodeCall(Collective::kBcast, nullptr, buffer);
+  }
   ArgumentChecker check(rank(), size(), "Bcast");
   check.Type(type);
   check.Root(root);
@@ -1084,6 +1185,9 @@ absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
 }
 
 absl::StatusOr<Request> Communicator::IBarrier() {
+  if (RepeatsQuickNodeCall(Collective::kBarrier, 0, DataType::kUint8, kSumOp, 0, false)) {
+    return RunQuickNodeCall(Collective::kBarrier, nullptr, nullptr);
+  }
   // Nothing to check: the checker only names the call.
   const ArgumentChecker check(rank(), size(), "Barrier");
   CollectiveCall call(check, Collective::kBarrier, DataType::kUint8, nullptr, nullptr);

@@ -927,6 +927,145 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// A loop of small blocking calls on the node's segment repeats each collective's last
+// call without the general path (Communicator::RepeatsQuickNodeCall): whatever changes
+// from one call to the next (the count, the root, in place or not, the buffers, the
+// op) still takes effect. 2 ranks as processes (with more than this machine's cores,
+// small reduces, bcasts and barriers are not node calls), every call checked.
+TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 2}, [](Communicator& comm, RankControl&) {
+        ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+        const int me = comm.rank(), size = comm.size();
+        size_t count = 1;
+        int root = 0;
+        bool in_place = false;
+        PredefinedOp op = PredefinedOp::kSum;
+        for (int i = 0; i < 64; ++i) {
+          // Runs of 4 equal calls, each run changing one argument of the run before.
+          if (i > 0 && i % 4 == 0) {
+            switch (i / 4 % 4) {
+              case 0:
+                count = count % 3 + 1;
+                break;
+              case 1:
+                root = (root + 1) % size;
+                break;
+              case 2:
+                in_place = !in_place;
+                break;
+              default:
+                op = op == PredefinedOp::kSum ? PredefinedOp::kMax : PredefinedOp::kSum;
+                break;
+            }
+          }
+          auto value = [&](int rank, size_t k) {
+            return static_cast<int32_t>(i * 100 + rank * 10 + static_cast<int>(k));
+          };
+          auto expected = [&](size_t k) {
+            int32_t result = op == PredefinedOp::kMax ? value(size - 1, k) : 0;
+            if (op == PredefinedOp::kSum) {
+              for (int r = 0; r < size; ++r) result += value(r, k);
+            }
+            return result;
+          };
+          // Fresh buffers every call (the buffers are no part of what is repeated).
+          std::vector<int32_t> send(count), recv(count, -1);
+          for (size_t k = 0; k < count; ++k) send[k] = value(me, k);
+          if (in_place) recv = send;
+          ASSERT_TRUE(comm.Allreduce(in_place ? kInPlace : send.data(), recv.data(), count,
+                                     DataType::kInt32, op)
+                          .ok());
+          for (size_t k = 0; k < count; ++k) {
+            ASSERT_EQ(recv[k], expected(k)) << "allreduce, call " << i << ", rank " << me;
+          }
+          std::vector<int32_t> reduced(count, -1);
+          const bool reduce_in_place = in_place && me == root;
+          if (reduce_in_place) reduced = send;
+          ASSERT_TRUE(comm.Reduce(reduce_in_place ? kInPlace : send.data(), reduced.data(), count,
+                                  DataType::kInt32, op, root)
+                          .ok());
+          if (me == root) {
+            for (size_t k = 0; k < count; ++k) {
+              ASSERT_EQ(reduced[k], expected(k)) << "reduce, call " << i << ", root " << root;
+            }
+          }
+          std::vector<int32_t> broadcast(count, -1);
+          if (me == root) broadcast = send;
+          ASSERT_TRUE(comm.Bcast(broadcast.data(), count, DataType::kInt32, root).ok());
+          for (size_t k = 0; k < count; ++k) {
+            ASSERT_EQ(broadcast[k], value(root, k)) << "bcast, call " << i << ", root " << root;
+          }
+          ASSERT_TRUE(comm.Barrier().ok());
+        }
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A repeated call with a buffer the general path refuses is refused as there (and not
+// run with it): a loop of allreduces, then one whose receive buffer is null.
+TEST(QuickNodeCallTest, ABadBufferInARepeatedCallIsRefusedNamingIt) {
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 2}, [](Communicator& comm, RankControl&) {
+        const int32_t mine = comm.rank() + 1;
+        int32_t sum = 0;
+        for (int i = 0; i < 5; ++i) {
+          ASSERT_TRUE(comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum).ok());
+          ASSERT_EQ(sum, 3);
+        }
+        const absl::Status refused =
+            comm.Allreduce(&mine, nullptr, 1, DataType::kInt32, PredefinedOp::kSum);
+        EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+        EXPECT_THAT(refused.message(), HasSubstr("recv")) << refused;
+        // Overlapping send and receive buffers, likewise.
+        int32_t both[2] = {mine, mine};
+        const absl::Status overlapping =
+            comm.Allreduce(&both[0], &both[1], 2, DataType::kInt32, PredefinedOp::kSum);
+        EXPECT_FALSE(overlapping.ok());
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A small node call whose ranks disagree (each names itself the root of an 8-byte
+// Bcast) fails on both, naming the disagreement, after a loop of agreeing calls.
+TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallBothFail) {
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 2}, [](Communicator& comm, RankControl&) {
+        int64_t value = comm.rank() == 0 ? 42 : 0;
+        for (int i = 0; i < 5; ++i) {
+          ASSERT_TRUE(comm.Bcast(&value, 1, DataType::kInt64, 0).ok());
+          ASSERT_EQ(value, 42);
+        }
+        const absl::Status disagreeing = comm.Bcast(&value, 1, DataType::kInt64, comm.rank());
+        EXPECT_EQ(disagreeing.code(), absl::StatusCode::kInvalidArgument) << disagreeing;
+        EXPECT_THAT(disagreeing.message(), HasSubstr("disagree")) << disagreeing;
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// SetAlgorithm between repeated calls takes effect: rank 0 forces a message-passing
+// allreduce after a loop of node calls, rank 1 does not, so the two no longer run the
+// same algorithm and the call must fail on both (were rank 0 still repeating its node
+// call, both would succeed).
+TEST(QuickNodeCallTest, ForcingAnAlgorithmEndsTheRepetition) {
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 2, .communicator_timeout = absl::Seconds(2)},
+      [](Communicator& comm, RankControl&) {
+        const int32_t mine = comm.rank() + 1;
+        int32_t sum = 0;
+        for (int i = 0; i < 5; ++i) {
+          ASSERT_TRUE(comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum).ok());
+        }
+        if (comm.rank() == 0) {
+          ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling").ok());
+        }
+        const absl::Status mixed =
+            comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum);
+        EXPECT_FALSE(mixed.ok()) << "rank " << comm.rank();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // A rank that runs ahead does not overwrite a publication its peer has not read yet:
 // rank 1 posts three nonblocking allreduces and leaves them alone for a while; rank 0,
 // starting once they are posted, runs three blocking ones, and its third (the first's

@@ -107,6 +107,7 @@ inline size_t SaturatingExtent(absl::Span<const size_t> counts, absl::Span<const
 }  // namespace internal_collectives
 
 class ExecutionPlan;
+class NodeExecution;
 
 namespace internal_collectives {
 // A persistent request's kept call (collectives.cc).
@@ -820,6 +821,17 @@ class Communicator {
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
   absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
+  // Whether this call, made blocking with nothing else in flight, repeats the last
+  // quick node call (State::quick) but for its buffers: then RunQuickNodeCall runs it,
+  // once the caller checked the buffers (any it would refuse go the general way, which
+  // says why).
+  bool RepeatsQuickNodeCall(Collective collective, size_t count, DataType type, const ReduceOp& op,
+                            int root, bool in_place) const;
+  absl::StatusOr<Request> RunQuickNodeCall(Collective collective, const void* send, void* recv);
+  // Runs the node call `execution` was restarted with to its end, for a blocking
+  // caller (`deadline` as given, or none: the timeout's): the call's outcome.
+  static absl::Status RunNodeCallToEnd(State& state, NodeExecution& execution,
+                                       std::optional<absl::Time> deadline);
   // A persistent collective: `start` (its I-form) runs in init mode, where
   // StartCollective keeps the call and its plan in the PersistentRequest instead of
   // running it.

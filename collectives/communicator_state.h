@@ -101,6 +101,25 @@ struct Communicator::State {
   // The execution of blocking node calls, which need no Request (made on first use;
   // after it failed, made anew).
   std::unique_ptr<NodeExecution> blocking_node;
+  // By collective, the last blocking call that ran on the node's segment, when it can
+  // be repeated without the general path's checks, plan cache and Launch
+  // (Communicator::RepeatsQuickNodeCall): an Allreduce, Reduce, Bcast or Barrier, with
+  // a predefined op other than AVG. Its arguments but the buffers are the key: equal
+  // ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1 never
+  // sets one) and make the same check word. (By collective: a loop may alternate
+  // collectives, a benchmark's Barrier between its calls, say.)
+  struct QuickNodeCall {
+    bool valid = false;
+    Collective collective = Collective::kBarrier;
+    size_t count = 0;
+    DataType type = DataType::kByte;
+    PredefinedOp op = PredefinedOp::kSum;
+    int root = 0;
+    bool in_place = false;
+    uint32_t check = 0;  // the call's check word
+    const char* name = "";
+  };
+  std::array<QuickNodeCall, kNumCollectives> quick{};
   // The levels (node_levels.h), on a communicator that spans nodes (or, on one node,
   // NUMA domains), one with several ranks: this rank's group's ranks (its node's, or
   // its NUMA domain's), and the groups' leaders (null but on a group's lowest rank).

@@ -293,6 +293,17 @@ void NodeExecution::Restart() {
   }
   phase_ = Phase::kPublish;
   next_peer_ = 0;
+  switch (call.collective) {
+    case Collective::kAllreduce:
+    case Collective::kReduce:
+    case Collective::kBcast:
+    case Collective::kBarrier:
+      small_ = bytes() <= NodeSegment::kInlineBytes;
+      break;
+    default:
+      small_ = false;
+      break;
+  }
   partitioned_ =
       (call.collective == Collective::kReduce || call.collective == Collective::kAllreduce) &&
       bytes() > engine_.segment().slot_bytes();
@@ -308,7 +319,7 @@ void NodeExecution::Restart() {
 void NodeExecution::End() {
   finished_ = true;
   mapped_.clear();
-  scratch_pool_.Release(std::move(deferred_result_));
+  if (deferred_result_ != nullptr) scratch_pool_.Release(std::move(deferred_result_));
   engine_.Ended(this);
 }
 
@@ -1191,12 +1202,76 @@ inline void PauseWhileSpinning() {
 
 }  // namespace
 
+Transport::PollResult NodeExecution::RunSmall(int& polls) {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const int self = me(), last = ranks() - 1;
+  // kPublish: every rank read the call before last (known from its publications, as
+  // a rule), so this rank's payload of the call's parity is free.
+  for (int rank = 0; rank <= last; ++rank) {
+    if (!engine_.ConsumedReached(rank, sequence - 2)) return Step();
+  }
+  const bool root = self == call_.root;
+  const void* data = nullptr;
+  size_t length = 0;
+  switch (call_.collective) {
+    case Collective::kAllreduce:
+    case Collective::kReduce:
+      data = call_.in_place ? call_.recv : call_.send;
+      length = bytes();
+      break;
+    case Collective::kBcast:
+      if (root) {
+        data = call_.recv;
+        length = bytes();
+      }
+      break;
+    default:  // kBarrier
+      break;
+  }
+  // (The destinations Publish also exposes serve only large calls.)
+  ExposeInline(data, length);
+  segment.SetCheck(self, sequence, call_.check);
+  segment.Publish(self, sequence);
+  phase_ = Phase::kGather;
+  // kGather: every rank's publication and word.
+  const bool spin = !engine_.oversubscribed();
+  for (next_peer_ = 0; next_peer_ <= last; ++next_peer_) {
+    while (!SequenceReached(segment.published(next_peer_), sequence)) {
+      if (!spin || polls >= kQuickPolls) return Step();
+      ++polls;
+      PauseWhileSpinning();
+    }
+    if (segment.check(next_peer_, sequence) != call_.check) return Step();
+    engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_));
+  }
+  absl::Status status = call_.collective == Collective::kAllreduce
+                            ? ReduceFrom(0, last, 0, call_.count, static_cast<char*>(call_.recv))
+                            : Gather();
+  if (!status.ok()) {
+    Fail(std::move(status));
+    return Transport::PollResult::kDone;
+  }
+  next_peer_ = 0;
+  phase_ = Phase::kDrain;
+  // kDrain: this rank read everything; said in order, with no peer gone.
+  if (awaits_stage_ || segment.consumed(self) != sequence - 1) return Step();
+  for (int rank = 0; rank <= last; ++rank) {
+    if (rank != self && segment.left(rank)) return Step();
+  }
+  segment.Consume(self, sequence);
+  consumed_ = true;
+  End();
+  return Transport::PollResult::kDone;
+}
+
 absl::Status NodeExecution::RunToEnd(Transport& transport,
                                      absl::FunctionRef<absl::Time()> deadline) {
-  Transport::PollResult result = Step();
+  int polls = 0;
+  Transport::PollResult result = small_ ? RunSmall(polls) : Step();
   // When ranks outnumber cores the peer may need this core: no spinning then.
   if (!engine_.oversubscribed()) {
-    for (int poll = 0; result != Transport::PollResult::kDone && poll < kQuickPolls; ++poll) {
+    for (; result != Transport::PollResult::kDone && polls < kQuickPolls; ++polls) {
       PauseWhileSpinning();
       result = Step();
     }

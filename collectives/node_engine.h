@@ -212,6 +212,13 @@ class NodeExecution final : public CallExecution {
   enum class Phase : uint8_t { kPublish, kGather, kStage, kDrain };
   // Advances this call alone.
   Transport::PollResult Step();
+  // A small call (small_) straight through the phases Step goes through, as long as
+  // everything is as a loop of calls usually finds it, spinning on a late peer while
+  // `polls` (counted there) stays below RunToEnd's budget; anything else (a peer that
+  // has not read the call before last, is later than that, disagrees or left) it hands
+  // to Step at the phase it reached, which deals with it as for any call. (Step's
+  // general dispatch cost a small call about a third of its instructions.)
+  Transport::PollResult RunSmall(int& polls);
   size_t bytes() const { return call_.count * call_.element_bytes; }
   int me() const { return engine_.local_rank(); }
   int ranks() const { return engine_.local_size(); }
@@ -311,6 +318,9 @@ class NodeExecution final : public CallExecution {
   std::array<std::vector<size_t>, 4> vectors_;  // call_.vectors, owned
   bool holds_vectors_ = false;                  // vectors_ were filled by the last call
   Phase phase_ = Phase::kPublish;
+  // An Allreduce, Reduce, Bcast or Barrier whose every publication fits the control
+  // line: RunToEnd runs it with RunSmall.
+  bool small_ = false;
   int next_peer_ = 0;        // the first rank not yet seen to have published or consumed
   uint32_t idle_polls_ = 0;  // polls that found a peer not there yet
   // Beyond a slot, a Reduce or Allreduce splits the vector (ranks agree: the count).
