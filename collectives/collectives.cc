@@ -263,7 +263,7 @@ ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_
 
 namespace {
 
-// What a repeated quick node call checks of its buffers (RepeatsQuickNodeCall): a real
+// What a repeated quick node call checks of its buffers (QuickCallFits): a real
 // address, and send and receive buffers of `bytes` each that share none. Anything else
 // takes the general path, whose checker says what is wrong.
 bool RealBuffer(const void* buffer) { return buffer != nullptr && buffer != kInPlace; }
@@ -271,6 +271,12 @@ bool ApartOrInPlace(const void* send, const void* recv, size_t bytes) {
   if (send == kInPlace) return true;
   const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
   return a >= b + bytes || b >= a + bytes;
+}
+
+// A call that ran to its end, as an I-form returns it to Blocking.
+absl::StatusOr<Request> FinishedRequest(absl::Status status) {
+  if (!status.ok()) return status;
+  return Request();
 }
 
 }  // namespace
@@ -583,18 +589,33 @@ absl::Status Communicator::RunNodeCallToEnd(State& state, NodeExecution& executi
   return status;
 }
 
-bool Communicator::RepeatsQuickNodeCall(Collective collective, size_t count, DataType type,
-                                        const ReduceOp& op, int root, bool in_place) const {
+bool Communicator::QuickCallFits(Collective collective, const void* send, const void* recv,
+                                 size_t count, DataType type, const ReduceOp& op, int root) const {
   if (state_ == nullptr) return false;
   const State& state = *state_;
   const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
-  return state.blocking && quick.valid && quick.collective == collective && quick.count == count &&
-         quick.type == type && quick.root == root && quick.in_place == in_place &&
-         op.is_predefined() && quick.op == op.predefined() && state.in_flight == 0;
+  const bool in_place = send == kInPlace;
+  if (!quick.valid || quick.count != count || quick.type != type || quick.root != root ||
+      !op.is_predefined() || quick.op != op.predefined() || state.in_flight != 0) {
+    return false;
+  }
+  switch (collective) {
+    case Collective::kAllreduce:
+      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
+             ApartOrInPlace(send, recv, Bytes(count, type));
+    case Collective::kReduce:
+      return quick.in_place == in_place && send != nullptr &&
+             (rank() != root ||
+              (RealBuffer(recv) && ApartOrInPlace(send, recv, Bytes(count, type))));
+    case Collective::kBcast:
+      return RealBuffer(recv);
+    default:  // kBarrier
+      return true;
+  }
 }
 
-absl::StatusOr<Request> Communicator::RunQuickNodeCall(Collective collective, const void* send,
-                                                       void* recv) {
+absl::Status Communicator::RunQuickNodeCall(Collective collective, const void* send, void* recv,
+                                            std::optional<absl::Time> deadline) {
   State& state = *state_;
   state.blocking = false;
   JobConnection& job = state.transport->job();
@@ -608,7 +629,8 @@ absl::StatusOr<Request> Communicator::RunQuickNodeCall(Collective collective, co
   next.sequence = state.node->TakeSequence();
   next.check = quick.check;
   next.type = quick.type;
-  next.op = quick.op;
+  // (Assigned only when it changes: a ReduceOp holds a shared pointer.)
+  if (!next.op.is_predefined() || next.op.predefined() != quick.op) next.op = quick.op;
   next.send = send;
   next.recv = recv;
   next.count = quick.count;
@@ -619,13 +641,12 @@ absl::StatusOr<Request> Communicator::RunQuickNodeCall(Collective collective, co
   next.vectors = {};
   next.has_vectors = false;
   execution.Restart();
-  if (absl::Status status = RunNodeCallToEnd(state, execution, state.blocking_deadline);
-      !status.ok()) {
+  if (absl::Status status = RunNodeCallToEnd(state, execution, deadline); !status.ok()) {
     // (The execution went with the failure: the next call takes the general path.)
     quick.valid = false;
     return job.Fail(status);
   }
-  return Request();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Request> Communicator::StartPlan(const char* name, Collective collective,
@@ -810,7 +831,7 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       status = FinishAverage(call.type, call.result, call.result_count, contributions);
     }
     if (!status.ok()) return job.Fail(status);
-    // A loop of equal calls repeats this one the quick way (RepeatsQuickNodeCall).
+    // A loop of equal calls repeats this one the quick way (QuickCallFits).
     switch (call.args.collective) {
       case Collective::kAllreduce:
       case Collective::kReduce:
@@ -891,10 +912,10 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
 
 absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size_t count,
                                               DataType type, const ReduceOp& op, int root) {
-  if (RepeatsQuickNodeCall(Collective::kReduce, count, type, op, root, send == kInPlace) &&
-      send != nullptr &&
-      (rank() != root || (RealBuffer(recv) && ApartOrInPlace(send, recv, Bytes(count, type))))) {
-    return RunQuickNodeCall(Collective::kReduce, send, recv);
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kReduce, send, recv, count, type, op, root)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kReduce, send, recv, state_->blocking_deadline));
   }
   ArgumentChecker check(rank(), size(), "Reduce");
   check.Type(type);
@@ -920,9 +941,10 @@ absl::StatusOr<Request> Communicator::IReduce(const void* send, void* recv, size
 
 absl::StatusOr<Request> Communicator::IAllreduce(const void* send, void* recv, size_t count,
                                                  DataType type, const ReduceOp& op) {
-  if (RepeatsQuickNodeCall(Collective::kAllreduce, count, type, op, 0, send == kInPlace) &&
-      send != nullptr && RealBuffer(recv) && ApartOrInPlace(send, recv, Bytes(count, type))) {
-    return RunQuickNodeCall(Collective::kAllreduce, send, recv);
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kAllreduce, send, recv, count, type, op, 0)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kAllreduce, send, recv, state_->blocking_deadline));
   }
   ArgumentChecker check(rank(), size(), "Allreduce");
   check.Type(type);
@@ -1038,9 +1060,10 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
 }
 
 absl::StatusOr<Request> Communicator::IBcast(void* buffer, size_t count, DataType type, int root) {
-  if (RepeatsQuickNodeCall(Collective::kBcast, count, type, kSumOp, root, false) &&
-      RealBuffer(buffer)) {
-    return RunQuickNodeCall(Collective::kBcast, nullptr, buffer);
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kBcast, nullptr, buffer, count, type, kSumOp, root)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kBcast, nullptr, buffer, state_->blocking_deadline));
   }
   ArgumentChecker check(rank(), size(), "Bcast");
   check.Type(type);
@@ -1185,8 +1208,10 @@ absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
 }
 
 absl::StatusOr<Request> Communicator::IBarrier() {
-  if (RepeatsQuickNodeCall(Collective::kBarrier, 0, DataType::kUint8, kSumOp, 0, false)) {
-    return RunQuickNodeCall(Collective::kBarrier, nullptr, nullptr);
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8, kSumOp, 0)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kBarrier, nullptr, nullptr, state_->blocking_deadline));
   }
   // Nothing to check: the checker only names the call.
   const ArgumentChecker check(rank(), size(), "Barrier");
@@ -1233,11 +1258,17 @@ absl::StatusOr<Request> Communicator::IExscan(const void* send, void* recv, size
 absl::Status Communicator::Reduce(const void* send, void* recv, size_t count, DataType type,
                                   const ReduceOp& op, int root,
                                   std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kReduce, send, recv, count, type, op, root))
+    return RunQuickNodeCall(Collective::kReduce, send, recv, deadline);
   return Blocking(deadline, [&] { return IReduce(send, recv, count, type, op, root); });
 }
 
 absl::Status Communicator::Allreduce(const void* send, void* recv, size_t count, DataType type,
                                      const ReduceOp& op, std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kAllreduce, send, recv, count, type, op, 0))
+    return RunQuickNodeCall(Collective::kAllreduce, send, recv, deadline);
   return Blocking(deadline, [&] { return IAllreduce(send, recv, count, type, op); });
 }
 
@@ -1267,6 +1298,9 @@ absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> s
 
 absl::Status Communicator::Bcast(void* buffer, size_t count, DataType type, int root,
                                  std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kBcast, nullptr, buffer, count, type, kSumOp, root))
+    return RunQuickNodeCall(Collective::kBcast, nullptr, buffer, deadline);
   return Blocking(deadline, [&] { return IBcast(buffer, count, type, root); });
 }
 
@@ -1312,6 +1346,9 @@ absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> 
 }
 
 absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8, kSumOp, 0))
+    return RunQuickNodeCall(Collective::kBarrier, nullptr, nullptr, deadline);
   return Blocking(deadline, [&] { return IBarrier(); });
 }
 

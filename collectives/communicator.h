@@ -821,13 +821,15 @@ class Communicator {
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
   absl::StatusOr<Request> StartCollective(const CollectiveCall& call);
-  // Whether this call, made blocking with nothing else in flight, repeats the last
-  // quick node call (State::quick) but for its buffers: then RunQuickNodeCall runs it,
-  // once the caller checked the buffers (any it would refuse go the general way, which
-  // says why).
-  bool RepeatsQuickNodeCall(Collective collective, size_t count, DataType type, const ReduceOp& op,
-                            int root, bool in_place) const;
-  absl::StatusOr<Request> RunQuickNodeCall(Collective collective, const void* send, void* recv);
+  // Whether this call, with nothing else in flight, repeats its collective's last
+  // quick node call (State::quick) but for its buffers, and the buffers are fine (any
+  // the general path would refuse go that way, which says why): then a blocking caller
+  // runs it with RunQuickNodeCall (the blocking forms and, through Blocking, the typed
+  // ones). `send` is ignored for Bcast and Barrier, `recv` for Barrier.
+  bool QuickCallFits(Collective collective, const void* send, const void* recv, size_t count,
+                     DataType type, const ReduceOp& op, int root) const;
+  absl::Status RunQuickNodeCall(Collective collective, const void* send, void* recv,
+                                std::optional<absl::Time> deadline);
   // Runs the node call `execution` was restarted with to its end, for a blocking
   // caller (`deadline` as given, or none: the timeout's): the call's outcome.
   static absl::Status RunNodeCallToEnd(State& state, NodeExecution& execution,

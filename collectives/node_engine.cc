@@ -1245,9 +1245,21 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
     if (segment.check(next_peer_, sequence) != call_.check) return Step();
     engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_));
   }
-  absl::Status status = call_.collective == Collective::kAllreduce
-                            ? ReduceFrom(0, last, 0, call_.count, static_cast<char*>(call_.recv))
-                            : Gather();
+  // What Gather reads of small calls, without its general dispatch.
+  absl::Status status;
+  switch (call_.collective) {
+    case Collective::kAllreduce:
+      status = ReduceFrom(0, last, 0, call_.count, static_cast<char*>(call_.recv));
+      break;
+    case Collective::kReduce:
+      if (root) status = ReduceFrom(0, last, 0, call_.count, static_cast<char*>(call_.recv));
+      break;
+    case Collective::kBcast:
+      if (!root) status = Fetch(call_.root, 0, bytes(), call_.recv);
+      break;
+    default:  // kBarrier
+      break;
+  }
   if (!status.ok()) {
     Fail(std::move(status));
     return Transport::PollResult::kDone;
@@ -1255,7 +1267,7 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   next_peer_ = 0;
   phase_ = Phase::kDrain;
   // kDrain: this rank read everything; said in order, with no peer gone.
-  if (awaits_stage_ || segment.consumed(self) != sequence - 1) return Step();
+  if (segment.consumed(self) != sequence - 1) return Step();
   for (int rank = 0; rank <= last; ++rank) {
     if (rank != self && segment.left(rank)) return Step();
   }
