@@ -529,6 +529,11 @@ absl::Status NodeExecution::Publish() {
     extent = std::max<size_t>(extent, 1);  // an arena, even for zero counts
     deferred_result_ = scratch_pool_.Acquire(extent);
   }
+  // An Exscan's rank 1 takes rank 0's vector as its result, where it is made (in
+  // scratch while in place): rank 0 writes the first share of it there.
+  if (call_.collective == Collective::kExscan && me() == 1 && ExscanShare() > 0) {
+    ExposeDestination(Output(), bytes());
+  }
   return absl::OkStatus();
 }
 
@@ -678,6 +683,11 @@ size_t NodeExecution::HubShare(size_t length) const {
   return length / static_cast<size_t>(ranks()) / 64 * 64;
 }
 
+size_t NodeExecution::ExscanShare() const {
+  if (!engine_.single_copy() || bytes() < kCooperativeBytes) return 0;
+  return bytes() / 2 / 64 * 64;
+}
+
 bool NodeExecution::AwaitsStageOf(int rank) const {
   if (rank == me()) return false;
   switch (call_.collective) {
@@ -692,6 +702,8 @@ bool NodeExecution::AwaitsStageOf(int rank) const {
       return HubShare(bytes()) > 0;
     case Collective::kGatherv:
       return HubShare(vectors_[0][rank] * call_.element_bytes) > 0;
+    case Collective::kExscan:
+      return rank == 0 && me() == 1 && ExscanShare() > 0;
     default:
       return false;
   }
@@ -950,8 +962,24 @@ absl::Status NodeExecution::Gather() {
     }
     case Collective::kScan:
       return ReduceFrom(0, me(), 0, call_.count, Output());
-    case Collective::kExscan:
-      return me() == 0 ? absl::OkStatus() : ReduceFrom(0, me() - 1, 0, call_.count, Output());
+    case Collective::kExscan: {
+      // Rank 1's result is rank 0's vector: from the cooperative size the two copy it
+      // together, rank 0 writing the first share (it has nothing else to do), rank 1
+      // reading the rest (2 ranks, 1 MiB: 1.12-1.27x Open MPI's time with rank 1
+      // copying alone).
+      const size_t share = ExscanShare();
+      if (me() == 0) {
+        if (share == 0) return absl::OkStatus();
+        RETURN_IF_ERROR(WriteDestination(1, 0, block, call_.in_place ? recv : send, share));
+        segment.PublishStage(me(), call_.sequence);
+        return absl::OkStatus();
+      }
+      if (me() == 1 && share > 0) {
+        awaits_stage_ = true;
+        return Fetch(0, share, block - share, Output() + share);
+      }
+      return ReduceFrom(0, me() - 1, 0, call_.count, Output());
+    }
     case Collective::kScatter:
     case Collective::kScatterv: {
       // Large blocks: the root writes the first share of each while its rank reads the

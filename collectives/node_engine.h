@@ -269,6 +269,10 @@ class NodeExecution final : public CallExecution {
   // the call copies (writing; a Gather's root reading), the other side the rest: 0
   // below the cooperative size (node_engine.cc).
   size_t HubShare(size_t length) const;
+  // The first bytes of an Exscan's vector that rank 0 (which computes nothing) writes
+  // into rank 1's result, rank 1's own copy of rank 0's vector being the rest: half,
+  // from the cooperative size.
+  size_t ExscanShare() const;
   // Whether this rank waits for `rank`'s second publication in this call.
   bool AwaitsStageOf(int rank) const;
   // Marks this rank out of the call (its caller may reuse its buffers) and waits for
