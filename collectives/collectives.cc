@@ -601,6 +601,8 @@ bool Communicator::QuickCallFits(Collective collective, const void* send, const 
   }
   switch (collective) {
     case Collective::kAllreduce:
+    case Collective::kScan:
+    case Collective::kExscan:
       return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
              ApartOrInPlace(send, recv, Bytes(count, type));
     case Collective::kReduce:
@@ -837,6 +839,8 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       case Collective::kReduce:
       case Collective::kBcast:
       case Collective::kBarrier:
+      case Collective::kScan:
+      case Collective::kExscan:
         quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average;
         break;
       default:
@@ -1222,6 +1226,11 @@ absl::StatusOr<Request> Communicator::IBarrier() {
 absl::StatusOr<Request> Communicator::IScanOrExscan(const void* send, void* recv, size_t count,
                                                     DataType type, const ReduceOp& op,
                                                     bool exclusive) {
+  const Collective collective = exclusive ? Collective::kExscan : Collective::kScan;
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(collective, send, recv, count, type, op, 0)) {
+    return FinishedRequest(RunQuickNodeCall(collective, send, recv, state_->blocking_deadline));
+  }
   const char* name = exclusive ? "Exscan" : "Scan";
   ArgumentChecker check(rank(), size(), name);
   check.Type(type);
@@ -1354,11 +1363,19 @@ absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
 
 absl::Status Communicator::Scan(const void* send, void* recv, size_t count, DataType type,
                                 const ReduceOp& op, std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kScan, send, recv, count, type, op, 0)) {
+    return RunQuickNodeCall(Collective::kScan, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IScan(send, recv, count, type, op); });
 }
 
 absl::Status Communicator::Exscan(const void* send, void* recv, size_t count, DataType type,
                                   const ReduceOp& op, std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kExscan, send, recv, count, type, op, 0)) {
+    return RunQuickNodeCall(Collective::kExscan, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IExscan(send, recv, count, type, op); });
 }
 

@@ -997,6 +997,27 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           for (size_t k = 0; k < count; ++k) {
             ASSERT_EQ(broadcast[k], value(root, k)) << "bcast, call " << i << ", root " << root;
           }
+          // Scan and Exscan: rank r combines ranks 0..r (0..r-1; rank 0's buffer is left
+          // as it was).
+          for (const bool exclusive : {false, true}) {
+            std::vector<int32_t> scanned(count, -1);
+            if (in_place) scanned = send;
+            const std::vector<int32_t> before = scanned;
+            const void* source = in_place ? kInPlace : send.data();
+            ASSERT_TRUE((exclusive
+                             ? comm.Exscan(source, scanned.data(), count, DataType::kInt32, op)
+                             : comm.Scan(source, scanned.data(), count, DataType::kInt32, op))
+                            .ok());
+            const int last = exclusive ? me - 1 : me;
+            for (size_t k = 0; k < count; ++k) {
+              int32_t prefix = op == PredefinedOp::kMax ? value(last, k) : 0;
+              if (op == PredefinedOp::kSum) {
+                for (int r = 0; r <= last; ++r) prefix += value(r, k);
+              }
+              ASSERT_EQ(scanned[k], last < 0 ? before[k] : prefix)
+                  << (exclusive ? "exscan" : "scan") << ", call " << i << ", rank " << me;
+            }
+          }
           ASSERT_TRUE(comm.Barrier().ok());
         }
       });

@@ -298,6 +298,8 @@ void NodeExecution::Restart() {
     case Collective::kReduce:
     case Collective::kBcast:
     case Collective::kBarrier:
+    case Collective::kScan:
+    case Collective::kExscan:
       small_ = bytes() <= NodeSegment::kInlineBytes;
       break;
     default:
@@ -1245,6 +1247,8 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   switch (call_.collective) {
     case Collective::kAllreduce:
     case Collective::kReduce:
+    case Collective::kScan:
+    case Collective::kExscan:
       data = call_.in_place ? call_.recv : call_.send;
       length = bytes();
       break;
@@ -1284,6 +1288,14 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
       break;
     case Collective::kBcast:
       if (!root) status = Fetch(call_.root, 0, bytes(), call_.recv);
+      break;
+    case Collective::kScan:
+      status = ReduceFrom(0, self, 0, call_.count, static_cast<char*>(call_.recv));
+      break;
+    case Collective::kExscan:
+      if (self > 0) {
+        status = ReduceFrom(0, self - 1, 0, call_.count, static_cast<char*>(call_.recv));
+      }
       break;
     default:  // kBarrier
       break;

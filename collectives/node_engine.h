@@ -322,7 +322,7 @@ class NodeExecution final : public CallExecution {
   std::array<std::vector<size_t>, 4> vectors_;  // call_.vectors, owned
   bool holds_vectors_ = false;                  // vectors_ were filled by the last call
   Phase phase_ = Phase::kPublish;
-  // An Allreduce, Reduce, Bcast or Barrier whose every publication fits the control
+  // An Allreduce, Reduce, Bcast, Barrier, Scan or Exscan whose every publication fits the control
   // line: RunToEnd runs it with RunSmall.
   bool small_ = false;
   int next_peer_ = 0;        // the first rank not yet seen to have published or consumed
