@@ -1054,25 +1054,83 @@ TEST(QuickNodeCallTest, ABadBufferInARepeatedCallIsRefusedNamingIt) {
   }
 }
 
-// A small node call whose ranks disagree (each names itself the root of an 8-byte
-// Bcast) fails on both, naming the disagreement, after a loop of agreeing calls.
-TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallBothFail) {
-  const absl::Status status = RunCommunicatorJob(
-      {.local_provider = "shm", .size = 2}, [](Communicator& comm, RankControl&) {
-        int64_t value = comm.rank() == 0 ? 42 : 0;
-        for (int i = 0; i < 5; ++i) {
-          ASSERT_TRUE(comm.Bcast(&value, 1, DataType::kInt64, 0).ok());
-          ASSERT_EQ(value, 42);
-        }
-        // (The rank that finds it first fails with InvalidArgument; the other may learn
-        // it from the job's failure first, Aborted with that cause.)
-        const absl::Status disagreeing = comm.Bcast(&value, 1, DataType::kInt64, comm.rank());
-        EXPECT_THAT(disagreeing.code(),
-                    AnyOf(absl::StatusCode::kInvalidArgument, absl::StatusCode::kAborted))
-            << disagreeing;
-        EXPECT_THAT(disagreeing.message(), HasSubstr("disagree")) << disagreeing;
-      });
-  EXPECT_TRUE(status.ok()) << status;
+// A small node call whose ranks disagree fails, after a loop of agreeing calls. A rank
+// that reads (a Bcast's leaf) finds out in the call; one that needs nothing of the
+// others (the root, eager: NodeExecution::NeedsNothing) may return first and finds
+// out two node calls later at most, when it compares the others' words of that call.
+// So every rank has failed, naming the disagreement, by the second call after it:
+// with both ranks naming themselves the root (both eager, neither reads), and with the
+// leaf passing a count other than the root's.
+// (Vectors of 1 element, inline, and of 1024, in the slots: the general state machine.)
+TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallFailWithinTwoCalls) {
+  for (const size_t elements : {size_t{1}, size_t{1024}}) {
+    for (const bool both_roots : {true, false}) {
+      const absl::Status status = RunCommunicatorJob(
+          {.local_provider = "shm", .size = 2},
+          [both_roots, elements](Communicator& comm, RankControl&) {
+            std::vector<int64_t> values(2 * elements, comm.rank() == 0 ? 42 : 0);
+            for (int i = 0; i < 5; ++i) {
+              ASSERT_TRUE(comm.Bcast(values.data(), elements, DataType::kInt64, 0).ok());
+              ASSERT_EQ(values[0], 42);
+            }
+            const int root = both_roots ? comm.rank() : 0;
+            const size_t count = !both_roots && comm.rank() == 1 ? 2 * elements : elements;
+            absl::Status first_error = comm.Bcast(values.data(), count, DataType::kInt64, root);
+            if (!both_roots && comm.rank() == 1) {
+              // The leaf, in the call itself.
+              EXPECT_THAT(first_error.code(),
+                          AnyOf(absl::StatusCode::kInvalidArgument, absl::StatusCode::kAborted))
+                  << first_error;
+            }
+            // (Calls of the same size: the slots' go through the general state machine.)
+            for (int call = 0; call < 2 && first_error.ok(); ++call) {
+              first_error = comm.Bcast(values.data(), elements, DataType::kInt64, 0);
+            }
+            EXPECT_THAT(first_error.code(),
+                        AnyOf(absl::StatusCode::kInvalidArgument, absl::StatusCode::kAborted))
+                << first_error;
+            EXPECT_THAT(first_error.message(), HasSubstr("disagree")) << first_error;
+          });
+      EXPECT_TRUE(status.ok()) << status << (both_roots ? " (both roots, " : " (counts, ")
+                               << elements << " elements)";
+    }
+  }
+}
+
+// A rank that needs nothing of the others in a small node call (a Bcast's root, a
+// Reduce's leaf) returns once it has published, before the others enter: here the
+// eager rank's call must return while the other rank waits (at most 10 s) for it to
+// say so before entering. (Ranks are threads: the flag is shared.)
+TEST(QuickNodeCallTest, AnEagerRankReturnsBeforeTheOthersEnter) {
+  static std::atomic<bool> eager_returned{false};
+  for (const Collective collective : {Collective::kBcast, Collective::kReduce}) {
+    eager_returned = false;
+    const absl::Status status =
+        RunCommunicatorJob({.size = 2}, [collective](Communicator& comm, RankControl&) {
+          ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+          // The eager rank: the Bcast's root (0), the Reduce's leaf (1, root 0).
+          const bool eager = (collective == Collective::kBcast) == (comm.rank() == 0);
+          int32_t mine = comm.rank() + 1, result = 0;
+          auto call = [&] {
+            return collective == Collective::kBcast
+                       ? comm.Bcast(&mine, 1, DataType::kInt32, 0)
+                       : comm.Reduce(&mine, &result, 1, DataType::kInt32, PredefinedOp::kSum, 0);
+          };
+          if (eager) {
+            ASSERT_TRUE(call().ok());
+            eager_returned = true;
+            return;
+          }
+          for (int waited_ms = 0; !eager_returned && waited_ms < 10000; ++waited_ms) {
+            absl::SleepFor(absl::Milliseconds(1));
+          }
+          EXPECT_TRUE(eager_returned) << "the eager rank waited for this one";
+          ASSERT_TRUE(call().ok());
+          EXPECT_EQ(collective == Collective::kBcast ? mine : result,
+                    collective == Collective::kBcast ? 1 : 3);
+        });
+    EXPECT_TRUE(status.ok()) << status << " (" << CollectiveName(collective) << ")";
+  }
 }
 
 // SetAlgorithm between repeated calls takes effect: rank 0 forces a message-passing

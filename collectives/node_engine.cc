@@ -226,6 +226,13 @@ constexpr size_t kReduceChunkBytes = 256 * 1024;
 // other reads the rest. Below it, the extra handshake costs more than half a copy.
 constexpr size_t kCooperativeBytes = 64 * 1024;
 
+// Up to this size a rank that needs nothing of the others in a call (a Bcast's root, a
+// Reduce's leaf) leaves it once it has published (NodeExecution::NeedsNothing). 2 ranks,
+// medians of 9 alternating runs against waiting for the others' words: bcast 8-512 B
+// 0.12-0.14 us against 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB even; 8 KiB
+// worse (bcast 0.38 against 0.35, reduce 0.40 against 0.34).
+constexpr size_t kEagerBytes = 1024;
+
 // Where every rank reads every other's data (Allgather, Alltoall), a copy through the
 // slots costs each rank p - 1 copies in and out where reading in place costs one, and
 // beyond this size reading in place wins despite its system call (2 ranks: 32 KiB
@@ -685,6 +692,41 @@ size_t NodeExecution::HubShare(size_t length) const {
   return length / static_cast<size_t>(ranks()) / 64 * 64;
 }
 
+bool NodeExecution::NeedsNothing() const {
+  if (exposed_ || deferred_ || bytes() > kEagerBytes) return false;
+  const bool root = me() == call_.root;
+  switch (call_.collective) {
+    case Collective::kBcast:
+      return root && HubShare(bytes()) == 0;
+    case Collective::kReduce:
+      return !root && !partitioned_;
+    default:
+      return false;
+  }
+}
+
+absl::Status NodeExecution::VerifyEagerCall() {
+  NodeEngine::EagerCall& eager = engine_.eager_call(call_.sequence);
+  if (ABSL_PREDICT_TRUE(!eager.pending)) return absl::OkStatus();
+  eager.pending = false;
+  if (eager.sequence != call_.sequence - 2) return absl::OkStatus();
+  const NodeSegment& segment = engine_.segment();
+  for (int rank = 0; rank < ranks(); ++rank) {
+    const uint32_t theirs = segment.check(rank, eager.sequence);
+    if (rank == me() || theirs == eager.check) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", transport_.rank(), ": ", call_.name,
+        ": the ranks disagreed on the arguments of this rank's ", eager.name,
+        " two node calls before this one: rank ", rank,
+        " published a call of other arguments in the node's shared segment (its check word ",
+        absl::Hex(theirs), ", this rank's ", absl::Hex(eager.check),
+        "); this rank had left that call without waiting for the others, needing nothing of "
+        "them (different counts, types, ops or roots; ZCOLL_CHECK=1 names the argument in "
+        "the call itself)"));
+  }
+  return absl::OkStatus();
+}
+
 size_t NodeExecution::ExscanShare() const {
   if (!engine_.single_copy() || bytes() < kCooperativeBytes) return 0;
   return bytes() / 2 / 64 * 64;
@@ -1132,23 +1174,30 @@ Transport::PollResult NodeExecution::Step() {
     for (; next_peer_ < ranks(); ++next_peer_) {
       if (!engine_.ConsumedReached(next_peer_, sequence - 2)) return waiting(next_peer_);
     }
+    if (absl::Status status = VerifyEagerCall(); !status.ok()) return fail(std::move(status));
     if (absl::Status status = Publish(); !status.ok()) return fail(std::move(status));
     segment.SetCheck(me(), sequence, call_.check);
     segment.Publish(me(), sequence);
-    phase_ = Phase::kGather;
     next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
+    phase_ = Phase::kGather;
+    if (NeedsNothing()) {
+      engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
+      phase_ = Phase::kDrain;
+    }
   }
   if (phase_ == Phase::kGather) {
     // Every rank's word, even where this rank needs no data of it (a Bcast's root, a
     // Reduce's leaf): so that ranks that disagree (on the root, say) all find out in
     // the call, and none returns before every rank has entered it.
     for (; next_peer_ < ranks(); ++next_peer_) {
-      if (!SequenceReached(segment.published(next_peer_), sequence)) return waiting(next_peer_);
+      if (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
+        return waiting(next_peer_);
+      }
       if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
         return fail(Disagreement(next_peer_, theirs));
       }
-      engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_));
+      engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
     }
     // (An Allreduce within a slot, the commonest small call, skips Gather's dispatch.)
     absl::Status status =
@@ -1241,6 +1290,10 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   for (int rank = 0; rank <= last; ++rank) {
     if (!engine_.ConsumedReached(rank, sequence - 2)) return Step();
   }
+  if (absl::Status status = VerifyEagerCall(); !status.ok()) {
+    Fail(std::move(status));
+    return Transport::PollResult::kDone;
+  }
   const bool root = self == call_.root;
   const void* data = nullptr;
   size_t length = 0;
@@ -1265,17 +1318,22 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   ExposeInline(data, length);
   segment.SetCheck(self, sequence, call_.check);
   segment.Publish(self, sequence);
+  if (NeedsNothing()) {
+    engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
+    phase_ = Phase::kDrain;
+    return RunSmallDrain();
+  }
   phase_ = Phase::kGather;
   // kGather: every rank's publication and word.
   const bool spin = !engine_.oversubscribed();
   for (next_peer_ = 0; next_peer_ <= last; ++next_peer_) {
-    while (!SequenceReached(segment.published(next_peer_), sequence)) {
+    while (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
       if (!spin || polls >= kQuickPolls) return Step();
       ++polls;
       PauseWhileSpinning();
     }
     if (segment.check(next_peer_, sequence) != call_.check) return Step();
-    engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_));
+    engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
   }
   // What Gather reads of small calls, without its general dispatch.
   absl::Status status;
@@ -1306,12 +1364,18 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   }
   next_peer_ = 0;
   phase_ = Phase::kDrain;
+  return RunSmallDrain();
+}
+
+Transport::PollResult NodeExecution::RunSmallDrain() {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
   // kDrain: this rank read everything; said in order, with no peer gone.
-  if (segment.consumed(self) != sequence - 1) return Step();
-  for (int rank = 0; rank <= last; ++rank) {
-    if (rank != self && segment.left(rank)) return Step();
+  if (segment.consumed(me()) != sequence - 1) return Step();
+  for (int rank = 0; rank < ranks(); ++rank) {
+    if (rank != me() && segment.left(rank)) return Step();
   }
-  segment.Consume(self, sequence);
+  segment.Consume(me(), sequence);
   consumed_ = true;
   End();
   return Transport::PollResult::kDone;
@@ -1345,7 +1409,7 @@ std::vector<int> NodeExecution::PendingPeers() const {
         waiting = !SequenceReached(segment.consumed(rank), call_.sequence - 2);
         break;
       case Phase::kGather:
-        waiting = !SequenceReached(segment.published(rank), call_.sequence);
+        waiting = !SequenceReached(segment.published(rank, call_.sequence), call_.sequence);
         break;
       case Phase::kStage:
         waiting = rank != me() && !SequenceReached(segment.stage(rank), call_.sequence);

@@ -45,7 +45,12 @@
 // collective, algorithm, count, root, type and op that messages carry), and every rank
 // reads every other's before it returns (so no rank leaves a node call before all
 // have entered it): a rank that finds another rank's word differing fails naming that
-// rank, at once, different roots included.
+// rank, at once, different roots included. The exception, for latency: up to 1 KiB a
+// rank that needs nothing of the others (a Bcast's root, a Reduce's leaf; NeedsNothing)
+// is eager, returning once it has published, and compares their words of that call
+// when it publishes its call after next (VerifyEagerCall), when all have published it
+// and none can yet have overwritten it (a control line keeps its rank's last two words
+// of its parity).
 //
 // Failures: a waiting node call drives the job's transport as any wait does, so a
 // rank that dies (its pidfd), a failure notice, or the deadline ends it with the
@@ -143,6 +148,17 @@ class NodeEngine {
   void Ended(NodeExecution* execution);
   void AdvanceOlder(const NodeExecution* execution);
 
+  // A call this rank left without reading the others' check words (an eager rank:
+  // NodeExecution::NeedsNothing), to compare with theirs two calls later
+  // (NodeExecution::VerifyEagerCall). By the parity of its sequence number.
+  struct EagerCall {
+    bool pending = false;
+    uint32_t sequence = 0;
+    uint32_t check = 0;
+    const char* name = "";
+  };
+  EagerCall& eager_call(uint32_t sequence) { return eager_calls_[sequence & 1]; }
+
  private:
   NodeSegment segment_;
   int local_rank_;
@@ -152,6 +168,7 @@ class NodeEngine {
   bool oversubscribed_;
   uint32_t pid_;
   std::vector<NodeExecution*> in_flight_;
+  std::array<EagerCall, 2> eager_calls_;
 };
 
 // One node call. Restarted for each call (a small collective should not allocate).
@@ -219,6 +236,8 @@ class NodeExecution final : public CallExecution {
   // to Step at the phase it reached, which deals with it as for any call. (Step's
   // general dispatch cost a small call about a third of its instructions.)
   Transport::PollResult RunSmall(int& polls);
+  // RunSmall's kDrain.
+  Transport::PollResult RunSmallDrain();
   size_t bytes() const { return call_.count * call_.element_bytes; }
   int me() const { return engine_.local_rank(); }
   int ranks() const { return engine_.local_size(); }
@@ -275,6 +294,16 @@ class NodeExecution final : public CallExecution {
   size_t ExscanShare() const;
   // Whether this rank waits for `rank`'s second publication in this call.
   bool AwaitsStageOf(int rank) const;
+  // Whether this rank, having published, needs nothing of the others in this call and
+  // lent them no memory (a Bcast's root, a Reduce's leaf, up to 1 KiB): it is
+  // eager, leaving the call without waiting for them (their reading is what holds its
+  // next call of the same parity back), and compares their check words with its own
+  // two calls later (VerifyEagerCall).
+  bool NeedsNothing() const;
+  // Before this rank publishes call s: if it was eager in call s - 2, every rank's
+  // word of that call against its own (every rank has published it, having read it,
+  // and none can publish s + 2 before this rank has read s).
+  absl::Status VerifyEagerCall();
   // Marks this rank out of the call (its caller may reuse its buffers) and waits for
   // peers still writing into them.
   void Leave();

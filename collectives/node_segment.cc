@@ -22,7 +22,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;                    // 5: a control line per rank and parity
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -92,7 +92,8 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must b
 
 size_t NodeSegment::SegmentBytes(int ranks, size_t slot_bytes) {
   static_assert(sizeof(Header) <= kHeaderBytes);
-  const size_t lines = static_cast<size_t>(ranks) * (3 * 64 + sizeof(ExposureLine));
+  // Two control lines, a consumed and a sleep line, an exposure line per rank.
+  const size_t lines = static_cast<size_t>(ranks) * (4 * 64 + sizeof(ExposureLine));
   return kHeaderBytes + RoundUp(lines, kSlotAlignment) +
          static_cast<size_t>(ranks) * 2 * RoundUp(slot_bytes, kSlotAlignment);
 }
@@ -107,7 +108,7 @@ NodeSegment::NodeSegment(std::string name, int ranks, size_t slot_bytes, char* b
       owner_(owner),
       linked_(owner) {
   controls_offset_ = kHeaderBytes;
-  consumed_offset_ = controls_offset_ + static_cast<size_t>(ranks) * 64;
+  consumed_offset_ = controls_offset_ + static_cast<size_t>(ranks) * 2 * sizeof(ControlLine);
   sleep_offset_ = consumed_offset_ + static_cast<size_t>(ranks) * 64;
   exposure_offset_ = sleep_offset_ + static_cast<size_t>(ranks) * 64;
   slots_offset_ =
@@ -254,10 +255,13 @@ absl::StatusOr<NodeSegment> NodeSegment::Map(const std::string& name, int ranks,
   if (create) {
     // Fresh pages are zero; the sequence numbers start one before the first call.
     for (int rank = 0; rank < ranks; ++rank) {
-      segment.control(rank)->published.store(first_sequence - 1, std::memory_order_relaxed);
+      for (const uint32_t parity : {0u, 1u}) {
+        segment.control(rank, parity)
+            ->published.store(first_sequence - 1, std::memory_order_relaxed);
+        segment.control(rank, parity)
+            ->consumed_when_published.store(first_sequence - 1, std::memory_order_relaxed);
+      }
       segment.consumed_line(rank)->consumed.store(first_sequence - 1, std::memory_order_relaxed);
-      segment.control(rank)->consumed_when_published.store(first_sequence - 1,
-                                                           std::memory_order_relaxed);
       segment.exposure(rank)->stage.store(first_sequence - 1, std::memory_order_relaxed);
     }
     segment.exposure(0)->pid = static_cast<uint32_t>(getpid());

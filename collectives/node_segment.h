@@ -12,8 +12,9 @@
 //
 //   header page         magic, version, R, slot bytes, how many have attached, the
 //                       creator's verdict on the setup
-//   R control lines     rank i's `published` sequence number, and by parity a check
-//                       word and an inline payload
+//   2R control lines    by rank and parity: the last `published` sequence number of
+//                       that parity, the check words of the rank's last two calls of
+//                       it, and an inline payload
 //   R consumed lines    rank i's `consumed` sequence number
 //   R sleep lines       rank i's futex doorbell and whether it sleeps on it
 //   R exposure lines    rank i's process id, how its publication of a call is read
@@ -66,7 +67,12 @@ inline bool SequenceReached(uint32_t value, uint32_t target) {
 class NodeSegment {
  public:
   // Bytes of a contribution that travel inside the control line.
-  static constexpr size_t kInlineBytes = 20;
+  static constexpr size_t kInlineBytes = 44;
+  // A rank's check words are kept for this many calls (by sequence modulo it): a rank
+  // that returned from a call without reading the others' (NodeExecution's eager
+  // ranks) compares them two calls later, when every rank has published that call and
+  // none can yet have overwritten its word.
+  static constexpr uint32_t kCheckWords = 4;
   // Slots are whole cache lines.
   static constexpr size_t kSlotAlignment = 64;
   // At most this many ranks per node share a segment.
@@ -120,13 +126,13 @@ class NodeSegment {
   size_t slot_bytes() const { return slot_bytes_; }
   size_t bytes() const { return bytes_; }
 
-  // The sequence number rank `rank` last published, and publishing one (then the
-  // sleepers' doorbells are rung).
-  uint32_t published(int rank) const {
-    return control(rank)->published.load(std::memory_order_seq_cst);
+  // The sequence number of the last call of `sequence`'s parity that rank `rank`
+  // published, and publishing one (then the sleepers' doorbells are rung).
+  uint32_t published(int rank, uint32_t sequence) const {
+    return control(rank, sequence)->published.load(std::memory_order_seq_cst);
   }
   void Publish(int rank, uint32_t sequence) {
-    ControlLine* line = control(rank);
+    ControlLine* line = control(rank, sequence);
     line->consumed_when_published.store(
         consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
     line->published.store(sequence, std::memory_order_seq_cst);
@@ -137,8 +143,8 @@ class NodeSegment {
   // the consumed line itself while this says enough (NodeEngine::ConsumedReached).
   // (Atomic: a rank may publish its next call while a peer reads this; either value
   // is a count the rank had reached.)
-  uint32_t consumed_when_published(int rank) const {
-    return control(rank)->consumed_when_published.load(std::memory_order_relaxed);
+  uint32_t consumed_when_published(int rank, uint32_t sequence) const {
+    return control(rank, sequence)->consumed_when_published.load(std::memory_order_relaxed);
   }
   // The sequence number of the last call whose contributions rank `rank` has finished
   // reading, and recording one (which rings the sleepers too: a writer may wait to
@@ -152,15 +158,17 @@ class NodeSegment {
   }
 
   // The check word rank `rank` published with `sequence` (written before Publish,
-  // read after seeing it).
+  // read after seeing it; kept until the rank publishes sequence + kCheckWords).
   void SetCheck(int rank, uint32_t sequence, uint32_t check) {
-    control(rank)->check[sequence & 1] = check;
+    control(rank, sequence)->check[(sequence >> 1) & 1] = check;
   }
-  uint32_t check(int rank, uint32_t sequence) const { return control(rank)->check[sequence & 1]; }
+  uint32_t check(int rank, uint32_t sequence) const {
+    return control(rank, sequence)->check[(sequence >> 1) & 1];
+  }
 
   // Rank `rank`'s inline payload and slot for calls of `sequence`'s parity.
   char* InlinePayload(int rank, uint32_t sequence) const {
-    return reinterpret_cast<char*>(control(rank)->inline_payload[sequence & 1]);
+    return reinterpret_cast<char*>(control(rank, sequence)->inline_payload);
   }
   char* Slot(int rank, uint32_t sequence) const {
     return base_ + slots_offset_ + (static_cast<size_t>(rank) * 2 + (sequence & 1)) * slot_bytes_;
@@ -180,18 +188,18 @@ class NodeSegment {
       line->buffers[static_cast<int>(Exposed::kPublication)][sequence & 1] = buffer;
       extent = 0;
     }
-    control(rank)->descriptor[sequence & 1] =
+    control(rank, sequence)->descriptor =
         (static_cast<uint32_t>(where) << kWhereShift) | static_cast<uint32_t>(extent);
   }
   uint64_t extent(int rank, uint32_t sequence) const {
-    const uint32_t descriptor = control(rank)->descriptor[sequence & 1];
+    const uint32_t descriptor = control(rank, sequence)->descriptor;
     if ((descriptor >> kWhereShift) == static_cast<uint32_t>(Where::kAddress)) {
       return exposure(rank)->extent[sequence & 1];
     }
     return descriptor & ((uint32_t{1} << kWhereShift) - 1);
   }
   Where where(int rank, uint32_t sequence) const {
-    return static_cast<Where>(control(rank)->descriptor[sequence & 1] >> kWhereShift);
+    return static_cast<Where>(control(rank, sequence)->descriptor >> kWhereShift);
   }
   uint64_t address(int rank, uint32_t sequence) const {
     return exposure(rank)->address[sequence & 1];
@@ -264,14 +272,17 @@ class NodeSegment {
  private:
   struct Header;
   static constexpr int kWhereShift = 30;
+  // One per rank and parity: a call's publication goes to the line of its parity, so
+  // that a rank that publishes its next call does not take the line away from peers
+  // still reading its last one.
   struct alignas(64) ControlLine {
     std::atomic<uint32_t> published;
-    uint32_t check[2];  // by parity
-    // By parity: Where in the top 2 bits; for inline and slot publications their
-    // bytes below (a small call's readers touch this line alone).
-    uint32_t descriptor[2];
-    unsigned char inline_payload[2][kInlineBytes];
+    uint32_t check[kCheckWords / 2];  // by (sequence / 2) % 2
+    // Where in the top 2 bits; for inline and slot publications their bytes below (a
+    // small call's readers touch this line alone).
+    uint32_t descriptor;
     std::atomic<uint32_t> consumed_when_published;
+    unsigned char inline_payload[kInlineBytes];
   };
   struct alignas(64) ConsumedLine {
     std::atomic<uint32_t> consumed;
@@ -300,8 +311,8 @@ class NodeSegment {
                                          int rank, uint32_t first_sequence);
 
   Header* header() const { return reinterpret_cast<Header*>(base_); }
-  ControlLine* control(int rank) const {
-    return reinterpret_cast<ControlLine*>(base_ + controls_offset_) + rank;
+  ControlLine* control(int rank, uint32_t sequence) const {
+    return reinterpret_cast<ControlLine*>(base_ + controls_offset_) + 2 * rank + (sequence & 1);
   }
   ConsumedLine* consumed_line(int rank) const {
     return reinterpret_cast<ConsumedLine*>(base_ + consumed_offset_) + rank;

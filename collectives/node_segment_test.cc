@@ -85,7 +85,7 @@ TEST(NodeSegmentTest, OpenChecksTheShapeAndTheCreatorUnlinksTheName) {
   // The memory stays shared after the name is gone.
   std::memcpy(leader->Slot(0, 7), "hello", 6);
   leader->Publish(0, 7);
-  EXPECT_EQ(first->published(0), 7u);
+  EXPECT_EQ(first->published(0, 7), 7u);
   EXPECT_STREQ(second->Slot(0, 7), "hello");
 
   absl::StatusOr<NodeSegment> gone = NodeSegment::Open(name, 3, 1000, 1);
@@ -128,8 +128,9 @@ void RunRounds(NodeSegment& segment, int rank, uint32_t first, int rounds,
     }
     segment.Publish(rank, sequence);
     for (int peer = 0; peer < ranks; ++peer) {
-      if (!WaitUntil(segment, rank,
-                     [&] { return SequenceReached(segment.published(peer), sequence); })) {
+      if (!WaitUntil(segment, rank, [&] {
+            return SequenceReached(segment.published(peer, sequence), sequence);
+          })) {
         errors[rank] = absl::StrCat("rank ", rank, " waited too long for rank ", peer);
         return;
       }
@@ -171,7 +172,7 @@ TEST(NodeSegmentTest, ThreadsExchangeAcrossTheSequenceWrap) {
   }
   for (std::thread& thread : threads) thread.join();
   for (const std::string& error : errors) EXPECT_EQ(error, "");
-  EXPECT_EQ(leader->published(3), kFirst + 999) << "the numbers wrapped past 2^32";
+  EXPECT_EQ(leader->published(3, kFirst + 999), kFirst + 999) << "the numbers wrapped past 2^32";
 }
 
 TEST(NodeSegmentTest, ProcessesExchangeAndWakeEachOther) {
