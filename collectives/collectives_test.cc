@@ -1097,27 +1097,44 @@ TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallFailWithinTwoCalls) {
   }
 }
 
-// A rank that needs nothing of the others in a small node call (a Bcast's root, a
-// Reduce's leaf) returns once it has published, before the others enter: here the
+// A rank that needs nothing of the others in a small node call (the root of a Bcast or
+// Scatter, a leaf of a Reduce or Gather) returns once it has published, before the
+// others enter: here the
 // eager rank's call must return while the other rank waits (at most 10 s) for it to
 // say so before entering. (Ranks are threads: the flag is shared.)
 TEST(QuickNodeCallTest, AnEagerRankReturnsBeforeTheOthersEnter) {
   static std::atomic<bool> eager_returned{false};
-  for (const Collective collective : {Collective::kBcast, Collective::kReduce}) {
+  for (const Collective collective :
+       {Collective::kBcast, Collective::kReduce, Collective::kScatter, Collective::kGather}) {
     eager_returned = false;
     const absl::Status status =
         RunCommunicatorJob({.size = 2}, [collective](Communicator& comm, RankControl&) {
           ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
-          // The eager rank: the Bcast's root (0), the Reduce's leaf (1, root 0).
-          const bool eager = (collective == Collective::kBcast) == (comm.rank() == 0);
+          // The eager rank: the root (0) of a Bcast or Scatter, the leaf (1, root 0) of a
+          // Reduce or Gather.
+          const bool rooted_out =
+              collective == Collective::kBcast || collective == Collective::kScatter;
+          const bool eager = rooted_out == (comm.rank() == 0);
           int32_t mine = comm.rank() + 1, result = 0;
+          int32_t blocks[2] = {10, 20}, gathered[2] = {0, 0};
           auto call = [&] {
-            return collective == Collective::kBcast
-                       ? comm.Bcast(&mine, 1, DataType::kInt32, 0)
-                       : comm.Reduce(&mine, &result, 1, DataType::kInt32, PredefinedOp::kSum, 0);
+            switch (collective) {
+              case Collective::kBcast:
+                return comm.Bcast(&mine, 1, DataType::kInt32, 0);
+              case Collective::kReduce:
+                return comm.Reduce(&mine, &result, 1, DataType::kInt32, PredefinedOp::kSum, 0);
+              case Collective::kScatter:
+                return comm.Scatter(blocks, &result, 1, DataType::kInt32, 0);
+              default:
+                return comm.Gather(&mine, gathered, 1, DataType::kInt32, 0);
+            }
           };
           if (eager) {
             ASSERT_TRUE(call().ok());
+            // An eager Scatter root still copies its own block.
+            if (collective == Collective::kScatter) {
+              EXPECT_EQ(result, 10);
+            }
             eager_returned = true;
             return;
           }
@@ -1126,8 +1143,21 @@ TEST(QuickNodeCallTest, AnEagerRankReturnsBeforeTheOthersEnter) {
           }
           EXPECT_TRUE(eager_returned) << "the eager rank waited for this one";
           ASSERT_TRUE(call().ok());
-          EXPECT_EQ(collective == Collective::kBcast ? mine : result,
-                    collective == Collective::kBcast ? 1 : 3);
+          switch (collective) {
+            case Collective::kBcast:
+              EXPECT_EQ(mine, 1);  // rank 0's value, at rank 1
+              break;
+            case Collective::kReduce:
+              EXPECT_EQ(result, 3);
+              break;
+            case Collective::kScatter:
+              EXPECT_EQ(result, 20);  // rank 1's block
+              break;
+            default:
+              EXPECT_EQ(gathered[0], 1);
+              EXPECT_EQ(gathered[1], 2);
+              break;
+          }
         });
     EXPECT_TRUE(status.ok()) << status << " (" << CollectiveName(collective) << ")";
   }

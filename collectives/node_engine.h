@@ -295,7 +295,8 @@ class NodeExecution final : public CallExecution {
   // Whether this rank waits for `rank`'s second publication in this call.
   bool AwaitsStageOf(int rank) const;
   // Whether this rank, having published, needs nothing of the others in this call and
-  // lent them no memory (a Bcast's root, a Reduce's leaf, up to 1 KiB): it is
+  // lent them no memory (a Bcast's or Scatter's root, a Reduce's or Gather's leaf, up
+  // to 1 KiB): it is
   // eager, leaving the call without waiting for them (their reading is what holds its
   // next call of the same parity back), and compares their check words with its own
   // two calls later (VerifyEagerCall).
