@@ -267,10 +267,11 @@ namespace {
 // address, and send and receive buffers of `bytes` each that share none. Anything else
 // takes the general path, whose checker says what is wrong.
 bool RealBuffer(const void* buffer) { return buffer != nullptr && buffer != kInPlace; }
-bool ApartOrInPlace(const void* send, const void* recv, size_t bytes) {
-  if (send == kInPlace) return true;
+bool ApartOrInPlace(const void* send, const void* recv, size_t bytes, size_t recv_bytes = 0) {
+  if (send == kInPlace || recv == kInPlace) return true;
+  if (recv_bytes == 0) recv_bytes = bytes;
   const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
-  return a >= b + bytes || b >= a + bytes;
+  return a >= b + recv_bytes || b >= a + bytes;
 }
 
 // A call that ran to its end, as an I-form returns it to Blocking.
@@ -594,23 +595,36 @@ bool Communicator::QuickCallFits(Collective collective, const void* send, const 
   if (state_ == nullptr) return false;
   const State& state = *state_;
   const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
-  const bool in_place = send == kInPlace;
+  // (A Scatter's root scatters in place by its receive buffer.)
+  const bool in_place = (collective == Collective::kScatter ? recv : send) == kInPlace;
   if (!quick.valid || quick.count != count || quick.type != type || quick.root != root ||
       !op.is_predefined() || quick.op != op.predefined() || state.in_flight != 0) {
     return false;
   }
+  const size_t bytes = Bytes(count, type);
+  const bool at_root = rank() == root;
   switch (collective) {
     case Collective::kAllreduce:
     case Collective::kScan:
     case Collective::kExscan:
       return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
-             ApartOrInPlace(send, recv, Bytes(count, type));
+             ApartOrInPlace(send, recv, bytes);
     case Collective::kReduce:
       return quick.in_place == in_place && send != nullptr &&
-             (rank() != root ||
-              (RealBuffer(recv) && ApartOrInPlace(send, recv, Bytes(count, type))));
+             (!at_root || (RealBuffer(recv) && ApartOrInPlace(send, recv, bytes)));
     case Collective::kBcast:
       return RealBuffer(recv);
+    case Collective::kScatter:
+      // (The count was checked against the communicator's size when the key was made.)
+      return quick.in_place == in_place &&
+             (at_root ? RealBuffer(send) && recv != nullptr &&
+                            ApartOrInPlace(send, recv, bytes * static_cast<size_t>(size()), bytes)
+                      : RealBuffer(recv));
+    case Collective::kGather:
+      return quick.in_place == in_place &&
+             (at_root ? RealBuffer(recv) && send != nullptr &&
+                            ApartOrInPlace(send, recv, bytes, bytes * static_cast<size_t>(size()))
+                      : RealBuffer(send));
     default:  // kBarrier
       return true;
   }
@@ -841,6 +855,8 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       case Collective::kBarrier:
       case Collective::kScan:
       case Collective::kExscan:
+      case Collective::kScatter:
+      case Collective::kGather:
         quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average;
         break;
       default:
@@ -1018,6 +1034,11 @@ absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* rec
 
 absl::StatusOr<Request> Communicator::IScatter(const void* send, void* recv, size_t count,
                                                DataType type, int root) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kScatter, send, recv, count, type, kSumOp, root)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kScatter, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Scatter");
   check.Type(type);
   check.Root(root);
@@ -1082,6 +1103,11 @@ absl::StatusOr<Request> Communicator::IBcast(void* buffer, size_t count, DataTyp
 
 absl::StatusOr<Request> Communicator::IGather(const void* send, void* recv, size_t count,
                                               DataType type, int root) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kGather, send, recv, count, type, kSumOp, root)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kGather, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Gather");
   check.Type(type);
   check.Root(root);
@@ -1295,6 +1321,10 @@ absl::Status Communicator::ReduceScatter(const void* send, void* recv,
 
 absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type,
                                    int root, std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kScatter, send, recv, count, type, kSumOp, root)) {
+    return RunQuickNodeCall(Collective::kScatter, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IScatter(send, recv, count, type, root); });
 }
 
@@ -1315,6 +1345,10 @@ absl::Status Communicator::Bcast(void* buffer, size_t count, DataType type, int 
 
 absl::Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type,
                                   int root, std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kGather, send, recv, count, type, kSumOp, root)) {
+    return RunQuickNodeCall(Collective::kGather, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IGather(send, recv, count, type, root); });
 }
 

@@ -997,6 +997,32 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           for (size_t k = 0; k < count; ++k) {
             ASSERT_EQ(broadcast[k], value(root, k)) << "bcast, call " << i << ", root " << root;
           }
+          // Scatter and Gather (in place at the root, by its receive and send buffer).
+          std::vector<int32_t> blocks(count * static_cast<size_t>(size));
+          for (int r = 0; r < size; ++r) {
+            for (size_t k = 0; k < count; ++k) blocks[r * count + k] = value(r, k);
+          }
+          std::vector<int32_t> scattered(count, -1);
+          const bool root_in_place = in_place && me == root;
+          ASSERT_TRUE(comm.Scatter(me == root ? blocks.data() : nullptr,
+                                   root_in_place ? kInPlace : scattered.data(), count,
+                                   DataType::kInt32, root)
+                          .ok());
+          if (!root_in_place) {
+            for (size_t k = 0; k < count; ++k) {
+              ASSERT_EQ(scattered[k], value(me, k)) << "scatter, call " << i << ", root " << root;
+            }
+          }
+          std::vector<int32_t> gathered(count * static_cast<size_t>(size), -1);
+          if (root_in_place) {
+            std::copy(send.begin(), send.end(), gathered.begin() + me * count);
+          }
+          ASSERT_TRUE(comm.Gather(root_in_place ? kInPlace : send.data(), gathered.data(), count,
+                                  DataType::kInt32, root)
+                          .ok());
+          if (me == root) {
+            ASSERT_EQ(gathered, blocks) << "gather, call " << i << ", root " << root;
+          }
           // Scan and Exscan: rank r combines ranks 0..r (0..r-1; rank 0's buffer is left
           // as it was).
           for (const bool exclusive : {false, true}) {

@@ -103,11 +103,11 @@ struct Communicator::State {
   std::unique_ptr<NodeExecution> blocking_node;
   // By collective, the last blocking call that ran on the node's segment, when it can
   // be repeated without the general path's checks, plan cache and Launch
-  // (Communicator::QuickCallFits): an Allreduce, Reduce, Bcast, Barrier, Scan or Exscan, with
-  // a predefined op other than AVG. Its arguments but the buffers are the key: equal
-  // ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1 never
-  // sets one) and make the same check word. (By collective: a loop may alternate
-  // collectives, a benchmark's Barrier between its calls, say.)
+  // (Communicator::QuickCallFits): an Allreduce, Reduce, Bcast, Barrier, Scan, Exscan,
+  // Scatter or Gather, with a predefined op other than AVG. Its arguments but the
+  // buffers are the key: equal ones choose the same algorithm (SetAlgorithm forgets the
+  // keys, ZCOLL_CHECK=1 never sets one) and make the same check word. (By collective: a
+  // loop may alternate collectives, a benchmark's Barrier between its calls, say.)
   struct QuickNodeCall {
     bool valid = false;
     Collective collective = Collective::kBarrier;
