@@ -625,6 +625,15 @@ bool Communicator::QuickCallFits(Collective collective, const void* send, const 
              (at_root ? RealBuffer(recv) && send != nullptr &&
                             ApartOrInPlace(send, recv, bytes, bytes * static_cast<size_t>(size()))
                       : RealBuffer(send));
+    case Collective::kReduceScatterBlock:
+      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
+             ApartOrInPlace(send, recv, bytes * static_cast<size_t>(size()), bytes);
+    case Collective::kAllgather:
+      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
+             ApartOrInPlace(send, recv, bytes, bytes * static_cast<size_t>(size()));
+    case Collective::kAlltoall:
+      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
+             ApartOrInPlace(send, recv, bytes * static_cast<size_t>(size()));
     default:  // kBarrier
       return true;
   }
@@ -857,6 +866,9 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       case Collective::kExscan:
       case Collective::kScatter:
       case Collective::kGather:
+      case Collective::kReduceScatterBlock:
+      case Collective::kAllgather:
+      case Collective::kAlltoall:
         quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average;
         break;
       default:
@@ -984,6 +996,11 @@ absl::StatusOr<Request> Communicator::IAllreduce(const void* send, void* recv, s
 absl::StatusOr<Request> Communicator::IReduceScatterBlock(const void* send, void* recv,
                                                           size_t recv_count, DataType type,
                                                           const ReduceOp& op) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kReduceScatterBlock, send, recv, recv_count, type, op, 0)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kReduceScatterBlock, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "ReduceScatterBlock");
   check.Type(type);
   check.Op(op, type);
@@ -1160,6 +1177,11 @@ absl::StatusOr<Request> Communicator::IGatherv(const void* send, size_t send_cou
 
 absl::StatusOr<Request> Communicator::IAllgather(const void* send, void* recv, size_t count,
                                                  DataType type) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kAllgather, send, recv, count, type, kSumOp, 0)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kAllgather, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Allgather");
   check.Type(type);
   check.Count("count", count, type);
@@ -1198,6 +1220,11 @@ absl::StatusOr<Request> Communicator::IAllgatherv(const void* send, size_t send_
 
 absl::StatusOr<Request> Communicator::IAlltoall(const void* send, void* recv, size_t count,
                                                 DataType type) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kAlltoall, send, recv, count, type, kSumOp, 0)) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kAlltoall, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Alltoall");
   check.Type(type);
   check.Count("count", count, type);
@@ -1310,6 +1337,10 @@ absl::Status Communicator::Allreduce(const void* send, void* recv, size_t count,
 absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size_t recv_count,
                                               DataType type, const ReduceOp& op,
                                               std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kReduceScatterBlock, send, recv, recv_count, type, op, 0)) {
+    return RunQuickNodeCall(Collective::kReduceScatterBlock, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IReduceScatterBlock(send, recv, recv_count, type, op); });
 }
 
@@ -1362,6 +1393,10 @@ absl::Status Communicator::Gatherv(const void* send, size_t send_count, void* re
 
 absl::Status Communicator::Allgather(const void* send, void* recv, size_t count, DataType type,
                                      std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kAllgather, send, recv, count, type, kSumOp, 0)) {
+    return RunQuickNodeCall(Collective::kAllgather, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IAllgather(send, recv, count, type); });
 }
 
@@ -1375,6 +1410,10 @@ absl::Status Communicator::Allgatherv(const void* send, size_t send_count, void*
 
 absl::Status Communicator::Alltoall(const void* send, void* recv, size_t count, DataType type,
                                     std::optional<absl::Time> deadline) {
+  // A loop's repeated node call, without Blocking's indirection.
+  if (QuickCallFits(Collective::kAlltoall, send, recv, count, type, kSumOp, 0)) {
+    return RunQuickNodeCall(Collective::kAlltoall, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IAlltoall(send, recv, count, type); });
 }
 

@@ -1023,6 +1023,41 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           if (me == root) {
             ASSERT_EQ(gathered, blocks) << "gather, call " << i << ", root " << root;
           }
+          // ReduceScatterBlock: rank r gets block r of every rank's vector of size blocks
+          // (rank q's element r * count + k is value(q, r * count + k)).
+          std::vector<int32_t> vectors(count * static_cast<size_t>(size));
+          for (size_t k = 0; k < vectors.size(); ++k) vectors[k] = value(me, k);
+          std::vector<int32_t> my_block(in_place ? vectors : std::vector<int32_t>(count, -1));
+          ASSERT_TRUE(comm.ReduceScatterBlock(in_place ? kInPlace : vectors.data(), my_block.data(),
+                                              count, DataType::kInt32, op)
+                          .ok());
+          for (size_t k = 0; k < count; ++k) {
+            ASSERT_EQ(my_block[k], expected(me * count + k))
+                << "reduce_scatter_block, call " << i << ", rank " << me;
+          }
+          // Allgather and Alltoall.
+          std::vector<int32_t> all(count * static_cast<size_t>(size), -1);
+          if (in_place) std::copy(send.begin(), send.end(), all.begin() + me * count);
+          ASSERT_TRUE(
+              comm.Allgather(in_place ? kInPlace : send.data(), all.data(), count, DataType::kInt32)
+                  .ok());
+          ASSERT_EQ(all, blocks) << "allgather, call " << i << ", rank " << me;
+          // Rank q sends rank r the block value(q * size + r, .).
+          std::vector<int32_t> outgoing(count * static_cast<size_t>(size));
+          for (int r = 0; r < size; ++r) {
+            for (size_t k = 0; k < count; ++k) outgoing[r * count + k] = value(me * size + r, k);
+          }
+          std::vector<int32_t> incoming(in_place ? outgoing
+                                                 : std::vector<int32_t>(outgoing.size(), -1));
+          ASSERT_TRUE(comm.Alltoall(in_place ? kInPlace : outgoing.data(), incoming.data(), count,
+                                    DataType::kInt32)
+                          .ok());
+          for (int q = 0; q < size; ++q) {
+            for (size_t k = 0; k < count; ++k) {
+              ASSERT_EQ(incoming[q * count + k], value(q * size + me, k))
+                  << "alltoall, call " << i << ", rank " << me;
+            }
+          }
           // Scan and Exscan: rank r combines ranks 0..r (0..r-1; rank 0's buffer is left
           // as it was).
           for (const bool exclusive : {false, true}) {

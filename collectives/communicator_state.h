@@ -101,13 +101,13 @@ struct Communicator::State {
   // The execution of blocking node calls, which need no Request (made on first use;
   // after it failed, made anew).
   std::unique_ptr<NodeExecution> blocking_node;
-  // By collective, the last blocking call that ran on the node's segment, when it can
-  // be repeated without the general path's checks, plan cache and Launch
-  // (Communicator::QuickCallFits): an Allreduce, Reduce, Bcast, Barrier, Scan, Exscan,
-  // Scatter or Gather, with a predefined op other than AVG. Its arguments but the
-  // buffers are the key: equal ones choose the same algorithm (SetAlgorithm forgets the
-  // keys, ZCOLL_CHECK=1 never sets one) and make the same check word. (By collective: a
-  // loop may alternate collectives, a benchmark's Barrier between its calls, say.)
+  // By collective, the last blocking call that ran on the node's segment, when it can be repeated
+  // without the general path's checks, plan cache and Launch (Communicator::QuickCallFits): an
+  // Allreduce, Reduce, Bcast, Barrier, Scan, Exscan, Scatter, Gather, ReduceScatterBlock, Allgather
+  // or Alltoall, with a predefined op other than AVG. Its arguments but the buffers are the key:
+  // equal ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1 never sets
+  // one) and make the same check word. (By collective: a loop may alternate collectives, a
+  // benchmark's Barrier between its calls, say.)
   struct QuickNodeCall {
     bool valid = false;
     Collective collective = Collective::kBarrier;
