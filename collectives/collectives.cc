@@ -597,8 +597,10 @@ bool Communicator::QuickCallFits(Collective collective, const void* send, const 
   const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
   // (A Scatter's root scatters in place by its receive buffer.)
   const bool in_place = (collective == Collective::kScatter ? recv : send) == kInPlace;
+  // (A failed call took the execution with it; the job's failure then answers first.)
   if (!quick.valid || quick.count != count || quick.type != type || quick.root != root ||
-      !op.is_predefined() || quick.op != op.predefined() || state.in_flight != 0) {
+      !op.is_predefined() || quick.op != op.predefined() || state.in_flight != 0 ||
+      state.blocking_node == nullptr) {
     return false;
   }
   const size_t bytes = Bytes(count, type);

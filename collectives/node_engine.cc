@@ -228,10 +228,10 @@ constexpr size_t kCooperativeBytes = 64 * 1024;
 
 // Up to this size a rank that needs nothing of the others in a call (a Bcast's or
 // Scatter's root, a Reduce's or Gather's leaf; for a Scatter, its block) leaves it once
-// it has published (NodeExecution::NeedsNothing). 2 ranks,
-// medians of 9 alternating runs against waiting for the others' words: bcast 8-512 B
-// 0.12-0.14 us against 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB even; 8 KiB
-// worse (bcast 0.38 against 0.35, reduce 0.40 against 0.34).
+// it has published (NodeExecution::NeedsNothing). 2 ranks, medians of 9 alternating
+// runs against waiting for the others' words: bcast 8-512 B 0.12-0.14 us against
+// 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB even; 8 KiB worse (bcast 0.38
+// against 0.35, reduce 0.40 against 0.34).
 constexpr size_t kEagerBytes = 1024;
 
 // Where every rank reads every other's data (Allgather, Alltoall), a copy through the
@@ -1197,8 +1197,9 @@ Transport::PollResult NodeExecution::Step() {
   }
   if (phase_ == Phase::kGather) {
     // Every rank's word, even where this rank needs no data of it (a Bcast's root, a
-    // Reduce's leaf): so that ranks that disagree (on the root, say) all find out in
-    // the call, and none returns before every rank has entered it.
+    // Reduce's leaf, beyond kEagerBytes): so that ranks that disagree (on the root,
+    // say) all find out in the call, and none returns before every rank has entered
+    // it. (An eager rank skips this: VerifyEagerCall compares the words later.)
     for (; next_peer_ < ranks(); ++next_peer_) {
       if (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
         return waiting(next_peer_);
