@@ -17,6 +17,7 @@
 #include "collectives/communicator_transport.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "core/spin_pause.h"
 #include "core/status_macros.h"
 #include "ops/reduce.h"
 #include "transport/shared_memory_name.h"
@@ -1279,15 +1280,6 @@ namespace {
 // also progress the job's transport and read the clock): about 2-5 us of an idle
 // poll, within which a small call's peers usually publish.
 constexpr int kQuickPolls = 128;
-
-// Tells the core that this thread spins on memory another core writes.
-inline void PauseWhileSpinning() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/spin_pause.h"
 
 namespace {
 
@@ -30,14 +31,6 @@ constexpr char kUsage[] =
 struct alignas(64) Line {
   std::atomic<uint32_t> round{0};
 };
-
-inline void Pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 
@@ -73,7 +66,7 @@ int main(int argc, char** argv) {
     // Bounded: a peer that died leaves this rank spinning no longer than 10 s.
     const absl::Time give_up = absl::Now() + absl::Seconds(10);
     for (uint32_t polls = 0; lines[1 - me].round.load(std::memory_order_acquire) < round; ++polls) {
-      Pause();
+      zcoll::PauseWhileSpinning();
       if ((polls & 0xffff) == 0xffff && absl::Now() > give_up) {
         std::fprintf(stderr, "cache_line_ping: the other process stopped at round %u\n", round);
         return 1;
