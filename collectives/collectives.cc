@@ -38,6 +38,17 @@ const ReduceOp kSumOp(PredefinedOp::kSum);
 
 namespace {
 
+// Whether send and receive buffers share a byte (kInPlace, null and empty buffers
+// share none): ArgumentChecker::Disjoint's test, and a repeated quick call's.
+bool BuffersOverlap(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes) {
+  if (send == kInPlace || recv == kInPlace || send == nullptr || recv == nullptr ||
+      send_bytes == 0 || recv_bytes == 0) {
+    return false;
+  }
+  const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
+  return a < b + recv_bytes && b < a + send_bytes;
+}
+
 class ArgumentChecker {
  public:
   ArgumentChecker(int rank, int size, const char* call) : rank_(rank), size_(size), call_(call) {
@@ -119,12 +130,7 @@ class ArgumentChecker {
   // Send and receive buffers may not share a byte (the standard's rule; kInPlace is
   // how a caller says they are the same).
   void Disjoint(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes) {
-    if (send == kInPlace || recv == kInPlace || send == nullptr || recv == nullptr ||
-        send_bytes == 0 || recv_bytes == 0) {
-      return;
-    }
-    const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
-    if (ABSL_PREDICT_FALSE(a < b + recv_bytes && b < a + send_bytes)) {
+    if (ABSL_PREDICT_FALSE(BuffersOverlap(send, send_bytes, recv, recv_bytes))) {
       BadOverlap(send_bytes, recv_bytes);
     }
   }
@@ -263,16 +269,9 @@ ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_
 
 namespace {
 
-// What a repeated quick node call checks of its buffers (QuickCallFits): a real
-// address, and send and receive buffers of `bytes` each that share none. Anything else
-// takes the general path, whose checker says what is wrong.
+// What a repeated quick node call checks of a buffer it uses (QuickCallFits): a real
+// address. Anything it refuses takes the general path, whose checker says why.
 bool RealBuffer(const void* buffer) { return buffer != nullptr && buffer != kInPlace; }
-bool ApartOrInPlace(const void* send, const void* recv, size_t bytes, size_t recv_bytes = 0) {
-  if (send == kInPlace || recv == kInPlace) return true;
-  if (recv_bytes == 0) recv_bytes = bytes;
-  const auto a = reinterpret_cast<uintptr_t>(send), b = reinterpret_cast<uintptr_t>(recv);
-  return a >= b + recv_bytes || b >= a + bytes;
-}
 
 // A call that ran to its end, as an I-form returns it to Blocking.
 absl::StatusOr<Request> FinishedRequest(absl::Status status) {
@@ -595,49 +594,47 @@ bool Communicator::QuickCallFits(Collective collective, const void* send, const 
   if (state_ == nullptr) return false;
   const State& state = *state_;
   const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
-  // (A Scatter's root scatters in place by its receive buffer.)
+  // (A Scatter's root scatters in place by its receive buffer; Bcast and Barrier pass
+  // no send buffer, never in place.)
   const bool in_place = (collective == Collective::kScatter ? recv : send) == kInPlace;
   // (A failed call took the execution with it; the job's failure then answers first.)
   if (!quick.valid || quick.count != count || quick.type != type || quick.root != root ||
-      !op.is_predefined() || quick.op != op.predefined() || state.in_flight != 0 ||
-      state.blocking_node == nullptr) {
+      quick.in_place != in_place || !op.is_predefined() || quick.op != op.predefined() ||
+      state.in_flight != 0 || state.blocking_node == nullptr) {
     return false;
   }
-  const size_t bytes = Bytes(count, type);
+  // The buffers (the count was checked against the communicator's size when the key
+  // was made): this list is the collectives that have a quick path.
+  const size_t bytes = Bytes(count, type), all = bytes * static_cast<size_t>(size());
   const bool at_root = rank() == root;
   switch (collective) {
     case Collective::kAllreduce:
     case Collective::kScan:
     case Collective::kExscan:
-      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
-             ApartOrInPlace(send, recv, bytes);
+      return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, bytes, recv, bytes);
     case Collective::kReduce:
-      return quick.in_place == in_place && send != nullptr &&
-             (!at_root || (RealBuffer(recv) && ApartOrInPlace(send, recv, bytes)));
+      return send != nullptr &&
+             (!at_root || (RealBuffer(recv) && !BuffersOverlap(send, bytes, recv, bytes)));
     case Collective::kBcast:
       return RealBuffer(recv);
-    case Collective::kScatter:
-      // (The count was checked against the communicator's size when the key was made.)
-      return quick.in_place == in_place &&
-             (at_root ? RealBuffer(send) && recv != nullptr &&
-                            ApartOrInPlace(send, recv, bytes * static_cast<size_t>(size()), bytes)
-                      : RealBuffer(recv));
-    case Collective::kGather:
-      return quick.in_place == in_place &&
-             (at_root ? RealBuffer(recv) && send != nullptr &&
-                            ApartOrInPlace(send, recv, bytes, bytes * static_cast<size_t>(size()))
-                      : RealBuffer(send));
-    case Collective::kReduceScatterBlock:
-      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
-             ApartOrInPlace(send, recv, bytes * static_cast<size_t>(size()), bytes);
-    case Collective::kAllgather:
-      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
-             ApartOrInPlace(send, recv, bytes, bytes * static_cast<size_t>(size()));
-    case Collective::kAlltoall:
-      return quick.in_place == in_place && send != nullptr && RealBuffer(recv) &&
-             ApartOrInPlace(send, recv, bytes * static_cast<size_t>(size()));
-    default:  // kBarrier
+    case Collective::kBarrier:
       return true;
+    case Collective::kScatter:
+      return at_root
+                 ? RealBuffer(send) && recv != nullptr && !BuffersOverlap(send, all, recv, bytes)
+                 : RealBuffer(recv);
+    case Collective::kGather:
+      return at_root
+                 ? RealBuffer(recv) && send != nullptr && !BuffersOverlap(send, bytes, recv, all)
+                 : RealBuffer(send);
+    case Collective::kReduceScatterBlock:
+      return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, all, recv, bytes);
+    case Collective::kAllgather:
+      return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, bytes, recv, all);
+    case Collective::kAlltoall:
+      return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, all, recv, all);
+    default:
+      return false;
   }
 }
 
@@ -652,7 +649,7 @@ absl::Status Communicator::RunQuickNodeCall(Collective collective, const void* s
   ++state.collectives_started;
   NodeExecution& execution = *state.blocking_node;
   NodeExecution::Call& next = execution.next_call();
-  next.collective = quick.collective;
+  next.collective = collective;
   next.sequence = state.node->TakeSequence();
   next.check = quick.check;
   next.type = quick.type;
@@ -858,26 +855,11 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       status = FinishAverage(call.type, call.result, call.result_count, contributions);
     }
     if (!status.ok()) return job.Fail(status);
-    // A loop of equal calls repeats this one the quick way (QuickCallFits).
-    switch (call.args.collective) {
-      case Collective::kAllreduce:
-      case Collective::kReduce:
-      case Collective::kBcast:
-      case Collective::kBarrier:
-      case Collective::kScan:
-      case Collective::kExscan:
-      case Collective::kScatter:
-      case Collective::kGather:
-      case Collective::kReduceScatterBlock:
-      case Collective::kAllgather:
-      case Collective::kAlltoall:
-        quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average;
-        break;
-      default:
-        break;
-    }
+    // A loop of equal calls repeats this one the quick way, where its collective has
+    // one (QuickCallFits).
+    quick.valid =
+        !ArgumentCheckEnabled() && call.op.is_predefined() && !average && !call.has_vectors;
     if (quick.valid) {
-      quick.collective = call.args.collective;
       quick.count = call.args.count;
       quick.type = call.type;
       quick.op = call.op.predefined();

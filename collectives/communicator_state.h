@@ -110,7 +110,6 @@ struct Communicator::State {
   // benchmark's Barrier between its calls, say.)
   struct QuickNodeCall {
     bool valid = false;
-    Collective collective = Collective::kBarrier;
     size_t count = 0;
     DataType type = DataType::kByte;
     PredefinedOp op = PredefinedOp::kSum;

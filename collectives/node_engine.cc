@@ -1313,8 +1313,10 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
         length = bytes();
       }
       break;
-    default:  // kBarrier
+    case Collective::kBarrier:
       break;
+    default:  // (none: Restart sets small_ for the collectives above alone)
+      return Step();
   }
   // (The destinations Publish also exposes serve only large calls.)
   ExposeInline(data, length);
@@ -1357,7 +1359,10 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
         status = ReduceFrom(0, self - 1, 0, call_.count, static_cast<char*>(call_.recv));
       }
       break;
-    default:  // kBarrier
+    case Collective::kBarrier:
+      break;
+    default:
+      status = Gather();
       break;
   }
   if (!status.ok()) {
