@@ -93,7 +93,7 @@ awk -F, '
     for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
       t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
     }
-    return m % 2 ? v[(m + 1) / 2] : sprintf("%.2f", (v[m / 2] + v[m / 2 + 1]) / 2)
+    return m % 2 ? v[(m + 1) / 2] : sprintf("%.3f", (v[m / 2] + v[m / 2 + 1]) / 2)
   }
   { row = $1 "," $2 "," $4; times[row] = times[row] (times[row] == "" ? "" : " ") $5
     if (!seen[$2 "," $4]++) order[n++] = $2 "," $4; ranks = $3 }

@@ -444,12 +444,12 @@ void PrintRow(const std::string& format, bool& first_row, absl::string_view coll
               size_t bytes, double usec) {
   PrintedRows().push_back({"zcoll", std::string(coll), ranks, bytes, usec});
   if (format == "csv") {
-    std::printf("%s,%d,%zu,%.2f\n", std::string(coll).c_str(), ranks, bytes, usec);
+    std::printf("%s,%d,%zu,%.3f\n", std::string(coll).c_str(), ranks, bytes, usec);
   } else if (format == "json") {
-    std::printf("%s\n    {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.2f}",
+    std::printf("%s\n    {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"usec\": %.3f}",
                 first_row ? "" : ",", std::string(coll).c_str(), ranks, bytes, usec);
   } else {
-    std::printf("%-22s %6d %10zu %12.2f\n", std::string(coll).c_str(), ranks, bytes, usec);
+    std::printf("%-22s %6d %10zu %12.3f\n", std::string(coll).c_str(), ranks, bytes, usec);
   }
   first_row = false;
   std::fflush(stdout);

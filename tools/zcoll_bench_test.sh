@@ -7,19 +7,19 @@ out=$("$bench" --np 3 --nodes 2 --max 2048 --format=csv \
   --colls=reduce,allreduce,reduce_scatter,scatterv,reduce_local,scan,exscan)
 echo "$out"
 [ "$(echo "$out" | head -1)" = "coll,ranks,bytes,usec" ] || { echo "no CSV header"; exit 1; }
-rows=$(echo "$out" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{2}$')
+rows=$(echo "$out" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{3}$')
 [ "$rows" = 35 ] || { echo "expected 35 rows (7 colls x 5 sizes), got $rows"; exit 1; }
 # A barrier moves nothing: one row, bytes 0, whatever the size range.
 barrier=$("$bench" --np 3 --nodes 1 --max 2048 --format=csv --colls=barrier | tail -n +2)
 echo "$barrier"
-[ "$(echo "$barrier" | grep -cxE 'barrier,3,0,[0-9]+\.[0-9]{2}')" = 1 ] &&
+[ "$(echo "$barrier" | grep -cxE 'barrier,3,0,[0-9]+\.[0-9]{3}')" = 1 ] &&
   [ "$(echo "$barrier" | wc -l)" = 1 ] || { echo "expected one barrier row"; exit 1; }
 # --persistent: every collective made once (its *Init) and timed as Start + Wait,
 # verified as the blocking calls are.
 persistent=$("$bench" --np 3 --nodes 2 --max 512 --format=csv --persistent \
   --colls=reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,scatterv,bcast,gather,allgather,alltoall,barrier,scan,exscan)
 echo "$persistent"
-[ "$(echo "$persistent" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{2}$')" = 49 ] \
+[ "$(echo "$persistent" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{3}$')" = 49 ] \
   || { echo "expected 49 persistent rows (12 colls x 4 sizes and a barrier)"; exit 1; }
 if "$bench" --np 2 --nodes 3 2>/dev/null; then echo "--nodes above --np was accepted"; exit 1; fi
 if "$bench" --colls=allgatherw 2>/dev/null; then echo "an unknown collective was accepted"; exit 1; fi

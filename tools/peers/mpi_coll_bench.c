@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
                                   : 1;
          bytes <= max; bytes = barrier ? max + 1 : bytes * 4) {
       const double usec = Time(which, bytes, ranks);
-      if (rank == 0) printf("%s,%d,%zu,%.2f\n", argv[a], ranks, bytes, usec);
+      if (rank == 0) printf("%s,%d,%zu,%.3f\n", argv[a], ranks, bytes, usec);
       fflush(stdout);
     }
   }
