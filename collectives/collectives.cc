@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/algorithms.h"
 #include "collectives/communicator.h"
@@ -40,7 +41,8 @@ namespace {
 
 // Whether send and receive buffers share a byte (kInPlace, null and empty buffers
 // share none): ArgumentChecker::Disjoint's test, and a repeated quick call's.
-bool BuffersOverlap(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool BuffersOverlap(const void* send, size_t send_bytes,
+                                                        const void* recv, size_t recv_bytes) {
   if (send == kInPlace || recv == kInPlace || send == nullptr || recv == nullptr ||
       send_bytes == 0 || recv_bytes == 0) {
     return false;
@@ -573,8 +575,10 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
   return Launch(state, call, **cached, blocking);
 }
 
-absl::Status Communicator::RunNodeCallToEnd(State& state, NodeExecution& execution,
-                                            std::optional<absl::Time> deadline) {
+// (Inlined: the quick calls' path is a few hundred instructions, a call's own entry and
+// exit about twenty.)
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status Communicator::RunNodeCallToEnd(
+    State& state, NodeExecution& execution, std::optional<absl::Time> deadline) {
   CommunicatorTransport& transport = *state.transport;
   absl::Status status = execution.RunToEnd(
       transport, [&] { return deadline.has_value() ? *deadline : DeadlineAfterTimeout(state); });
@@ -583,30 +587,29 @@ absl::Status Communicator::RunNodeCallToEnd(State& state, NodeExecution& executi
                           state.timeout_source, deadline.has_value());
   }
   if (status.ok()) status = execution.status();
-  // As a failed Request does: the execution goes (leaving the call if it had not), and
-  // the caller fails the job so that the peers learn.
-  if (!status.ok()) state.blocking_node.reset();
+  // As a failed Request does, the caller drops the execution (leaving the call if it
+  // had not) and fails the job so that the peers learn.
   return status;
 }
 
-bool Communicator::QuickCallFits(Collective collective, const void* send, const void* recv,
-                                 size_t count, DataType type, const ReduceOp& op, int root) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
+    Collective collective, const void* send, const void* recv, size_t count, DataType type,
+    const ReduceOp& op, int root) const {
   if (state_ == nullptr) return false;
   const State& state = *state_;
   const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
   // (A Scatter's root scatters in place by its receive buffer; Bcast and Barrier pass
   // no send buffer, never in place.)
   const bool in_place = (collective == Collective::kScatter ? recv : send) == kInPlace;
-  // (A failed call took the execution with it; the job's failure then answers first.)
   if (!quick.valid || quick.count != count || quick.type != type || quick.root != root ||
       quick.in_place != in_place || !op.is_predefined() || quick.op != op.predefined() ||
-      state.in_flight != 0 || state.blocking_node == nullptr) {
+      state.in_flight != 0) {
     return false;
   }
   // The buffers (the count was checked against the communicator's size when the key
   // was made): this list is the collectives that have a quick path.
-  const size_t bytes = Bytes(count, type), all = bytes * static_cast<size_t>(size());
-  const bool at_root = rank() == root;
+  const size_t bytes = quick.bytes, all = quick.all_bytes;
+  const bool at_root = quick.at_root;
   switch (collective) {
     case Collective::kAllreduce:
     case Collective::kScan:
@@ -647,27 +650,15 @@ absl::Status Communicator::RunQuickNodeCall(Collective collective, const void* s
   State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
   // As Launch numbers every call (schedules' tags count them on every rank alike).
   ++state.collectives_started;
-  NodeExecution& execution = *state.blocking_node;
+  NodeExecution& execution = *quick.execution;
   NodeExecution::Call& next = execution.next_call();
-  next.collective = collective;
   next.sequence = state.node->TakeSequence();
-  next.check = quick.check;
-  next.type = quick.type;
-  // (Assigned only when it changes: a ReduceOp holds a shared pointer.)
-  if (!next.op.is_predefined() || next.op.predefined() != quick.op) next.op = quick.op;
   next.send = send;
   next.recv = recv;
-  next.count = quick.count;
-  next.element_bytes = DataTypeSize(quick.type);
-  next.root = quick.root;
-  next.in_place = quick.in_place;
-  next.name = quick.name;
-  next.vectors = {};
-  next.has_vectors = false;
-  execution.Restart();
   if (absl::Status status = RunNodeCallToEnd(state, execution, deadline); !status.ok()) {
-    // (The execution went with the failure: the next call takes the general path.)
+    // (The execution goes with the failure: the next call takes the general path.)
     quick.valid = false;
+    quick.execution.reset();
     return job.Fail(status);
   }
   return absl::OkStatus();
@@ -821,8 +812,8 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     return pending;
   };
   // A node call's arguments, written into its execution (not copied in: every small
-  // call makes one).
-  auto start_node_call = [&](NodeExecution& execution) {
+  // call makes one); started by RunToEnd or Restart.
+  auto load_node_call = [&](NodeExecution& execution) {
     NodeExecution::Call& next = execution.next_call();
     next.collective = call.args.collective;
     next.sequence = state.node->TakeSequence();
@@ -838,7 +829,6 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     next.name = call.name;
     next.vectors = call.vectors;
     next.has_vectors = call.has_vectors;
-    execution.Restart();
   };
   if (blocking && plan == nullptr && !cached.node_levels && state.in_flight == 0) {
     // A blocking call on the node's segment, nothing else in flight: it runs here to
@@ -847,10 +837,12 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       state.blocking_node = std::make_unique<NodeExecution>(*state.node, transport, state.scratch);
     }
     NodeExecution& execution = *state.blocking_node;
-    start_node_call(execution);
+    load_node_call(execution);
     State::QuickNodeCall& quick = state.quick[static_cast<size_t>(call.args.collective)];
     quick.valid = false;
     absl::Status status = RunNodeCallToEnd(state, execution, state.blocking_deadline);
+    // (A failed execution went with its call: the next one is made anew.)
+    if (!status.ok()) state.blocking_node.reset();
     if (status.ok() && average && call.result_count > 0) {
       status = FinishAverage(call.type, call.result, call.result_count, contributions);
     }
@@ -865,8 +857,14 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       quick.op = call.op.predefined();
       quick.root = call.args.root;
       quick.in_place = call.args.in_place;
-      quick.check = cached.call_check;
-      quick.name = call.name;
+      quick.bytes = Bytes(call.args.count, call.type);
+      quick.all_bytes = quick.bytes * static_cast<size_t>(transport.size());
+      quick.at_root = transport.rank() == call.args.root;
+      if (quick.execution == nullptr) {
+        quick.execution = std::make_unique<NodeExecution>(*state.node, transport, state.scratch);
+      }
+      quick.execution->next_call() = execution.next_call();
+      quick.execution->next_call().vectors = {};
     }
     return Request();
   }
@@ -880,7 +878,9 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     pending = take_request(state.idle_node_requests, [&] {
       return std::make_shared<NodeExecution>(*state.node, transport, state.scratch);
     });
-    start_node_call(static_cast<NodeExecution&>(*pending->execution));
+    auto& execution = static_cast<NodeExecution&>(*pending->execution);
+    load_node_call(execution);
+    execution.Restart();
   } else {
     std::shared_ptr<ScratchArena> scratch;
     if (plan->scratch_bytes() > 0) scratch = state.scratch.Acquire(plan->scratch_bytes());

@@ -115,8 +115,17 @@ struct Communicator::State {
     PredefinedOp op = PredefinedOp::kSum;
     int root = 0;
     bool in_place = false;
-    uint32_t check = 0;  // the call's check word
-    const char* name = "";
+    // Made from the key once, not at every call: a small call's whole cost is a few
+    // hundred instructions.
+    size_t bytes = 0;      // of one block (count elements)
+    size_t all_bytes = 0;  // of one block per rank
+    bool at_root = false;  // this rank is `root`
+    // The collective's own execution, whose call holds the key's arguments (its check
+    // word and name too) from one repetition to the next: a repetition writes only its
+    // sequence number and buffers, even in a loop that alternates collectives. Made with
+    // the first key, kept (declared after `node`, which it refers to); a failed call
+    // takes it.
+    std::unique_ptr<NodeExecution> execution;
   };
   std::array<QuickNodeCall, kNumCollectives> quick{};
   // The levels (node_levels.h), on a communicator that spans nodes (or, on one node,

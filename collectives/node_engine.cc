@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
 #include "core/config.h"
@@ -180,12 +181,7 @@ NodeEngine::~NodeEngine() {
   segment_.Leave(local_rank_);
 }
 
-void NodeEngine::Ended(NodeExecution* execution) {
-  // Usually the newest (a blocking call's is the only one).
-  if (!in_flight_.empty() && in_flight_.back() == execution) {
-    in_flight_.pop_back();
-    return;
-  }
+void NodeEngine::EndedOlder(NodeExecution* execution) {
   for (size_t i = 0; i < in_flight_.size(); ++i) {
     if (in_flight_[i] != execution) continue;
     in_flight_.erase(in_flight_.begin() + static_cast<ptrdiff_t>(i));
@@ -289,7 +285,11 @@ void NodeExecution::Leave() {
   }
 }
 
-void NodeExecution::Restart() {
+void NodeExecution::Restart() { Start(); }
+
+// (Inlined into RunToEnd, as End into RunSmallDrain and RunSmall into RunToEnd: a small
+// call is a few hundred instructions, and a function's entry and exit about twenty.)
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   const Call& call = call_;
   // The caller's vectors, copied (only the v-collectives have them; held ones are
   // emptied by the next call).
@@ -323,11 +323,11 @@ void NodeExecution::Restart() {
   consumed_ = false;
   awaits_stage_ = false;
   finished_ = false;
-  status_ = absl::OkStatus();
+  if (!status_.ok()) status_ = absl::OkStatus();
   engine_.Started(this);
 }
 
-void NodeExecution::End() {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::End() {
   finished_ = true;
   mapped_.clear();
   if (deferred_result_ != nullptr) scratch_pool_.Release(std::move(deferred_result_));
@@ -1247,10 +1247,12 @@ Transport::PollResult NodeExecution::Step() {
     // rank reports success for a call another reported failed; one that finished it
     // (said it read it) and then left, destroying its communicator, does not. (Small
     // calls leave the marks' lines unwritten: they stay in this core's cache.)
-    for (int rank = 0; rank < ranks(); ++rank) {
-      if (rank != me() && segment.left(rank) &&
-          !SequenceReached(segment.consumed(rank), sequence)) {
-        return fail(LeftTheCall(rank));
+    if (segment.anyone_left()) {
+      for (int rank = 0; rank < ranks(); ++rank) {
+        if (rank != me() && segment.left(rank) &&
+            !SequenceReached(segment.consumed(rank), sequence)) {
+          return fail(LeftTheCall(rank));
+        }
       }
     }
     segment.Consume(me(), sequence);
@@ -1283,7 +1285,23 @@ constexpr int kQuickPolls = 128;
 
 }  // namespace
 
-Transport::PollResult NodeExecution::RunSmall(int& polls) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::ReduceInline(int last, char* out) {
+  constexpr int kFewRanks = 8;
+  if (ABSL_PREDICT_FALSE(last >= kFewRanks || !reduction_.has_value() ||
+                         reduction_->type() != call_.type || reduction_->op() != call_.op)) {
+    return ReduceFrom(0, last, 0, call_.count, out);
+  }
+  const NodeSegment& segment = engine_.segment();
+  const void* inputs[kFewRanks];
+  for (int rank = 0; rank <= last; ++rank)
+    inputs[rank] = segment.InlinePayload(rank, call_.sequence);
+  absl::Status status =
+      reduction_->Run(absl::MakeConstSpan(inputs, static_cast<size_t>(last) + 1), out, call_.count);
+  if (ABSL_PREDICT_FALSE(!status.ok())) status = NamingThisRank(std::move(status));
+  return status;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmall(int& polls) {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const int self = me(), last = ranks() - 1;
@@ -1292,9 +1310,11 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   for (int rank = 0; rank <= last; ++rank) {
     if (!engine_.ConsumedReached(rank, sequence - 2)) return Step();
   }
-  if (absl::Status status = VerifyEagerCall(); !status.ok()) {
-    Fail(std::move(status));
-    return Transport::PollResult::kDone;
+  if (ABSL_PREDICT_FALSE(engine_.eager_call(sequence).pending)) {
+    if (absl::Status status = VerifyEagerCall(); !status.ok()) {
+      Fail(std::move(status));
+      return Transport::PollResult::kDone;
+    }
   }
   const bool root = self == call_.root;
   const void* data = nullptr;
@@ -1322,7 +1342,10 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   ExposeInline(data, length);
   segment.SetCheck(self, sequence, call_.check);
   segment.Publish(self, sequence);
-  if (NeedsNothing()) {
+  // (NeedsNothing, for what RunSmall runs: inline, nothing exposed or deferred.)
+  const bool needs_nothing = (call_.collective == Collective::kBcast && root) ||
+                             (call_.collective == Collective::kReduce && !root);
+  if (needs_nothing) {
     engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
     phase_ = Phase::kDrain;
     return RunSmallDrain();
@@ -1330,57 +1353,73 @@ Transport::PollResult NodeExecution::RunSmall(int& polls) {
   phase_ = Phase::kGather;
   // kGather: every rank's publication and word.
   const bool spin = !engine_.oversubscribed();
-  for (next_peer_ = 0; next_peer_ <= last; ++next_peer_) {
-    while (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
-      if (!spin || polls >= kQuickPolls) return Step();
+  // (A local counter: next_peer_, where Step takes over, is written only then.)
+  for (int rank = 0; rank <= last; ++rank) {
+    while (!SequenceReached(segment.published(rank, sequence), sequence)) {
+      if (!spin || polls >= kQuickPolls) {
+        next_peer_ = rank;
+        return Step();
+      }
       ++polls;
       PauseWhileSpinning();
     }
-    if (segment.check(next_peer_, sequence) != call_.check) return Step();
-    engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
+    if (segment.check(rank, sequence) != call_.check) {
+      next_peer_ = rank;
+      return Step();
+    }
+    engine_.LearnConsumed(rank, segment.consumed_when_published(rank, sequence));
   }
-  // What Gather reads of small calls, without its general dispatch.
-  absl::Status status;
+  // What Gather reads of small calls, without its general dispatch: everything lies in
+  // the control lines.
+  char* recv = static_cast<char*>(call_.recv);
+  int reduce_last = -1;  // a reduction of ranks 0..reduce_last into recv
   switch (call_.collective) {
     case Collective::kAllreduce:
-      status = ReduceFrom(0, last, 0, call_.count, static_cast<char*>(call_.recv));
+      reduce_last = last;
       break;
     case Collective::kReduce:
-      if (root) status = ReduceFrom(0, last, 0, call_.count, static_cast<char*>(call_.recv));
+      if (root) reduce_last = last;
       break;
     case Collective::kBcast:
-      if (!root) status = Fetch(call_.root, 0, bytes(), call_.recv);
+      if (!root && bytes() > 0) {
+        std::memcpy(recv, segment.InlinePayload(call_.root, sequence), bytes());
+      }
       break;
     case Collective::kScan:
-      status = ReduceFrom(0, self, 0, call_.count, static_cast<char*>(call_.recv));
+      reduce_last = self;
       break;
     case Collective::kExscan:
-      if (self > 0) {
-        status = ReduceFrom(0, self - 1, 0, call_.count, static_cast<char*>(call_.recv));
-      }
+      reduce_last = self - 1;
       break;
     case Collective::kBarrier:
       break;
     default:
-      status = Gather();
+      if (absl::Status status = Gather(); !status.ok()) {
+        Fail(std::move(status));
+        return Transport::PollResult::kDone;
+      }
       break;
   }
-  if (!status.ok()) {
-    Fail(std::move(status));
-    return Transport::PollResult::kDone;
+  if (reduce_last >= 0) {
+    if (absl::Status status = ReduceInline(reduce_last, recv); !status.ok()) {
+      Fail(std::move(status));
+      return Transport::PollResult::kDone;
+    }
   }
   next_peer_ = 0;
   phase_ = Phase::kDrain;
   return RunSmallDrain();
 }
 
-Transport::PollResult NodeExecution::RunSmallDrain() {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmallDrain() {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   // kDrain: this rank read everything; said in order, with no peer gone.
   if (segment.consumed(me()) != sequence - 1) return Step();
-  for (int rank = 0; rank < ranks(); ++rank) {
-    if (rank != me() && segment.left(rank)) return Step();
+  if (ABSL_PREDICT_FALSE(segment.anyone_left())) {
+    for (int rank = 0; rank < ranks(); ++rank) {
+      if (rank != me() && segment.left(rank)) return Step();
+    }
   }
   segment.Consume(me(), sequence);
   consumed_ = true;
@@ -1390,6 +1429,7 @@ Transport::PollResult NodeExecution::RunSmallDrain() {
 
 absl::Status NodeExecution::RunToEnd(Transport& transport,
                                      absl::FunctionRef<absl::Time()> deadline) {
+  Start();
   int polls = 0;
   Transport::PollResult result = small_ ? RunSmall(polls) : Step();
   // When ranks outnumber cores the peer may need this core: no spinning then.

@@ -72,6 +72,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -145,7 +146,14 @@ class NodeEngine {
   // need this rank to have read an earlier one (its buffers' reuse), which nothing else
   // would advance.
   void Started(NodeExecution* execution) { in_flight_.push_back(execution); }
-  void Ended(NodeExecution* execution);
+  void Ended(NodeExecution* execution) {
+    // Usually the newest (a blocking call's is the only one).
+    if (ABSL_PREDICT_TRUE(!in_flight_.empty() && in_flight_.back() == execution)) {
+      in_flight_.pop_back();
+      return;
+    }
+    EndedOlder(execution);
+  }
   void AdvanceOlder(const NodeExecution* execution);
 
   // A call this rank left without reading the others' check words (an eager rank:
@@ -160,6 +168,9 @@ class NodeEngine {
   EagerCall& eager_call(uint32_t sequence) { return eager_calls_[sequence & 1]; }
 
  private:
+  // Ended for an execution that is not the newest.
+  void EndedOlder(NodeExecution* execution);
+
   NodeSegment segment_;
   int local_rank_;
   uint32_t next_sequence_;
@@ -196,14 +207,18 @@ class NodeExecution final : public CallExecution {
   // `scratch` (the communicator's) lends a deferred result its memory for the call
   // alone, so that the executions a communicator keeps do not each hold the largest
   // result they ever deferred.
+  // Made finished: an execution with no call started yet (a quick call's, made with its
+  // key) is in no call, and leaves none when destroyed.
   NodeExecution(NodeEngine& engine, Transport& transport, ScratchPool& scratch)
-      : engine_(engine), transport_(transport), scratch_pool_(scratch) {}
+      : engine_(engine), transport_(transport), scratch_pool_(scratch) {
+    finished_ = true;
+  }
   ~NodeExecution() override;
   NodeExecution(const NodeExecution&) = delete;
   NodeExecution& operator=(const NodeExecution&) = delete;
   // The next call's arguments, filled in place before Restart.
   Call& next_call() { return call_; }
-  // Starts the call next_call() describes.
+  // Starts the call next_call() describes (for a Request; RunToEnd starts its own).
   void Restart();
 
   Transport::PollResult Advance() override;
@@ -212,10 +227,11 @@ class NodeExecution final : public CallExecution {
   absl::Status WaitFor(Transport& transport, absl::FunctionRef<Transport::PollResult()> poll,
                        absl::Time deadline,
                        absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) override;
-  // Runs this call to its end for a blocking caller with nothing else in flight on
-  // the node: polls the segment alone for a moment first (a small call's peers usually
-  // arrive within it), then waits as WaitFor does until `deadline()`, read only then.
-  // Returns what the wait returned (the call's own outcome is status()).
+  // Starts the call next_call() describes and runs it to its end for a blocking caller
+  // with nothing else in flight on the node: polls the segment alone for a moment
+  // first (a small call's peers usually arrive within it), then waits as WaitFor does
+  // until `deadline()`, read only then. Returns what the wait returned (the call's own
+  // outcome is status()).
   absl::Status RunToEnd(Transport& transport, absl::FunctionRef<absl::Time()> deadline);
   std::vector<int> PendingPeers() const override;
   bool on_node() const override { return true; }
@@ -227,6 +243,8 @@ class NodeExecution final : public CallExecution {
   // checks their words, reads; kStage: waits for the ranks' second publication, reads
   // it; kDrain: waits until every rank has read this rank's memory.
   enum class Phase : uint8_t { kPublish, kGather, kStage, kDrain };
+  // Restart's work (inlined into RunToEnd).
+  void Start();
   // Advances this call alone.
   Transport::PollResult Step();
   // A small call (small_) straight through the phases Step goes through, as long as
@@ -238,6 +256,10 @@ class NodeExecution final : public CallExecution {
   Transport::PollResult RunSmall(int& polls);
   // RunSmall's kDrain.
   Transport::PollResult RunSmallDrain();
+  // RunSmall's reductions: ranks 0..last's publications, all in their control lines,
+  // into `out` (ReduceFrom without its general cases, for up to 8 ranks whose kernels
+  // the last call resolved).
+  absl::Status ReduceInline(int last, char* out);
   size_t bytes() const { return call_.count * call_.element_bytes; }
   int me() const { return engine_.local_rank(); }
   int ranks() const { return engine_.local_size(); }

@@ -22,7 +22,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 5;                    // 5: a control line per rank and parity
+constexpr uint32_t kVersion = 6;  // 6: node-wide counts (sleepers, departures) after the header
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -84,14 +84,11 @@ struct NodeSegment::Header {
   std::atomic<uint32_t> setup;  // NodeSegment::SetupState
   std::atomic<uint32_t> single_copy;
   std::atomic<uint32_t> oversubscribed;
-  // How many ranks announced they sleep: a publisher with none to wake looks at no
-  // rank's line.
-  alignas(64) std::atomic<uint32_t> sleepers;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must be lock-free");
 
 size_t NodeSegment::SegmentBytes(int ranks, size_t slot_bytes) {
-  static_assert(sizeof(Header) <= kHeaderBytes);
+  static_assert(sizeof(Header) <= kSleepersOffset && kDeparturesOffset + 64 <= kHeaderBytes);
   // Two control lines, a consumed and a sleep line, an exposure line per rank.
   const size_t lines = static_cast<size_t>(ranks) * (4 * 64 + sizeof(ExposureLine));
   return kHeaderBytes + RoundUp(lines, kSlotAlignment) +
@@ -298,7 +295,7 @@ bool NodeSegment::AwaitNoWriters(int rank, absl::Duration patience) const {
 uint32_t NodeSegment::BeginSleep(int rank) {
   SleepLine* line = sleep_line(rank);
   line->sleeping.store(1, std::memory_order_seq_cst);
-  header()->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  sleepers().fetch_add(1, std::memory_order_seq_cst);
   return line->doorbell.load(std::memory_order_seq_cst);
 }
 
@@ -314,13 +311,10 @@ void NodeSegment::Sleep(int rank, uint32_t doorbell, absl::Duration timeout) {
 
 void NodeSegment::EndSleep(int rank) {
   sleep_line(rank)->sleeping.store(0, std::memory_order_relaxed);
-  header()->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  sleepers().fetch_sub(1, std::memory_order_seq_cst);
 }
 
-void NodeSegment::WakeSleepers() {
-  // After the publication (both sequentially consistent): a sleeper that counted
-  // itself in after this load sees the publication when it looks once more.
-  if (header()->sleepers.load(std::memory_order_seq_cst) == 0) return;
+void NodeSegment::RingSleepers() {
   for (int rank = 0; rank < ranks_; ++rank) {
     SleepLine* line = sleep_line(rank);
     if (line->sleeping.load(std::memory_order_seq_cst) == 0) continue;

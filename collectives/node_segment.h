@@ -11,7 +11,8 @@
 // Layout, for R ranks on the node (local ranks 0..R-1):
 //
 //   header page         magic, version, R, slot bytes, how many have attached, the
-//                       creator's verdict on the setup
+//                       creator's verdict on the setup; how many ranks sleep, and
+//                       how often ranks left a call unfinished
 //   2R control lines    by rank and parity: the last `published` sequence number of
 //                       that parity, the check words of the rank's last two calls of
 //                       it, and an inline payload
@@ -230,9 +231,13 @@ class NodeSegment {
   // whatever a peer read from it since is suspect.
   bool left(int rank) const { return exposure(rank)->left.load(std::memory_order_seq_cst) != 0; }
   void Leave(int rank) {
+    departures().fetch_add(1, std::memory_order_seq_cst);
     exposure(rank)->left.store(1, std::memory_order_seq_cst);
     WakeSleepers();
   }
+  // Whether any rank has left a call unfinished: one word to look at before each
+  // rank's `left` (a small call's end checks every peer's).
+  bool anyone_left() const { return departures().load(std::memory_order_seq_cst) != 0; }
   // Where the rank wants a peer to write into its memory in a call (its destination,
   // of `extent` bytes), written before Publish.
   void SetDestination(int rank, uint32_t sequence, const void* address, uint64_t extent,
@@ -323,8 +328,28 @@ class NodeSegment {
   ExposureLine* exposure(int rank) const {
     return reinterpret_cast<ExposureLine*>(base_ + exposure_offset_) + rank;
   }
-  // Rings the doorbell of every rank that announced it sleeps.
-  void WakeSleepers();
+  // Rings the doorbell of every rank that announced it sleeps (after each publication:
+  // the count is looked at here, inline, and is usually 0).
+  void WakeSleepers() {
+    // After the publication (both sequentially consistent): a sleeper that counted
+    // itself in after this load sees the publication when it looks once more.
+    if (sleepers().load(std::memory_order_seq_cst) != 0) RingSleepers();
+  }
+  void RingSleepers();
+  // Node-wide counts, each in a line of its own in the header page after Header: how
+  // many ranks announced they sleep (a publisher with none to wake looks at no rank's
+  // line), and how many times ranks left a call unfinished.
+  struct alignas(64) CountLine {
+    std::atomic<uint32_t> count;
+  };
+  static constexpr size_t kSleepersOffset = 1024;
+  static constexpr size_t kDeparturesOffset = kSleepersOffset + sizeof(CountLine);
+  std::atomic<uint32_t>& sleepers() const {
+    return reinterpret_cast<CountLine*>(base_ + kSleepersOffset)->count;
+  }
+  std::atomic<uint32_t>& departures() const {
+    return reinterpret_cast<CountLine*>(base_ + kDeparturesOffset)->count;
+  }
 
   std::string name_;
   int ranks_ = 0;

@@ -41,6 +41,7 @@
 
 #include <cstddef>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -87,7 +88,8 @@ struct ResolvedKernels;
 class ResolvedReduction {
  public:
   static absl::StatusOr<ResolvedReduction> Resolve(const ReduceOp& op, DataType type);
-  absl::Status Run(absl::Span<const void* const> inputs, void* out, size_t count) const {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Run(absl::Span<const void* const> inputs, void* out,
+                                                size_t count) const {
     // Two inputs of a predefined op (every reduction of two ranks) call the kernel
     // here, inline: a small collective's reduction is a few instructions of work.
     if (ABSL_PREDICT_TRUE(binary_ != nullptr && inputs.size() == 2)) {
