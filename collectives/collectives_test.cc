@@ -1159,68 +1159,111 @@ TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallFailWithinTwoCalls) {
 }
 
 // A rank that needs nothing of the others in a small node call (the root of a Bcast or
-// Scatter, a leaf of a Reduce or Gather) returns once it has published, before the
-// others enter: here the
-// eager rank's call must return while the other rank waits (at most 10 s) for it to
-// say so before entering. (Ranks are threads: the flag is shared.)
+// Scatter, a leaf of a Reduce or Gather, rank 0 of a Scan or Exscan) returns once it
+// has published, before the others enter: here the eager rank's call must return while
+// the other rank waits (at most 10 s) for it to say so before entering. As a first call
+// and as a repetition of one made together (a quick call), of 1 element (inline:
+// RunSmall) and of 64 (in the slots: the general state machine). (Ranks are threads:
+// the flag is shared.)
 TEST(QuickNodeCallTest, AnEagerRankReturnsBeforeTheOthersEnter) {
   static std::atomic<bool> eager_returned{false};
-  for (const Collective collective :
-       {Collective::kBcast, Collective::kReduce, Collective::kScatter, Collective::kGather}) {
-    eager_returned = false;
-    const absl::Status status =
-        RunCommunicatorJob({.size = 2}, [collective](Communicator& comm, RankControl&) {
-          ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
-          // The eager rank: the root (0) of a Bcast or Scatter, the leaf (1, root 0) of a
-          // Reduce or Gather.
-          const bool rooted_out =
-              collective == Collective::kBcast || collective == Collective::kScatter;
-          const bool eager = rooted_out == (comm.rank() == 0);
-          int32_t mine = comm.rank() + 1, result = 0;
-          int32_t blocks[2] = {10, 20}, gathered[2] = {0, 0};
-          auto call = [&] {
-            switch (collective) {
-              case Collective::kBcast:
-                return comm.Bcast(&mine, 1, DataType::kInt32, 0);
-              case Collective::kReduce:
-                return comm.Reduce(&mine, &result, 1, DataType::kInt32, PredefinedOp::kSum, 0);
-              case Collective::kScatter:
-                return comm.Scatter(blocks, &result, 1, DataType::kInt32, 0);
-              default:
-                return comm.Gather(&mine, gathered, 1, DataType::kInt32, 0);
-            }
-          };
-          if (eager) {
-            ASSERT_TRUE(call().ok());
-            // An eager Scatter root still copies its own block.
-            if (collective == Collective::kScatter) {
-              EXPECT_EQ(result, 10);
-            }
-            eager_returned = true;
-            return;
-          }
-          for (int waited_ms = 0; !eager_returned && waited_ms < 10000; ++waited_ms) {
-            absl::SleepFor(absl::Milliseconds(1));
-          }
-          EXPECT_TRUE(eager_returned) << "the eager rank waited for this one";
-          ASSERT_TRUE(call().ok());
-          switch (collective) {
-            case Collective::kBcast:
-              EXPECT_EQ(mine, 1);  // rank 0's value, at rank 1
-              break;
-            case Collective::kReduce:
-              EXPECT_EQ(result, 3);
-              break;
-            case Collective::kScatter:
-              EXPECT_EQ(result, 20);  // rank 1's block
-              break;
-            default:
-              EXPECT_EQ(gathered[0], 1);
-              EXPECT_EQ(gathered[1], 2);
-              break;
-          }
-        });
-    EXPECT_TRUE(status.ok()) << status << " (" << CollectiveName(collective) << ")";
+  for (const size_t n : {size_t{1}, size_t{64}}) {
+    for (const bool repeated : {false, true}) {
+      for (const Collective collective :
+           {Collective::kBcast, Collective::kReduce, Collective::kScatter, Collective::kGather,
+            Collective::kScan, Collective::kExscan}) {
+        eager_returned = false;
+        const absl::Status status = RunCommunicatorJob(
+            {.size = 2}, [collective, repeated, n](Communicator& comm, RankControl&) {
+              ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+              // The eager rank: the root (0) of a Bcast or Scatter, the leaf (1, root 0)
+              // of a Reduce or Gather, rank 0 of a Scan or Exscan.
+              const bool leaf_is_eager =
+                  collective == Collective::kReduce || collective == Collective::kGather;
+              const int rank = comm.rank();
+              const bool eager = leaf_is_eager == (rank == 1);
+              // Rank r's vector is all r + 1; a Scatter's blocks 10 and 20.
+              std::vector<int32_t> mine(n), result(n), blocks(2 * n), gathered(2 * n);
+              auto reset = [&] {
+                std::fill(mine.begin(), mine.end(), rank + 1);
+                std::fill(result.begin(), result.end(), 0);
+                std::fill(blocks.begin(), blocks.begin() + n, 10);
+                std::fill(blocks.begin() + n, blocks.end(), 20);
+                std::fill(gathered.begin(), gathered.end(), 0);
+              };
+              auto call = [&] {
+                switch (collective) {
+                  case Collective::kBcast:
+                    return comm.Bcast(mine.data(), n, DataType::kInt32, 0);
+                  case Collective::kReduce:
+                    return comm.Reduce(mine.data(), result.data(), n, DataType::kInt32,
+                                       PredefinedOp::kSum, 0);
+                  case Collective::kScatter:
+                    return comm.Scatter(blocks.data(), result.data(), n, DataType::kInt32, 0);
+                  case Collective::kScan:
+                    return comm.Scan(mine.data(), result.data(), n, DataType::kInt32,
+                                     PredefinedOp::kSum);
+                  case Collective::kExscan:
+                    return comm.Exscan(mine.data(), result.data(), n, DataType::kInt32,
+                                       PredefinedOp::kSum);
+                  default:
+                    return comm.Gather(mine.data(), gathered.data(), n, DataType::kInt32, 0);
+                }
+              };
+              // What this rank's call must have produced (-1: nothing to look at).
+              auto expected = [&](size_t i) -> int32_t {
+                switch (collective) {
+                  case Collective::kBcast:
+                    return 1;  // rank 0's value, everywhere
+                  case Collective::kReduce:
+                    return rank == 0 ? 3 : -1;
+                  case Collective::kScatter:
+                    return rank == 0 ? 10 : 20;
+                  case Collective::kScan:
+                    return rank == 0 ? 1 : 3;
+                  case Collective::kExscan:
+                    return rank == 1 ? 1 : -1;
+                  default:
+                    return rank == 0 ? (i < n ? 1 : 2) : -1;
+                }
+              };
+              auto expect_results = [&] {
+                const bool gather = collective == Collective::kGather;
+                const std::vector<int32_t>& got = collective == Collective::kBcast ? mine
+                                                  : gather                         ? gathered
+                                                                                   : result;
+                for (size_t i = 0; i < (gather ? 2 * n : n); ++i) {
+                  if (expected(i) >= 0) {
+                    ASSERT_EQ(got[i], expected(i)) << "element " << i;
+                  }
+                }
+              };
+              reset();
+              if (repeated) {
+                ASSERT_TRUE(call().ok());
+                expect_results();
+                // (The eager rank may be a call ahead: the other one waits for it again.)
+                ASSERT_TRUE(comm.Barrier().ok());
+                reset();
+              }
+              if (eager) {
+                ASSERT_TRUE(call().ok());
+                // Its own part it did (a Scatter root's block, a Scan's rank 0's vector).
+                expect_results();
+                eager_returned = true;
+                return;
+              }
+              for (int waited_ms = 0; !eager_returned && waited_ms < 10000; ++waited_ms) {
+                absl::SleepFor(absl::Milliseconds(1));
+              }
+              EXPECT_TRUE(eager_returned) << "the eager rank waited for this one";
+              ASSERT_TRUE(call().ok());
+              expect_results();
+            });
+        EXPECT_TRUE(status.ok()) << status << " (" << CollectiveName(collective) << ", " << n
+                                 << (repeated ? " elements, repeated)" : " elements)");
+      }
+    }
   }
 }
 

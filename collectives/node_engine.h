@@ -46,7 +46,8 @@
 // reads every other's before it returns (so no rank leaves a node call before all
 // have entered it): a rank that finds another rank's word differing fails naming that
 // rank, at once, different roots included. The exception, for latency: up to 1 KiB a
-// rank that needs nothing of the others (a Bcast's root, a Reduce's leaf; NeedsNothing)
+// rank that needs nothing of the others (a Bcast's root, a Reduce's leaf, a Scan's rank
+// 0; NeedsNothing)
 // is eager, returning once it has published, and compares their words of that call
 // when it publishes its call after next (VerifyEagerCall), when all have published it
 // and none can yet have overwritten it (a control line keeps its rank's last two words
@@ -317,11 +318,11 @@ class NodeExecution final : public CallExecution {
   // Whether this rank waits for `rank`'s second publication in this call.
   bool AwaitsStageOf(int rank) const;
   // Whether this rank, having published, needs nothing of the others in this call and
-  // lent them no memory (a Bcast's or Scatter's root, a Reduce's or Gather's leaf, up
-  // to 1 KiB): it is
-  // eager, leaving the call without waiting for them (their reading is what holds its
-  // next call of the same parity back), and compares their check words with its own
-  // two calls later (VerifyEagerCall).
+  // lent them no memory (a Bcast's or Scatter's root, a Reduce's or Gather's leaf, a
+  // Scan's or Exscan's rank 0, up to 1 KiB): it is eager, leaving the call without
+  // waiting for them (their reading is what holds its next call of the same parity
+  // back), and compares their check words with its own two calls later
+  // (VerifyEagerCall).
   bool NeedsNothing() const;
   // Before this rank publishes call s: if it was eager in call s - 2, every rank's
   // word of that call against its own (every rank has published it, having read it,
