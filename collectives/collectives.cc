@@ -594,13 +594,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status Communicator::RunNodeCallToEnd(
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
     Collective collective, const void* send, const void* recv, size_t count, DataType type,
-    const ReduceOp& op, int root) const {
+    const ReduceOp& op, int root, const std::array<absl::Span<const size_t>, 4>& vectors) const {
   if (state_ == nullptr) return false;
   const State& state = *state_;
   const State::QuickNodeCall& quick = state.quick[static_cast<size_t>(collective)];
   // (A Scatter's root scatters in place by its receive buffer; Bcast and Barrier pass
   // no send buffer, never in place.)
-  const bool in_place = (collective == Collective::kScatter ? recv : send) == kInPlace;
+  const bool scatters = collective == Collective::kScatter || collective == Collective::kScatterv;
+  const bool in_place = (scatters ? recv : send) == kInPlace;
   if (!quick.valid || quick.count != count || quick.type != type || quick.root != root ||
       quick.in_place != in_place || !op.is_predefined() || quick.op != op.predefined() ||
       state.in_flight != 0) {
@@ -622,11 +623,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
       return RealBuffer(recv);
     case Collective::kBarrier:
       return true;
+    case Collective::kScatterv:
     case Collective::kScatter:
+      // (The root's vectors: elsewhere they are not used.)
+      if (collective == Collective::kScatterv && at_root && !SameVectors(vectors, quick.vectors)) {
+        return false;
+      }
       return at_root
                  ? RealBuffer(send) && recv != nullptr && !BuffersOverlap(send, all, recv, bytes)
                  : RealBuffer(recv);
+    case Collective::kGatherv:
     case Collective::kGather:
+      if (collective == Collective::kGatherv && at_root && !SameVectors(vectors, quick.vectors)) {
+        return false;
+      }
       return at_root
                  ? RealBuffer(recv) && send != nullptr && !BuffersOverlap(send, bytes, recv, all)
                  : RealBuffer(send);
@@ -849,8 +859,11 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     if (!status.ok()) return job.Fail(status);
     // A loop of equal calls repeats this one the quick way, where its collective has
     // one (QuickCallFits).
-    quick.valid =
-        !ArgumentCheckEnabled() && call.op.is_predefined() && !average && !call.has_vectors;
+    const Collective collective = call.args.collective;
+    const bool rooted_vectors =
+        collective == Collective::kScatterv || collective == Collective::kGatherv;
+    quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average &&
+                  (!call.has_vectors || rooted_vectors);
     if (quick.valid) {
       quick.count = call.args.count;
       quick.type = call.type;
@@ -863,8 +876,18 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       if (quick.execution == nullptr) {
         quick.execution = std::make_unique<NodeExecution>(*state.node, transport, state.scratch);
       }
-      quick.execution->next_call() = execution.next_call();
-      quick.execution->next_call().vectors = {};
+      NodeExecution::Call& held = quick.execution->next_call();
+      held = execution.next_call();
+      // (The vectors, copied: the call's are the caller's.)
+      for (size_t i = 0; i < quick.vectors.size(); ++i) {
+        quick.vectors[i].assign(call.vectors[i].begin(), call.vectors[i].end());
+        held.vectors[i] = quick.vectors[i];
+      }
+      if (rooted_vectors && !call.vectors[0].empty()) {
+        // The root's extent, as its checker measured it.
+        quick.all_bytes = Bytes(
+            internal_collectives::SaturatingExtent(call.vectors[0], call.vectors[1]), call.type);
+      }
     }
     return Request();
   }
@@ -1060,6 +1083,12 @@ absl::StatusOr<Request> Communicator::IScatterv(const void* send,
                                                 absl::Span<const size_t> send_counts,
                                                 absl::Span<const size_t> displs, void* recv,
                                                 size_t recv_count, DataType type, int root) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kScatterv, send, recv, recv_count, type, kSumOp, root,
+                    {send_counts, displs, {}, {}})) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kScatterv, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Scatterv");
   check.Type(type);
   check.Root(root);
@@ -1131,6 +1160,12 @@ absl::StatusOr<Request> Communicator::IGatherv(const void* send, size_t send_cou
                                                absl::Span<const size_t> recv_counts,
                                                absl::Span<const size_t> displs, DataType type,
                                                int root) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kGatherv, send, recv, send_count, type, kSumOp, root,
+                    {recv_counts, displs, {}, {}})) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kGatherv, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Gatherv");
   check.Type(type);
   check.Root(root);
@@ -1346,6 +1381,10 @@ absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, D
 absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> send_counts,
                                     absl::Span<const size_t> displs, void* recv, size_t recv_count,
                                     DataType type, int root, std::optional<absl::Time> deadline) {
+  if (QuickCallFits(Collective::kScatterv, send, recv, recv_count, type, kSumOp, root,
+                    {send_counts, displs, {}, {}})) {
+    return RunQuickNodeCall(Collective::kScatterv, send, recv, deadline);
+  }
   return Blocking(
       deadline, [&] { return IScatterv(send, send_counts, displs, recv, recv_count, type, root); });
 }
@@ -1371,6 +1410,10 @@ absl::Status Communicator::Gatherv(const void* send, size_t send_count, void* re
                                    absl::Span<const size_t> recv_counts,
                                    absl::Span<const size_t> displs, DataType type, int root,
                                    std::optional<absl::Time> deadline) {
+  if (QuickCallFits(Collective::kGatherv, send, recv, send_count, type, kSumOp, root,
+                    {recv_counts, displs, {}, {}})) {
+    return RunQuickNodeCall(Collective::kGatherv, send, recv, deadline);
+  }
   return Blocking(
       deadline, [&] { return IGatherv(send, send_count, recv, recv_counts, displs, type, root); });
 }

@@ -931,7 +931,7 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
 // A loop of small blocking calls on the node's segment repeats each collective's last
 // call without the general path (Communicator::QuickCallFits): whatever changes
 // from one call to the next (the count, the root, in place or not, the buffers, the
-// op) still takes effect. 2 ranks as processes (with more than this machine's cores,
+// op, a Scatterv's or Gatherv's layout) still takes effect. 2 ranks as processes (with more than this machine's cores,
 // small reduces, bcasts and barriers are not node calls), every call checked.
 TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
   const absl::Status status = RunCommunicatorJob(
@@ -942,10 +942,14 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
         int root = 0;
         bool in_place = false;
         PredefinedOp op = PredefinedOp::kSum;
-        for (int i = 0; i < 64; ++i) {
+        bool reversed = false;  // the v-collectives' blocks in reverse rank order
+        for (int i = 0; i < 80; ++i) {
           // Runs of 4 equal calls, each run changing one argument of the run before.
           if (i > 0 && i % 4 == 0) {
-            switch (i / 4 % 4) {
+            switch (i / 4 % 5) {
+              case 4:
+                reversed = !reversed;
+                break;
               case 0:
                 count = count % 3 + 1;
                 break;
@@ -1022,6 +1026,41 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
                           .ok());
           if (me == root) {
             ASSERT_EQ(gathered, blocks) << "gather, call " << i << ", root " << root;
+          }
+          // Scatterv and Gatherv: rank r's block is count + r elements, value(r, .), at
+          // displacements in rank order or reversed (the layout is part of what repeats).
+          std::vector<size_t> counts(size), displs(size);
+          size_t extent = 0;
+          for (int j = 0; j < size; ++j) {
+            const int r = reversed ? size - 1 - j : j;
+            counts[r] = count + static_cast<size_t>(r);
+            displs[r] = extent;
+            extent += counts[r];
+          }
+          std::vector<int32_t> layout(extent, -1);
+          for (int r = 0; r < size; ++r) {
+            for (size_t k = 0; k < counts[r]; ++k) layout[displs[r] + k] = value(r, k);
+          }
+          const size_t mine = counts[me];
+          std::vector<int32_t> my_part(mine, -1);
+          ASSERT_TRUE(comm.Scatterv(me == root ? layout.data() : nullptr, counts, displs,
+                                    root_in_place ? kInPlace : my_part.data(), mine,
+                                    DataType::kInt32, root)
+                          .ok());
+          if (!root_in_place) {
+            for (size_t k = 0; k < mine; ++k) {
+              ASSERT_EQ(my_part[k], value(me, k)) << "scatterv, call " << i << ", root " << root;
+            }
+          }
+          std::vector<int32_t> own(mine);
+          for (size_t k = 0; k < mine; ++k) own[k] = value(me, k);
+          std::vector<int32_t> collected(extent, -1);
+          if (root_in_place) std::copy(own.begin(), own.end(), collected.begin() + displs[me]);
+          ASSERT_TRUE(comm.Gatherv(root_in_place ? kInPlace : own.data(), mine, collected.data(),
+                                   counts, displs, DataType::kInt32, root)
+                          .ok());
+          if (me == root) {
+            ASSERT_EQ(collected, layout) << "gatherv, call " << i << ", root " << root;
           }
           // ReduceScatterBlock: rank r gets block r of every rank's vector of size blocks
           // (rank q's element r * count + k is value(q, r * count + k)).

@@ -103,11 +103,11 @@ struct Communicator::State {
   std::unique_ptr<NodeExecution> blocking_node;
   // By collective, the last blocking call that ran on the node's segment, when it can be repeated
   // without the general path's checks, plan cache and Launch (Communicator::QuickCallFits): an
-  // Allreduce, Reduce, Bcast, Barrier, Scan, Exscan, Scatter, Gather, ReduceScatterBlock, Allgather
-  // or Alltoall, with a predefined op other than AVG. Its arguments but the buffers are the key:
-  // equal ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1 never sets
-  // one) and make the same check word. (By collective: a loop may alternate collectives, a
-  // benchmark's Barrier between its calls, say.)
+  // Allreduce, Reduce, Bcast, Barrier, Scan, Exscan, Scatter(v), Gather(v), ReduceScatterBlock,
+  // Allgather or Alltoall, with a predefined op other than AVG. Its arguments but the buffers are
+  // the key: equal ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1
+  // never sets one) and make the same check word. (By collective: a loop may alternate collectives,
+  // a benchmark's Barrier between its calls, say.)
   struct QuickNodeCall {
     bool valid = false;
     size_t count = 0;
@@ -118,7 +118,10 @@ struct Communicator::State {
     // Made from the key once, not at every call: a small call's whole cost is a few
     // hundred instructions.
     size_t bytes = 0;      // of one block (count elements)
-    size_t all_bytes = 0;  // of one block per rank
+    size_t all_bytes = 0;  // of one block per rank (a Scatterv's or Gatherv's root: their extent)
+    // A Scatterv's or Gatherv's counts and displacements (the root's; empty elsewhere):
+    // part of the key. The execution's call refers to them.
+    std::array<std::vector<size_t>, 4> vectors;
     bool at_root = false;  // this rank is `root`
     // The collective's own execution, whose call holds the key's arguments (its check
     // word and name too) from one repetition to the next: a repetition writes only its

@@ -296,6 +296,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   // emptied by the next call).
   if (call.has_vectors || holds_vectors_) {
     for (size_t i = 0; i < vectors_.size(); ++i) {
+      // (A quick call's are the copies its last start made.)
+      if (call.vectors[i].data() == vectors_[i].data()) continue;
       vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
       call_.vectors[i] = vectors_[i];
     }
