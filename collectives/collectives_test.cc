@@ -929,10 +929,11 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
 }
 
 // A loop of small blocking calls on the node's segment repeats each collective's last
-// call without the general path (Communicator::QuickCallFits): whatever changes
-// from one call to the next (the count, the root, in place or not, the buffers, the
-// op, a Scatterv's or Gatherv's layout) still takes effect. 2 ranks as processes (with more than this machine's cores,
-// small reduces, bcasts and barriers are not node calls), every call checked.
+// call without the general path (Communicator::QuickCallFits): whatever changes from
+// one call to the next (the count, the root, in place or not, the buffers, the op, a
+// Scatterv's or Gatherv's layout) still takes effect. 2 ranks as processes (with more
+// than this machine's cores, small reduces, bcasts and barriers are not node calls),
+// every call checked.
 TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
   const absl::Status status = RunCommunicatorJob(
       {.local_provider = "shm", .size = 2}, [](Communicator& comm, RankControl&) {
