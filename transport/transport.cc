@@ -145,7 +145,13 @@ absl::Status Transport::WaitFor(absl::FunctionRef<PollResult()> poll, absl::Time
         break;
     }
     absl::Status progress = Progress();
-    if (ABSL_PREDICT_FALSE(!progress.ok())) return progress;
+    if (ABSL_PREDICT_FALSE(!progress.ok())) {
+      // What completed between the poll and the failure (a peer that finished this call
+      // with this rank and then failed the job, say) still completed: the failure is
+      // this wait's only if it is not done.
+      if (poll() == PollResult::kDone) return absl::OkStatus();
+      return progress;
+    }
     if (idle_polls == 0) continue;
     if (policy.yield_early && idle_polls % kIdlePollsPerYield == 0) sched_yield();
     if (idle_polls < 64 || idle_polls % 16 != 0) continue;
