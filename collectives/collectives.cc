@@ -640,10 +640,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
       return at_root
                  ? RealBuffer(recv) && send != nullptr && !BuffersOverlap(send, bytes, recv, all)
                  : RealBuffer(send);
+    case Collective::kReduceScatter:
+      if (!SameVectors(vectors, quick.vectors)) return false;
+      [[fallthrough]];
     case Collective::kReduceScatterBlock:
       return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, all, recv, bytes);
+    case Collective::kAllgatherv:
+      if (!SameVectors(vectors, quick.vectors)) return false;
+      [[fallthrough]];
     case Collective::kAllgather:
       return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, bytes, recv, all);
+    case Collective::kAlltoallv:
+      // (`bytes`: what it sends, `all`: what it receives.)
+      return SameVectors(vectors, quick.vectors) && send != nullptr && RealBuffer(recv) &&
+             !BuffersOverlap(send, bytes, recv, all);
     case Collective::kAlltoall:
       return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, all, recv, all);
     default:
@@ -859,11 +869,7 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     if (!status.ok()) return job.Fail(status);
     // A loop of equal calls repeats this one the quick way, where its collective has
     // one (QuickCallFits).
-    const Collective collective = call.args.collective;
-    const bool rooted_vectors =
-        collective == Collective::kScatterv || collective == Collective::kGatherv;
-    quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average &&
-                  (!call.has_vectors || rooted_vectors);
+    quick.valid = !ArgumentCheckEnabled() && call.op.is_predefined() && !average;
     if (quick.valid) {
       quick.count = call.args.count;
       quick.type = call.type;
@@ -883,10 +889,31 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
         quick.vectors[i].assign(call.vectors[i].begin(), call.vectors[i].end());
         held.vectors[i] = quick.vectors[i];
       }
-      if (rooted_vectors && !call.vectors[0].empty()) {
-        // The root's extent, as its checker measured it.
-        quick.all_bytes = Bytes(
-            internal_collectives::SaturatingExtent(call.vectors[0], call.vectors[1]), call.type);
+      // The v-collectives' byte counts, as their checkers measured them.
+      const std::array<absl::Span<const size_t>, 4>& v = call.vectors;
+      auto extent = [&](size_t counts, size_t displs) {
+        return Bytes(internal_collectives::SaturatingExtent(v[counts], v[displs]), call.type);
+      };
+      switch (call.args.collective) {
+        case Collective::kScatterv:
+        case Collective::kGatherv:
+          // The root's extent (elsewhere no vectors, and none is used).
+          if (!v[0].empty()) quick.all_bytes = extent(0, 1);
+          break;
+        case Collective::kAllgatherv:
+          quick.all_bytes = extent(0, 1);
+          break;
+        case Collective::kReduceScatter:
+          quick.bytes = Bytes(v[0][transport.rank()], call.type);
+          quick.all_bytes = Bytes(internal_collectives::SaturatingSum(v[0]), call.type);
+          break;
+        case Collective::kAlltoallv:
+          // What this rank sends (nothing apart in place) and what it receives.
+          quick.bytes = call.args.in_place ? 0 : extent(0, 1);
+          quick.all_bytes = extent(2, 3);
+          break;
+        default:
+          break;
       }
     }
     return Request();
@@ -1028,6 +1055,12 @@ absl::StatusOr<Request> Communicator::IReduceScatterBlock(const void* send, void
 absl::StatusOr<Request> Communicator::IReduceScatter(const void* send, void* recv,
                                                      absl::Span<const size_t> recv_counts,
                                                      DataType type, const ReduceOp& op) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kReduceScatter, send, recv, 0, type, op, 0,
+                    {recv_counts, {}, {}, {}})) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kReduceScatter, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "ReduceScatter");
   check.Type(type);
   check.Op(op, type);
@@ -1217,6 +1250,12 @@ absl::StatusOr<Request> Communicator::IAllgather(const void* send, void* recv, s
 absl::StatusOr<Request> Communicator::IAllgatherv(const void* send, size_t send_count, void* recv,
                                                   absl::Span<const size_t> recv_counts,
                                                   absl::Span<const size_t> displs, DataType type) {
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kAllgatherv, send, recv, send_count, type, kSumOp, 0,
+                    {recv_counts, displs, {}, {}})) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kAllgatherv, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Allgatherv");
   check.Type(type);
   const bool in_place = send == kInPlace;
@@ -1263,6 +1302,14 @@ absl::StatusOr<Request> Communicator::IAlltoallv(const void* send,
                                                  absl::Span<const size_t> recv_counts,
                                                  absl::Span<const size_t> recv_displs,
                                                  DataType type) {
+  // (In place the input has the output's layout: the vectors as the call records them.)
+  if (state_ != nullptr && state_->blocking &&
+      QuickCallFits(Collective::kAlltoallv, send, recv, 0, type, kSumOp, 0,
+                    {send == kInPlace ? recv_counts : send_counts,
+                     send == kInPlace ? recv_displs : send_displs, recv_counts, recv_displs})) {
+    return FinishedRequest(
+        RunQuickNodeCall(Collective::kAlltoallv, send, recv, state_->blocking_deadline));
+  }
   ArgumentChecker check(rank(), size(), "Alltoallv");
   check.Type(type);
   const bool in_place = send == kInPlace;
@@ -1366,6 +1413,10 @@ absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size
 absl::Status Communicator::ReduceScatter(const void* send, void* recv,
                                          absl::Span<const size_t> recv_counts, DataType type,
                                          const ReduceOp& op, std::optional<absl::Time> deadline) {
+  if (QuickCallFits(Collective::kReduceScatter, send, recv, 0, type, op, 0,
+                    {recv_counts, {}, {}, {}})) {
+    return RunQuickNodeCall(Collective::kReduceScatter, send, recv, deadline);
+  }
   return Blocking(deadline, [&] { return IReduceScatter(send, recv, recv_counts, type, op); });
 }
 
@@ -1431,6 +1482,10 @@ absl::Status Communicator::Allgatherv(const void* send, size_t send_count, void*
                                       absl::Span<const size_t> recv_counts,
                                       absl::Span<const size_t> displs, DataType type,
                                       std::optional<absl::Time> deadline) {
+  if (QuickCallFits(Collective::kAllgatherv, send, recv, send_count, type, kSumOp, 0,
+                    {recv_counts, displs, {}, {}})) {
+    return RunQuickNodeCall(Collective::kAllgatherv, send, recv, deadline);
+  }
   return Blocking(deadline,
                   [&] { return IAllgatherv(send, send_count, recv, recv_counts, displs, type); });
 }
@@ -1449,6 +1504,11 @@ absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> 
                                      absl::Span<const size_t> recv_counts,
                                      absl::Span<const size_t> recv_displs, DataType type,
                                      std::optional<absl::Time> deadline) {
+  if (QuickCallFits(Collective::kAlltoallv, send, recv, 0, type, kSumOp, 0,
+                    {send == kInPlace ? recv_counts : send_counts,
+                     send == kInPlace ? recv_displs : send_displs, recv_counts, recv_displs})) {
+    return RunQuickNodeCall(Collective::kAlltoallv, send, recv, deadline);
+  }
   return Blocking(deadline, [&] {
     return IAlltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);
   });

@@ -930,8 +930,8 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
 
 // A loop of small blocking calls on the node's segment repeats each collective's last
 // call without the general path (Communicator::QuickCallFits): whatever changes from
-// one call to the next (the count, the root, in place or not, the buffers, the op, a
-// Scatterv's or Gatherv's layout) still takes effect. 2 ranks as processes (with more
+// one call to the next (the count, the root, in place or not, the buffers, the op, the
+// v-collectives' layouts) still takes effect. 2 ranks as processes (with more
 // than this machine's cores, small reduces, bcasts and barriers are not node calls),
 // every call checked.
 TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
@@ -1062,6 +1062,57 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
                           .ok());
           if (me == root) {
             ASSERT_EQ(collected, layout) << "gatherv, call " << i << ", root " << root;
+          }
+          // Allgatherv: the same layout on every rank.
+          std::vector<int32_t> everyone(extent, -1);
+          if (in_place) std::copy(own.begin(), own.end(), everyone.begin() + displs[me]);
+          ASSERT_TRUE(comm.Allgatherv(in_place ? kInPlace : own.data(), mine, everyone.data(),
+                                      counts, displs, DataType::kInt32)
+                          .ok());
+          ASSERT_EQ(everyone, layout) << "allgatherv, call " << i << ", rank " << me;
+          // ReduceScatter: rank r gets counts[r] elements, from the sum of the counts
+          // before its (every rank's vector is value(q, k) at element k).
+          {
+            std::vector<int32_t> whole(extent);
+            for (size_t k = 0; k < extent; ++k) whole[k] = value(me, k);
+            std::vector<int32_t> reduced_part(in_place ? whole : std::vector<int32_t>(mine, -1));
+            ASSERT_TRUE(comm.ReduceScatter(in_place ? kInPlace : whole.data(), reduced_part.data(),
+                                           counts, DataType::kInt32, op)
+                            .ok());
+            size_t first = 0;
+            for (int r = 0; r < me; ++r) first += counts[r];
+            for (size_t k = 0; k < mine; ++k) {
+              ASSERT_EQ(reduced_part[k], expected(first + k))
+                  << "reduce_scatter, call " << i << ", rank " << me;
+            }
+          }
+          // Alltoallv: rank q sends rank r count + q + r elements value(q * size + r, .)
+          // (symmetric, so that in place works), blocks in the order of the layout.
+          {
+            std::vector<size_t> pair_counts(size), pair_displs(size);
+            size_t pair_extent = 0;
+            for (int j = 0; j < size; ++j) {
+              const int r = reversed ? size - 1 - j : j;
+              pair_counts[r] = count + static_cast<size_t>(me + r);
+              pair_displs[r] = pair_extent;
+              pair_extent += pair_counts[r];
+            }
+            std::vector<int32_t> out(pair_extent), in(pair_extent, -1);
+            for (int r = 0; r < size; ++r) {
+              for (size_t k = 0; k < pair_counts[r]; ++k) {
+                out[pair_displs[r] + k] = value(me * size + r, k);
+              }
+            }
+            if (in_place) in = out;
+            ASSERT_TRUE(comm.Alltoallv(in_place ? kInPlace : out.data(), pair_counts, pair_displs,
+                                       in.data(), pair_counts, pair_displs, DataType::kInt32)
+                            .ok());
+            for (int q = 0; q < size; ++q) {
+              for (size_t k = 0; k < pair_counts[q]; ++k) {
+                ASSERT_EQ(in[pair_displs[q] + k], value(q * size + me, k))
+                    << "alltoallv, call " << i << ", rank " << me;
+              }
+            }
           }
           // ReduceScatterBlock: rank r gets block r of every rank's vector of size blocks
           // (rank q's element r * count + k is value(q, r * count + k)).

@@ -103,9 +103,10 @@ struct Communicator::State {
   std::unique_ptr<NodeExecution> blocking_node;
   // By collective, the last blocking call that ran on the node's segment, when it can be repeated
   // without the general path's checks, plan cache and Launch (Communicator::QuickCallFits): an
-  // Allreduce, Reduce, Bcast, Barrier, Scan, Exscan, Scatter(v), Gather(v), ReduceScatterBlock,
-  // Allgather or Alltoall, with a predefined op other than AVG. Its arguments but the buffers are
-  // the key: equal ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1
+  // Allreduce, Reduce, Bcast, Barrier, Scan, Exscan, Scatter(v), Gather(v),
+  // ReduceScatter(Block), Allgather(v) or Alltoall(v), with a predefined op other than AVG. Its
+  // arguments but the buffers are the key (the v-collectives' vectors as their calls record
+  // them): equal ones choose the same algorithm (SetAlgorithm forgets the keys, ZCOLL_CHECK=1
   // never sets one) and make the same check word. (By collective: a loop may alternate collectives,
   // a benchmark's Barrier between its calls, say.)
   struct QuickNodeCall {
@@ -115,12 +116,16 @@ struct Communicator::State {
     PredefinedOp op = PredefinedOp::kSum;
     int root = 0;
     bool in_place = false;
-    // Made from the key once, not at every call: a small call's whole cost is a few
-    // hundred instructions.
-    size_t bytes = 0;      // of one block (count elements)
-    size_t all_bytes = 0;  // of one block per rank (a Scatterv's or Gatherv's root: their extent)
-    // A Scatterv's or Gatherv's counts and displacements (the root's; empty elsewhere):
-    // part of the key. The execution's call refers to them.
+    // Made from the key once, not at every call (a small call's whole cost is a few
+    // hundred instructions): bytes of one block (count elements), and of one per rank.
+    // The v-collectives': a
+    // Scatterv's or Gatherv's root, an Allgatherv: the blocks' extent in `all_bytes`; a
+    // ReduceScatter: this rank's block and the sum; an Alltoallv: what it sends and
+    // what it receives (their extents).
+    size_t bytes = 0;
+    size_t all_bytes = 0;
+    // The v-collectives' counts and displacements (a Scatterv's or Gatherv's root's
+    // alone): part of the key. The execution's call refers to them.
     std::array<std::vector<size_t>, 4> vectors;
     bool at_root = false;  // this rank is `root`
     // The collective's own execution, whose call holds the key's arguments (its check
