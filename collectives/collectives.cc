@@ -253,10 +253,11 @@ size_t ChunkBytes(int size) {
   return set ? bytes : DefaultChunkBytes(size);
 }
 
-// A call's counts and displacements against a cached plan's (out of line: only the
-// v-collectives compare them).
+// A call's counts and displacements against a cached plan's or a quick call's key's
+// (out of line: only the v-collectives compare them).
+template <typename Vectors>
 ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_t>, 4>& mine,
-                                         const std::array<std::vector<size_t>, 4>& theirs) {
+                                         const Vectors& theirs) {
   for (size_t i = 0; i < mine.size(); ++i) {
     if (mine[i].size() != theirs[i].size() ||
         (!mine[i].empty() &&
@@ -611,6 +612,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
   // was made): this list is the collectives that have a quick path.
   const size_t bytes = quick.bytes, all = quick.all_bytes;
   const bool at_root = quick.at_root;
+  // (The v-collectives': the key's, held by its execution.)
+  const std::array<absl::Span<const size_t>, 4>& key_vectors = quick.execution->call().vectors;
   switch (collective) {
     case Collective::kAllreduce:
     case Collective::kScan:
@@ -624,35 +627,33 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
     case Collective::kBarrier:
       return true;
     case Collective::kScatterv:
-    case Collective::kScatter:
       // (The root's vectors: elsewhere they are not used.)
-      if (collective == Collective::kScatterv && at_root && !SameVectors(vectors, quick.vectors)) {
-        return false;
-      }
+      if (at_root && !SameVectors(vectors, key_vectors)) return false;
+      [[fallthrough]];
+    case Collective::kScatter:
       return at_root
                  ? RealBuffer(send) && recv != nullptr && !BuffersOverlap(send, all, recv, bytes)
                  : RealBuffer(recv);
     case Collective::kGatherv:
+      if (at_root && !SameVectors(vectors, key_vectors)) return false;
+      [[fallthrough]];
     case Collective::kGather:
-      if (collective == Collective::kGatherv && at_root && !SameVectors(vectors, quick.vectors)) {
-        return false;
-      }
       return at_root
                  ? RealBuffer(recv) && send != nullptr && !BuffersOverlap(send, bytes, recv, all)
                  : RealBuffer(send);
     case Collective::kReduceScatter:
-      if (!SameVectors(vectors, quick.vectors)) return false;
+      if (!SameVectors(vectors, key_vectors)) return false;
       [[fallthrough]];
     case Collective::kReduceScatterBlock:
       return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, all, recv, bytes);
     case Collective::kAllgatherv:
-      if (!SameVectors(vectors, quick.vectors)) return false;
+      if (!SameVectors(vectors, key_vectors)) return false;
       [[fallthrough]];
     case Collective::kAllgather:
       return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, bytes, recv, all);
     case Collective::kAlltoallv:
       // (`bytes`: what it sends, `all`: what it receives.)
-      return SameVectors(vectors, quick.vectors) && send != nullptr && RealBuffer(recv) &&
+      return SameVectors(vectors, key_vectors) && send != nullptr && RealBuffer(recv) &&
              !BuffersOverlap(send, bytes, recv, all);
     case Collective::kAlltoall:
       return send != nullptr && RealBuffer(recv) && !BuffersOverlap(send, all, recv, all);
@@ -882,13 +883,9 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       if (quick.execution == nullptr) {
         quick.execution = std::make_unique<NodeExecution>(*state.node, transport, state.scratch);
       }
-      NodeExecution::Call& held = quick.execution->next_call();
-      held = execution.next_call();
-      // (The vectors, copied: the call's are the caller's.)
-      for (size_t i = 0; i < quick.vectors.size(); ++i) {
-        quick.vectors[i].assign(call.vectors[i].begin(), call.vectors[i].end());
-        held.vectors[i] = quick.vectors[i];
-      }
+      quick.execution->next_call() = execution.next_call();
+      // (Its own copy of the vectors, the key's: the call's are the caller's.)
+      quick.execution->HoldVectors();
       // The v-collectives' byte counts, as their checkers measured them.
       const std::array<absl::Span<const size_t>, 4>& v = call.vectors;
       auto extent = [&](size_t counts, size_t displs) {

@@ -1028,16 +1028,26 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           if (me == root) {
             ASSERT_EQ(gathered, blocks) << "gather, call " << i << ", root " << root;
           }
-          // Scatterv and Gatherv: rank r's block is count + r elements, value(r, .), at
-          // displacements in rank order or reversed (the layout is part of what repeats).
-          std::vector<size_t> counts(size), displs(size);
-          size_t extent = 0;
-          for (int j = 0; j < size; ++j) {
-            const int r = reversed ? size - 1 - j : j;
-            counts[r] = count + static_cast<size_t>(r);
-            displs[r] = extent;
-            extent += counts[r];
-          }
+          // The v-collectives' layouts: rank r's block of block_count(r) elements, the
+          // blocks in rank order or reversed (the layout is part of what repeats);
+          // returns the extent.
+          auto lay_out = [&](auto block_count, std::vector<size_t>& counts,
+                             std::vector<size_t>& displs) {
+            counts.assign(size, 0);
+            displs.assign(size, 0);
+            size_t extent = 0;
+            for (int j = 0; j < size; ++j) {
+              const int r = reversed ? size - 1 - j : j;
+              counts[r] = block_count(r);
+              displs[r] = extent;
+              extent += counts[r];
+            }
+            return extent;
+          };
+          // Scatterv and Gatherv: rank r's block is count + r elements, value(r, .).
+          std::vector<size_t> counts, displs;
+          const size_t extent =
+              lay_out([&](int r) { return count + static_cast<size_t>(r); }, counts, displs);
           std::vector<int32_t> layout(extent, -1);
           for (int r = 0; r < size; ++r) {
             for (size_t k = 0; k < counts[r]; ++k) layout[displs[r] + k] = value(r, k);
@@ -1089,14 +1099,10 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           // Alltoallv: rank q sends rank r count + q + r elements value(q * size + r, .)
           // (symmetric, so that in place works), blocks in the order of the layout.
           {
-            std::vector<size_t> pair_counts(size), pair_displs(size);
-            size_t pair_extent = 0;
-            for (int j = 0; j < size; ++j) {
-              const int r = reversed ? size - 1 - j : j;
-              pair_counts[r] = count + static_cast<size_t>(me + r);
-              pair_displs[r] = pair_extent;
-              pair_extent += pair_counts[r];
-            }
+            std::vector<size_t> pair_counts, pair_displs;
+            const size_t pair_extent =
+                lay_out([&](int r) { return count + static_cast<size_t>(me + r); }, pair_counts,
+                        pair_displs);
             std::vector<int32_t> out(pair_extent), in(pair_extent, -1);
             for (int r = 0; r < size; ++r) {
               for (size_t k = 0; k < pair_counts[r]; ++k) {
@@ -1172,6 +1178,32 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           }
           ASSERT_TRUE(comm.Barrier().ok());
         }
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A v-collective's key holds its own copy of its vectors, not the general path's
+// execution's: after a call that failed (which takes that execution with it), a
+// repeated Gatherv returns the job's failure, reading nothing freed (ASan, in
+// .ci/run's sanitizer step, sees a key that refers to the dropped execution).
+TEST(QuickNodeCallTest, AVCollectivesKeyOutlivesTheGeneralPathsExecution) {
+  const absl::Status status = RunCommunicatorJob(
+      {.local_provider = "shm", .size = 2}, [](Communicator& comm, RankControl&) {
+        ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+        const int me = comm.rank();
+        const std::vector<size_t> counts = {1, 1}, displs = {0, 1};
+        int32_t mine = me + 1, all[2] = {-1, -1};
+        ASSERT_TRUE(comm.Gatherv(&mine, 1, all, counts, displs, DataType::kInt32, 0).ok());
+        if (me == 0) {
+          EXPECT_EQ(all[1], 2);
+        }
+        // Ranks that disagree on the count: the call fails on both.
+        int32_t values[2] = {1, 1}, sums[2] = {0, 0};
+        const absl::Status disagreed =
+            comm.Allreduce(values, sums, me == 0 ? 1 : 2, DataType::kInt32, PredefinedOp::kSum);
+        EXPECT_FALSE(disagreed.ok());
+        const absl::Status after = comm.Gatherv(&mine, 1, all, counts, displs, DataType::kInt32, 0);
+        EXPECT_FALSE(after.ok()) << "a call after the job failed";
       });
   EXPECT_TRUE(status.ok()) << status;
 }

@@ -826,8 +826,8 @@ class Communicator {
   // the general path would refuse go that way, which says why): then a blocking caller
   // runs it with RunQuickNodeCall (the blocking forms and, through Blocking, the typed
   // ones). `send` is ignored for Bcast and Barrier, `recv` for Barrier.
-  // (`vectors`: a Scatterv's or Gatherv's counts and displacements, as CollectiveArgs
-  // names them; empty where the rank passes none.)
+  // (`vectors`: a v-collective's counts and displacements as its call records them,
+  // CollectiveArgs' order; empty where the rank passes none.)
   bool QuickCallFits(Collective collective, const void* send, const void* recv, size_t count,
                      DataType type, const ReduceOp& op, int root,
                      const std::array<absl::Span<const size_t>, 4>& vectors = {}) const;

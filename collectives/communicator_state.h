@@ -118,21 +118,17 @@ struct Communicator::State {
     bool in_place = false;
     // Made from the key once, not at every call (a small call's whole cost is a few
     // hundred instructions): bytes of one block (count elements), and of one per rank.
-    // The v-collectives': a
-    // Scatterv's or Gatherv's root, an Allgatherv: the blocks' extent in `all_bytes`; a
-    // ReduceScatter: this rank's block and the sum; an Alltoallv: what it sends and
-    // what it receives (their extents).
+    // The v-collectives': a Scatterv's or Gatherv's root, an Allgatherv: the blocks'
+    // extent in `all_bytes`; a ReduceScatter: this rank's block and the sum; an
+    // Alltoallv: what it sends and what it receives (their extents).
     size_t bytes = 0;
     size_t all_bytes = 0;
-    // The v-collectives' counts and displacements (a Scatterv's or Gatherv's root's
-    // alone): part of the key. The execution's call refers to them.
-    std::array<std::vector<size_t>, 4> vectors;
     bool at_root = false;  // this rank is `root`
     // The collective's own execution, whose call holds the key's arguments (its check
-    // word and name too) from one repetition to the next: a repetition writes only its
-    // sequence number and buffers, even in a loop that alternates collectives. Made with
-    // the first key, kept (declared after `node`, which it refers to); a failed call
-    // takes it.
+    // word, name and the v-collectives' vectors, which are part of the key, too) from one
+    // repetition to the next: a repetition writes only its sequence number and buffers,
+    // even in a loop that alternates collectives. Made with the first key, kept
+    // (declared after `node`, which it refers to); a failed call takes it.
     std::unique_ptr<NodeExecution> execution;
   };
   std::array<QuickNodeCall, kNumCollectives> quick{};

@@ -225,11 +225,10 @@ constexpr size_t kCooperativeBytes = 64 * 1024;
 
 // Up to this size a rank that needs nothing of the others in a call (a Bcast's or
 // Scatter's root, a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0; for a
-// Scatter, its block) leaves it once
-// it has published (NodeExecution::NeedsNothing). 2 ranks, medians of 9 alternating
-// runs against waiting for the others' words: bcast 8-512 B 0.12-0.14 us against
-// 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB even; 8 KiB worse (bcast 0.38
-// against 0.35, reduce 0.40 against 0.34).
+// Scatter, its block) leaves it once it has published (NodeExecution::NeedsNothing).
+// 2 ranks, medians of 9 alternating runs against waiting for the others' words: bcast
+// 8-512 B 0.12-0.14 us against 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB
+// even; 8 KiB worse (bcast 0.38 against 0.35, reduce 0.40 against 0.34).
 constexpr size_t kEagerBytes = 1024;
 
 // Where every rank reads every other's data (Allgather, Alltoall), a copy through the
@@ -288,21 +287,23 @@ void NodeExecution::Leave() {
 
 void NodeExecution::Restart() { Start(); }
 
+void NodeExecution::HoldVectors() {
+  for (size_t i = 0; i < vectors_.size(); ++i) {
+    // (Held already: a quick call's, from one repetition to the next.)
+    if (call_.vectors[i].data() == vectors_[i].data()) continue;
+    vectors_[i].assign(call_.vectors[i].begin(), call_.vectors[i].end());
+    call_.vectors[i] = vectors_[i];
+  }
+  holds_vectors_ = call_.has_vectors;
+}
+
 // (Inlined into RunToEnd, as End into RunSmallDrain and RunSmall into RunToEnd: a small
 // call is a few hundred instructions, and a function's entry and exit about twenty.)
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   const Call& call = call_;
   // The caller's vectors, copied (only the v-collectives have them; held ones are
   // emptied by the next call).
-  if (call.has_vectors || holds_vectors_) {
-    for (size_t i = 0; i < vectors_.size(); ++i) {
-      // (A quick call's are the copies its last start made.)
-      if (call.vectors[i].data() == vectors_[i].data()) continue;
-      vectors_[i].assign(call.vectors[i].begin(), call.vectors[i].end());
-      call_.vectors[i] = vectors_[i];
-    }
-    holds_vectors_ = call.has_vectors;
-  }
+  if (call.has_vectors || holds_vectors_) HoldVectors();
   phase_ = Phase::kPublish;
   next_peer_ = 0;
   switch (call.collective) {
@@ -697,17 +698,14 @@ size_t NodeExecution::HubShare(size_t length) const {
   return length / static_cast<size_t>(ranks()) / 64 * 64;
 }
 
-bool NodeExecution::NeedsNothing() const {
-  if (exposed_ || deferred_ || bytes() > kEagerBytes) return false;
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const {
   const bool root = me() == call_.root;
-  // (Within kEagerBytes no block is shared out: HubShare is 0.)
   switch (call_.collective) {
     case Collective::kBcast:
     case Collective::kScatter:
     case Collective::kScatterv:
       return root;
     case Collective::kReduce:
-      return !root && !partitioned_;
     case Collective::kGather:
     case Collective::kGatherv:
       return !root;
@@ -718,6 +716,12 @@ bool NodeExecution::NeedsNothing() const {
     default:
       return false;
   }
+}
+
+bool NodeExecution::NeedsNothing() const {
+  // (Within kEagerBytes no block is shared out: HubShare is 0.)
+  if (exposed_ || deferred_ || partitioned_ || bytes() > kEagerBytes) return false;
+  return RoleNeedsNothing();
 }
 
 absl::Status NodeExecution::VerifyEagerCall() {
@@ -848,17 +852,17 @@ absl::Status NodeExecution::ResolveReduction() {
   return absl::OkStatus();
 }
 
-absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_t count,
-                                       char* out) {
-  if (count == 0) return absl::OkStatus();
-  // The kernels, looked up once for a run of calls with one op and type.
-  if (!reduction_.has_value() || reduction_->type() != call_.type || reduction_->op() != call_.op) {
-    RETURN_IF_ERROR(ResolveReduction());
-  }
-  // A few publications that all lie in the segment (a small call's): their addresses
-  // on the stack and one kernel call, before the general path's staging and checks.
+// (Inlined where it is called, RunSmall's reductions among them: a small call's
+// reduction is a few instructions of work.)
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::ReduceFrom(int first, int last,
+                                                                           size_t offset,
+                                                                           size_t count,
+                                                                           char* out) {
+  // A few publications that all lie in the segment (a small call's), with the kernels
+  // the last call resolved: their addresses on the stack and one kernel call, before
+  // the general path's staging and checks.
   constexpr int kFewRanks = 8;
-  if (last - first < kFewRanks) {
+  if (ABSL_PREDICT_TRUE(count > 0 && last - first < kFewRanks && ReductionResolved())) {
     const void* inputs[kFewRanks];
     int in_segment = 0;
     for (int rank = first; rank <= last; ++rank, ++in_segment) {
@@ -872,6 +876,14 @@ absl::Status NodeExecution::ReduceFrom(int first, int last, size_t offset, size_
       return status;
     }
   }
+  return ReduceResolving(first, last, offset, count, out);
+}
+
+absl::Status NodeExecution::ReduceResolving(int first, int last, size_t offset, size_t count,
+                                            char* out) {
+  if (count == 0) return absl::OkStatus();
+  // The kernels, looked up once for a run of calls with one op and type.
+  if (!ReductionResolved()) RETURN_IF_ERROR(ResolveReduction());
   return ReduceAnywhere(first, last, offset, count, out);
 }
 
@@ -1292,22 +1304,6 @@ constexpr int kQuickPolls = 128;
 
 }  // namespace
 
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::ReduceInline(int last, char* out) {
-  constexpr int kFewRanks = 8;
-  if (ABSL_PREDICT_FALSE(last >= kFewRanks || !reduction_.has_value() ||
-                         reduction_->type() != call_.type || reduction_->op() != call_.op)) {
-    return ReduceFrom(0, last, 0, call_.count, out);
-  }
-  const NodeSegment& segment = engine_.segment();
-  const void* inputs[kFewRanks];
-  for (int rank = 0; rank <= last; ++rank)
-    inputs[rank] = segment.InlinePayload(rank, call_.sequence);
-  absl::Status status =
-      reduction_->Run(absl::MakeConstSpan(inputs, static_cast<size_t>(last) + 1), out, call_.count);
-  if (ABSL_PREDICT_FALSE(!status.ok())) status = NamingThisRank(std::move(status));
-  return status;
-}
-
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmall(int& polls) {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
@@ -1350,12 +1346,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   segment.SetCheck(self, sequence, call_.check);
   segment.Publish(self, sequence);
   // (NeedsNothing, for what RunSmall runs: inline, nothing exposed or deferred.)
-  const bool first = self == 0;
-  const bool needs_nothing = (call_.collective == Collective::kBcast && root) ||
-                             (call_.collective == Collective::kReduce && !root) ||
-                             (call_.collective == Collective::kScan && first) ||
-                             (call_.collective == Collective::kExscan && first);
-  if (needs_nothing) {
+  if (RoleNeedsNothing()) {
     // A Scan's rank 0 returns its own vector.
     if (call_.collective == Collective::kScan && !call_.in_place && length > 0) {
       std::memcpy(call_.recv, data, length);
@@ -1415,7 +1406,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
       break;
   }
   if (reduce_last >= 0) {
-    if (absl::Status status = ReduceInline(reduce_last, recv); !status.ok()) {
+    if (absl::Status status = ReduceFrom(0, reduce_last, 0, call_.count, recv); !status.ok()) {
       Fail(std::move(status));
       return Transport::PollResult::kDone;
     }

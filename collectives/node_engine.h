@@ -46,12 +46,11 @@
 // reads every other's before it returns (so no rank leaves a node call before all
 // have entered it): a rank that finds another rank's word differing fails naming that
 // rank, at once, different roots included. The exception, for latency: up to 1 KiB a
-// rank that needs nothing of the others (a Bcast's root, a Reduce's leaf, a Scan's rank
-// 0; NeedsNothing)
-// is eager, returning once it has published, and compares their words of that call
-// when it publishes its call after next (VerifyEagerCall), when all have published it
-// and none can yet have overwritten it (a control line keeps its rank's last two words
-// of its parity).
+// rank that needs nothing of the others (a Bcast's or Scatter's root, a Reduce's or
+// Gather's leaf, a Scan's rank 0; NeedsNothing) is eager, returning once it has
+// published, and compares their words of that call when it publishes its call after
+// next (VerifyEagerCall), when all have published it and none can yet have overwritten
+// it (a control line keeps its rank's last two words of its parity).
 //
 // Failures: a waiting node call drives the job's transport as any wait does, so a
 // rank that dies (its pidfd), a failure notice, or the deadline ends it with the
@@ -217,8 +216,13 @@ class NodeExecution final : public CallExecution {
   ~NodeExecution() override;
   NodeExecution(const NodeExecution&) = delete;
   NodeExecution& operator=(const NodeExecution&) = delete;
-  // The next call's arguments, filled in place before Restart.
+  // The next call's arguments, filled in place before Restart (and, once started, the
+  // call's).
   Call& next_call() { return call_; }
+  const Call& call() const { return call_; }
+  // Copies the next call's vectors into this execution, which holds them from then on
+  // (a quick call's, its key's; a start copies a caller's).
+  void HoldVectors();
   // Starts the call next_call() describes (for a Request; RunToEnd starts its own).
   void Restart();
 
@@ -257,10 +261,6 @@ class NodeExecution final : public CallExecution {
   Transport::PollResult RunSmall(int& polls);
   // RunSmall's kDrain.
   Transport::PollResult RunSmallDrain();
-  // RunSmall's reductions: ranks 0..last's publications, all in their control lines,
-  // into `out` (ReduceFrom without its general cases, for up to 8 ranks whose kernels
-  // the last call resolved).
-  absl::Status ReduceInline(int last, char* out);
   size_t bytes() const { return call_.count * call_.element_bytes; }
   int me() const { return engine_.local_rank(); }
   int ranks() const { return engine_.local_size(); }
@@ -324,6 +324,9 @@ class NodeExecution final : public CallExecution {
   // back), and compares their check words with its own two calls later
   // (VerifyEagerCall).
   bool NeedsNothing() const;
+  // Its part that is the collective's, the rank's role in it (what RunSmall asks: its
+  // calls are inline, so the rest holds).
+  bool RoleNeedsNothing() const;
   // Before this rank publishes call s: if it was eager in call s - 2, every rank's
   // word of that call against its own (every rank has published it, having read it,
   // and none can publish s + 2 before this rank has read s).
@@ -340,6 +343,14 @@ class NodeExecution final : public CallExecution {
   // Reduces ranks first..last's publications, `count` elements from `offset` bytes,
   // into `out`, in rank order.
   absl::Status ReduceFrom(int first, int last, size_t offset, size_t count, char* out);
+  // ReduceFrom beyond its inline case: resolves the kernels if the last call's are not
+  // the call's, then ReduceAnywhere.
+  absl::Status ReduceResolving(int first, int last, size_t offset, size_t count, char* out);
+  // Whether reduction_ holds the kernels of the call's op and type.
+  bool ReductionResolved() const {
+    return reduction_.has_value() && reduction_->type() == call_.type &&
+           reduction_->op() == call_.op;
+  }
   // ReduceFrom wherever the publications lie (peers' memory read in chunks when it
   // cannot be read in place), after the kernels were resolved.
   absl::Status ReduceAnywhere(int first, int last, size_t offset, size_t count, char* out);
