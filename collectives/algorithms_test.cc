@@ -14,6 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collectives/node_data_flow.h"
+#include "collectives/node_engine_limits.h"
 #include "collectives/selection.h"
 #include "core/config.h"
 #include "gmock/gmock.h"
@@ -294,7 +296,8 @@ class AlgorithmTest : public ::testing::TestWithParam<const Algorithm*> {};
 // vector of size blocks, grow as size squared.
 bool IsQuadratic(const Algorithm& algorithm) {
   return algorithm.name == "pairwise" || algorithm.name == "linear" || algorithm.name == "ring" ||
-         algorithm.name == "scatter_allgather" || algorithm.name == "recursive_halving" ||
+         algorithm.name == "node" || algorithm.name == "scatter_allgather" ||
+         algorithm.name == "recursive_halving" ||
          (algorithm.name == "bruck" && algorithm.collective == Collective::kAlltoall);
 }
 
@@ -407,20 +410,68 @@ TEST_P(AlgorithmTest, SweepAt4096Ranks) {
 }
 #endif  // ZCOLL_SYMBOLIC_SWEEP
 
-// Every algorithm that makes a Schedule (the node engine's run on the node's segment;
-// collectives_test runs them).
+// The node engine's algorithms as their data-flow models (node_data_flow.h), which
+// the simulator times: checked like a schedule, they must compute the collective.
+// (The engine itself runs on the node's segment; collectives_test runs it.)
+const std::vector<Algorithm>& NodeModels() {
+  static const std::vector<Algorithm>* models = [] {
+    auto* all = new std::vector<Algorithm>;
+    for (const Algorithm& algorithm : AllAlgorithms()) {
+      if (!algorithm.on_node()) continue;
+      Algorithm model = algorithm;
+      model.generate = NodeEngineDataFlow;
+      all->push_back(model);
+    }
+    return all;
+  }();
+  return *models;
+}
+
+// Every algorithm that makes a Schedule, and the node engine's models.
 std::vector<const Algorithm*> Every() {
   std::vector<const Algorithm*> all;
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.runs_schedule()) all.push_back(&algorithm);
   }
+  for (const Algorithm& model : NodeModels()) all.push_back(&model);
   return all;
+}
+
+// The node models at the sizes where the engine changes its ways: elements of 1 KiB
+// (whose symbolic values cost no more than 4-byte ones) so that a few elements pass
+// the control line, a slot, the cooperative size and several reduction chunks.
+TEST(NodeDataFlowTest, ExactResultsAtTheEnginesThresholds) {
+  constexpr size_t kElement = 1024;
+  const size_t slot = kNodeSlotBytes / kElement;
+  const size_t chunk = node_engine_limits::kReduceChunkBytes / kElement;
+  for (const Algorithm& model : NodeModels()) {
+    for (int size : {2, 3, 5}) {
+      for (size_t count : {size_t{1}, slot / 4 + 1, slot, slot + 1, 2 * chunk * size + 3}) {
+        for (int root : {0, size - 1}) {
+          if (root != 0 && !IsRooted(model.collective)) continue;
+          for (bool in_place : {false, true}) {
+            for (bool commutative : OpKinds(model)) {
+              CollectiveArgs args =
+                  MakeArgs(model.collective, size, count, root, in_place, commutative);
+              args.element_bytes = kElement;
+              const std::string problem = Check(model, args, *Topology::Uniform(1, size));
+              ASSERT_EQ(problem, "")
+                  << model.name << " " << CollectiveName(model.collective) << " with " << size
+                  << " ranks, count " << count << ", root " << root
+                  << (in_place ? ", in place" : "") << (commutative ? ", commutative" : "");
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, AlgorithmTest, ::testing::ValuesIn(Every()),
                          [](const ::testing::TestParamInfo<const Algorithm*>& info) {
                            return absl::StrCat(CollectiveName(info.param->collective), "_",
-                                               info.param->name);
+                                               info.param->name,
+                                               info.param->name == "node" ? "_model" : "");
                          });
 
 // A barrier's promise is about order, not data: no rank may finish before every

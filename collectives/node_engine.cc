@@ -16,6 +16,7 @@
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
+#include "collectives/node_engine_limits.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/spin_pause.h"
@@ -214,55 +215,17 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
 
 namespace {
 
-// A reduction reads this much of each peer's memory at a time (staying in cache).
-constexpr size_t kReduceChunkBytes = 256 * 1024;
-
-// From this size a transfer between a rank with nothing else to do in the call (a
-// Bcast's or Scatter's root, a Gather's leaves) and one that needs the data is copied
-// by both at once: one writes into the other's memory (process_vm_writev) while the
-// other reads the rest. Below it, the extra handshake costs more than half a copy.
-constexpr size_t kCooperativeBytes = 64 * 1024;
-
-// Up to this size a rank that needs nothing of the others in a call (a Bcast's or
-// Scatter's root, a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0; for a
-// Scatter, its block) leaves it once it has published (NodeExecution::NeedsNothing).
-// 2 ranks, medians of 9 alternating runs against waiting for the others' words: bcast
-// 8-512 B 0.12-0.14 us against 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB
-// even; 8 KiB worse (bcast 0.38 against 0.35, reduce 0.40 against 0.34).
-constexpr size_t kEagerBytes = 1024;
-
-// Where every rank reads every other's data (Allgather, Alltoall), a copy through the
-// slots costs each rank p - 1 copies in and out where reading in place costs one, and
-// beyond this size reading in place wins despite its system call (2 ranks: 32 KiB
-// allgather 5.5 us in place against 6.3 through the slots, alltoall 5.1 against 6.4).
-// Elsewhere the slots win up to their size: a reduction reads the slots in place
-// (32 KiB allreduce 6.1 us against 9.2), a Scatterv's root copies once
-// (8 KiB 1.5 against 2.8). Medians of 7 alternating runs.
-constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
+// (The thresholds, and why each has its value: node_engine_limits.h.)
+using node_engine_limits::kEagerBytes;
+using node_engine_limits::kReduceChunkBytes;
+static_assert(NodeSegment::kInlineBytes == node_engine_limits::kInlineBytes,
+              "the data-flow model's inline size is the control line's");
+static_assert(NodeSegment::kSlotAlignment == 64, "node_engine_limits::TableBytes aligns to 64");
 
 size_t SumOf(absl::Span<const size_t> values) {
   size_t sum = 0;
   for (size_t value : values) sum += value;
   return sum;
-}
-
-size_t RoundUpTo(size_t value, size_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
-// Whether a collective publishes a table of blocks: of what a rank sends each rank
-// (Scatterv's root, Alltoallv; NodeExecution::ExposeBlocks), or of where a Gather's
-// root wants each rank's block.
-bool PublishesBlocks(Collective collective) {
-  switch (collective) {
-    case Collective::kScatterv:
-    case Collective::kAlltoallv:
-    case Collective::kGather:
-    case Collective::kGatherv:
-      return true;
-    default:
-      return false;
-  }
 }
 
 }  // namespace
@@ -362,10 +325,7 @@ absl::Status NodeExecution::Disagreement(int rank, uint32_t theirs) const {
 }
 
 size_t NodeExecution::TableBytes() const {
-  return PublishesBlocks(call_.collective)
-             ? RoundUpTo(static_cast<size_t>(ranks()) * 2 * sizeof(uint64_t),
-                         NodeSegment::kSlotAlignment)
-             : 0;
+  return node_engine_limits::TableBytes(call_.collective, ranks());
 }
 
 inline void NodeExecution::ExposeInline(const void* data, size_t bytes) {
@@ -682,20 +642,12 @@ absl::Status NodeExecution::ReadPeer(int rank, NodeSegment::Exposed what, uint64
 size_t NodeExecution::CopyInLimit() const {
   const size_t slot = engine_.segment().slot_bytes();
   if (!engine_.single_copy()) return slot;
-  switch (call_.collective) {
-    case Collective::kAllgather:
-    case Collective::kAllgatherv:
-    case Collective::kAlltoall:
-    case Collective::kAlltoallv:
-      return std::min(slot, kAllToAllCopyInBytes);
-    default:
-      return slot;
-  }
+  return node_engine_limits::CopyInLimit(call_.collective, slot);
 }
 
 size_t NodeExecution::HubShare(size_t length) const {
-  if (!engine_.single_copy() || length < kCooperativeBytes) return 0;
-  return length / static_cast<size_t>(ranks()) / 64 * 64;
+  if (!engine_.single_copy()) return 0;
+  return node_engine_limits::HubShare(length, ranks());
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const {
@@ -747,8 +699,8 @@ absl::Status NodeExecution::VerifyEagerCall() {
 }
 
 size_t NodeExecution::ExscanShare() const {
-  if (!engine_.single_copy() || bytes() < kCooperativeBytes) return 0;
-  return bytes() / 2 / 64 * 64;
+  if (!engine_.single_copy()) return 0;
+  return node_engine_limits::ExscanShare(bytes());
 }
 
 bool NodeExecution::AwaitsStageOf(int rank) const {
@@ -820,26 +772,8 @@ absl::Status NodeExecution::Fetch(int rank, size_t offset, size_t bytes, void* d
 }
 
 std::pair<size_t, size_t> NodeExecution::Block(int rank) const {
-  const size_t element_bytes = call_.element_bytes;
-  const size_t align =
-      element_bytes <= 64 && 64 % element_bytes == 0 ? 64 / element_bytes : size_t{1};
-  // Equal blocks, but for a Reduce, whose leaves also write their blocks into the
-  // root: there the root's block weighs p and a leaf's p - 1 (each reads p - 1 inputs
-  // per element, a leaf writes one more), so that all finish together.
-  const bool weighted = call_.collective == Collective::kReduce;
-  const auto p = static_cast<unsigned __int128>(ranks());
-  auto weight_before = [&](int r) -> unsigned __int128 {
-    if (!weighted) return static_cast<unsigned>(r);
-    return static_cast<unsigned>(r) * (p - 1) + (r > call_.root ? 1 : 0);
-  };
-  const unsigned __int128 total = weighted ? p + (p - 1) * (p - 1) : p;
-  auto start = [&](int r) -> size_t {
-    if (r >= ranks()) return call_.count;
-    const auto exact =
-        static_cast<size_t>(static_cast<unsigned __int128>(call_.count) * weight_before(r) / total);
-    return exact / align * align;
-  };
-  return {start(rank), start(rank + 1) - start(rank)};
+  return node_engine_limits::ReductionBlock(call_.collective, call_.count, call_.element_bytes,
+                                            ranks(), call_.root, rank);
 }
 
 absl::Status NodeExecution::ResolveReduction() {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "collectives/node_data_flow.h"
 #include "collectives/selection.h"
 #include "sim/event_simulation.h"
 
@@ -155,10 +156,21 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       }
       continue;
     }
-    if (!algorithm.runs_schedule()) {
-      prediction.skipped =
-          "not simulated: it runs on a node's shared segment, not as a schedule, and the "
-          "simulator has no model of the node engine yet";
+    // The node engine's algorithms are timed from its data flow (node_data_flow.h).
+    const ScheduleGenerator generate =
+        algorithm.on_node() ? NodeEngineDataFlow : algorithm.generate;
+    std::string not_modelled;
+    if (algorithm.node_levels) {
+      not_modelled =
+          "not simulated: it composes calls on the communicator's node levels, which the "
+          "simulator does not model yet";
+    } else if (algorithm.on_node() && !profile.has_engine()) {
+      not_modelled = absl::StrCat("not simulated: profile ", profile.name,
+                                  " has no node engine figures (engine.*; zcoll_bench "
+                                  "--calibrate measures them)");
+    }
+    if (!not_modelled.empty()) {
+      prediction.skipped = std::move(not_modelled);
       predictions.push_back(std::move(prediction));
       continue;
     }
@@ -168,7 +180,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     // to find out costs as much as simulating.
     uint64_t fewest = UINT64_MAX;
     for (const int r : {0, call.ranks / 4, call.ranks / 2, call.ranks / 4 * 3, call.ranks - 1}) {
-      fewest = std::min<uint64_t>(fewest, algorithm.generate(args, topology, r).steps().size());
+      fewest = std::min<uint64_t>(fewest, generate(args, topology, r).steps().size());
     }
     if (fewest * static_cast<uint64_t>(call.ranks) > options.max_steps) {
       prediction.skipped = absl::StrCat(
@@ -179,10 +191,11 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       predictions.push_back(std::move(prediction));
       continue;
     }
-    TimedSchedules timed;
+    TimedSchedules timed(algorithm.on_node() ? TransferModel::kNodeEngine
+                                             : TransferModel::kMessages);
     uint64_t steps = 0;
     for (int r = 0; r < call.ranks; ++r) {
-      const Schedule schedule = algorithm.generate(args, topology, r);
+      const Schedule schedule = generate(args, topology, r);
       steps += schedule.steps().size();
       if (steps > options.max_steps) {
         prediction.skipped = absl::StrCat(
@@ -273,8 +286,23 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
     within.bytes_per_usec = std::max(within.bytes_per_usec, numa.bytes_per_usec);
     within.latency_usec = std::min(within.latency_usec, numa.latency_usec);
   }
+  double port_usec = port / within.bytes_per_usec;
+  // The node engine, where the profile has it, has no ports: a node call's bytes are
+  // copied by the CPUs of the ranks that read (or write) them, and the busiest copies
+  // at least an even share of what must be copied in all. Allgather and Alltoall: every
+  // rank's result but its own contribution, (q - 1) blocks each; the others: q - 1
+  // vectors or blocks over q CPUs (Allreduce twice: its reduce-scatter and allgather).
+  const bool engine = profile.has_engine() && q > 1;
+  if (engine) {
+    double copied = share(q) * n;
+    if (collective == Collective::kAllreduce) copied = 2 * share(q) * n;
+    if (collective == Collective::kAllgather || collective == Collective::kAlltoall) {
+      copied = (q - 1) * n;
+    }
+    port_usec = std::min(port_usec, copied / profile.engine.bytes_per_usec);
+    within.latency_usec = std::min(within.latency_usec, profile.engine.latency_usec);
+  }
   const double nic_usec = nic / (network.bytes_per_usec * profile.bisection);
-  const double port_usec = port / within.bytes_per_usec;
   // The busiest link's bytes and then one latency for the last of them to arrive (or
   // the reductions' time), against the rounds of latency the data must travel:
   // log2 of the ranks for the collectives where every rank's data reaches every
@@ -284,9 +312,10 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
                                         operations / profile.reduce_bytes_per_usec});
   const bool direct = collective == Collective::kScatter || collective == Collective::kGather ||
                       collective == Collective::kAlltoall;
-  const double rounds_usec = direct ? (nodes > 1 ? network.latency_usec : within.latency_usec)
-                                    : CeilLog2(topology.num_nodes()) * network.latency_usec +
-                                          CeilLog2(static_cast<int>(q)) * within.latency_usec;
+  const double rounds_usec =
+      direct ? (nodes > 1 ? network.latency_usec : within.latency_usec)
+             : CeilLog2(topology.num_nodes()) * network.latency_usec +
+                   (engine ? 1 : CeilLog2(static_cast<int>(q))) * within.latency_usec;
   return std::max(busiest_usec, rounds_usec);
 }
 

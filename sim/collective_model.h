@@ -3,9 +3,11 @@
 // event simulation (event_simulation.h) on a machine profile; with which algorithm
 // zcoll's selection table picks there, and a lower bound to judge them by.
 //
-// The algorithms that are not schedules (the node engine's "node", and "node_levels",
-// calls composed on the communicator's levels) are listed as not simulated, saying
-// so: they run on a node's shared segment, for which the simulator has no model yet.
+// The node engine's algorithms ("node") are timed from the engine's data flow
+// (collectives/node_data_flow.h) under the profile's engine figures (or listed as not
+// simulated, saying why, on a profile without them). "node_levels", calls composed on
+// the communicator's levels, is listed as not simulated: the simulator has no model of
+// the composition yet.
 
 #ifndef ZCOLL_SIM_COLLECTIVE_MODEL_H_
 #define ZCOLL_SIM_COLLECTIVE_MODEL_H_
@@ -93,7 +95,9 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
 // the link terms plus one latency of their link (the last byte must arrive). Or, if
 // larger, the latency of the rounds the data must travel: ceil(log2(N)) network
 // latencies and ceil(log2(q)) within a node (one hop for scatter, gather and alltoall,
-// whose data may go directly). For allreduce on one rank per node and free reductions
+// whose data may go directly; one within a node whose profile has the node engine,
+// where every rank reads every other directly, and the engine's figures count among
+// the node's links). For allreduce on one rank per node and free reductions
 // this is max(2(p-1)/p * n/B + L, log2(p) * L): the usual sum of the two terms is not a
 // bound where transfers pipeline (a pairwise alltoall on two nodes beat it).
 double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,

@@ -122,6 +122,47 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
   }
 }
 
+// On one node the chosen algorithm of every collective is the node engine's, and it is
+// now simulated (from its data flow) at every size, alike from run to run, and slower
+// for more bytes; on a profile without the engine's figures it is listed, saying why.
+TEST(NodeEngineModelTest, TheChosenNodeAlgorithmIsSimulated) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  const Topology topology = *SimulatedTopology(profile, 8);
+  MachineProfile without = profile;
+  without.engine = EngineCost{};
+  for (size_t c = 0; c < kNumCollectives; ++c) {
+    PredictionCase call;
+    call.collective = static_cast<Collective>(c);
+    call.ranks = 8;
+    call.element_bytes = 4;
+    double previous = 0;
+    for (size_t bytes : {size_t{8}, size_t{64} << 10, size_t{4} << 20}) {
+      call.bytes = bytes;
+      PredictOptions options;
+      options.algorithm = "node";
+      const absl::StatusOr<std::vector<Prediction>> first =
+          PredictAlgorithms(call, profile, topology, options);
+      const absl::StatusOr<std::vector<Prediction>> again =
+          PredictAlgorithms(call, profile, topology, options);
+      ASSERT_TRUE(first.ok() && again.ok()) << first.status();
+      ASSERT_EQ(first->size(), 1u);
+      const Prediction& node = first->front();
+      EXPECT_TRUE(node.chosen) << CollectiveName(call.collective) << " " << bytes;
+      ASSERT_TRUE(node.usec.has_value()) << CollectiveName(call.collective) << ": " << node.skipped;
+      EXPECT_EQ(*node.usec, *again->front().usec);
+      EXPECT_GE(*node.usec, LowerBoundUsec(call, profile, topology));
+      if (call.collective != Collective::kBarrier) {
+        EXPECT_GT(*node.usec, previous) << CollectiveName(call.collective) << " " << bytes;
+      }
+      previous = *node.usec;
+      const absl::StatusOr<std::vector<Prediction>> unmodelled =
+          PredictAlgorithms(call, without, topology, options);
+      ASSERT_TRUE(unmodelled.ok());
+      EXPECT_THAT(unmodelled->front().skipped, HasSubstr("has no node engine figures"));
+    }
+  }
+}
+
 // A v-collective whose blocks are all of one size moves what its fixed-size form moves:
 // where the two share an algorithm (the same generator, reading the counts instead of
 // the count), they are predicted alike, and their bounds are equal.

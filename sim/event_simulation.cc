@@ -5,6 +5,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/node_data_flow.h"
 
 namespace zcoll::sim {
 namespace {
@@ -86,9 +87,20 @@ class Simulation {
         port_in_free_(schedules.ranks(), 0.0),
         nic_out_free_(topology.num_nodes(), 0.0),
         nic_in_free_(topology.num_nodes(), 0.0),
-        core_free_(static_cast<size_t>(profile.host_cores), 0.0) {}
+        core_free_(static_cast<size_t>(profile.host_cores), 0.0),
+        engine_(schedules.transfers() == TransferModel::kNodeEngine) {}
 
   absl::StatusOr<SimulationResult> Run() {
+    if (engine_ && !profile_.has_engine()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile ", profile_.name,
+          " has no node engine figures (engine.latency_usec, engine.bytes_per_usec), so the "
+          "engine's calls cannot be timed (zcoll_bench --calibrate measures them)"));
+    }
+    if (engine_ && topology_.num_nodes() > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the node engine's calls run on one node, not ", topology_.num_nodes()));
+    }
     if (!schedules_.matched()) {
       if (absl::Status matched = schedules_.MatchTransfers(); !matched.ok()) return matched;
     }
@@ -156,7 +168,8 @@ class Simulation {
     switch (s.kind) {
       case StepKind::kSend:
       case StepKind::kPut:
-        Push(RunOnCpu(rank, time, Link(rank, s.peer).overhead_usec), step, rank,
+        // (The engine's publications cost nothing to post: the copy is what costs.)
+        Push(engine_ ? time : RunOnCpu(rank, time, Link(rank, s.peer).overhead_usec), step, rank,
              EventKind::kSendPosted);
         return;
       case StepKind::kRecv:
@@ -266,10 +279,34 @@ class Simulation {
     Push(arrival, receive, receiver, EventKind::kArrived);
   }
 
+  // The node engine's transfer whose two sides are posted: the copying rank (the
+  // receiver, or the sender of a write) copies once the control line has come.
+  void EngineCopy(uint32_t send, int sender, double send_posted, uint32_t receive, int receiver,
+                  double receive_posted) {
+    const TimedStep& s = schedules_.step(send);
+    const EngineCost& engine = profile_.engine;
+    const int copier = NodeWriteBySender(s.tag) ? sender : receiver;
+    const double start = std::max(send_posted, receive_posted) + engine.latency_usec;
+    const double end = RunOnCpu(
+        copier, start, engine.overhead_usec + static_cast<double>(s.bytes) / engine.bytes_per_usec);
+    ++result_.transfers;
+    Push(end, send, sender, EventKind::kComplete);
+    Push(end, receive, receiver, EventKind::kComplete);
+  }
+
   void SendPosted(uint32_t send, int rank, double time) {
     const TimedStep& s = schedules_.step(send);
     const uint32_t receive = s.partner;
     const int receiver = s.peer;
+    if (engine_) {
+      if (Posted(receive)) {
+        const Posting posting = Take(receive);
+        EngineCopy(send, rank, time, receive, receiver, posting.posted);
+      } else {
+        Keep(send, time, -1);
+      }
+      return;
+    }
     if (Eager(s)) {
       double out_end = 0;
       const double arrival = Flow(send, rank, time, out_end);
@@ -297,6 +334,10 @@ class Simulation {
       return;
     }
     const Posting posting = Take(send);
+    if (engine_) {
+      EngineCopy(send, schedules_.step(receive).peer, posting.posted, receive, rank, time);
+      return;
+    }
     if (posting.arrival >= 0) {  // an eager message, come or on its way
       Push(std::max(posting.arrival, time), receive, rank, EventKind::kArrived);
     } else {
@@ -349,6 +390,7 @@ class Simulation {
   std::vector<double> nic_out_free_;
   std::vector<double> nic_in_free_;
   std::vector<double> core_free_;  // the host's cores (empty: a core per rank)
+  const bool engine_;              // TransferModel::kNodeEngine
   std::vector<Posting> postings_;
   std::vector<uint32_t> free_postings_;
   EventQueue events_;

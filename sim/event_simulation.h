@@ -19,6 +19,13 @@
 // have completed, as the executor starts it. Events at the same time run in the order they were
 // made, so a run is deterministic.
 //
+// The node engine's data flow (collectives/node_data_flow.h) is timed otherwise: there a
+// transfer is one rank's copy of a peer's memory (the receiver's read, or the sender's
+// write for the write tags), which starts the engine's latency (a control line's trip)
+// after both sides are posted and then holds the copying rank's CPU for the engine's
+// overhead and its bytes at the engine's bandwidth; posting costs nothing, no port is
+// used, and both sides complete when the copy is done.
+//
 // Events are kept per distinct time, first made first run: a collective's ranks act
 // in step, so thousands of events share a time and a queue operation is a vector's
 // append, not a heap's log(n) moves.
@@ -63,10 +70,20 @@ class BlockArray {
   size_t size_ = 0;
 };
 
+// How a simulation times the schedules' transfers.
+enum class TransferModel : uint8_t {
+  kMessages,    // messages over the profile's links (LogGP)
+  kNodeEngine,  // the node engine's reads and writes of peers' memory (one node)
+};
+
 // Every rank's schedule reduced to what its time depends on, in one flat array.
 class TimedSchedules {
  public:
   static constexpr uint32_t kNoPartner = UINT32_MAX;
+
+  explicit TimedSchedules(TransferModel transfers = TransferModel::kMessages)
+      : transfers_(transfers) {}
+  TransferModel transfers() const { return transfers_; }
 
   // 24 bytes: the simulation's memory is mostly these.
   struct TimedStep {
@@ -112,6 +129,7 @@ class TimedSchedules {
   size_t MemoryBytes() const;
 
  private:
+  TransferModel transfers_;
   BlockArray<TimedStep> steps_;
   BlockArray<uint32_t> dependents_;  // global step indices
   std::vector<size_t> rank_begin_ = {0};
@@ -129,7 +147,9 @@ struct SimulationResult {
 
 // Simulates `schedules` on ranks placed as `topology` says (nodes, NUMA domains).
 // InvalidArgument when the ranks disagree (a transfer without its partner) or the
-// steps cannot all run (a deadlock), naming the first rank and step left. Matches the
+// steps cannot all run (a deadlock), naming the first rank and step left; for the node
+// engine's schedules, also when the profile has no engine figures or the ranks span
+// nodes. Matches the
 // transfers first if they are not yet; uses the steps' `waiting_for` fields (so one
 // simulation of `schedules` at a time).
 absl::StatusOr<SimulationResult> Simulate(TimedSchedules& schedules, const Topology& topology,

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
+#include "collectives/node_data_flow.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -339,6 +340,91 @@ TEST(TimedSchedulesTest, RefusesWhatItCannotHold) {
   EXPECT_EQ(timed.num_steps(), 0u);
   EXPECT_TRUE(timed.Add(first, 1).ok());
   EXPECT_EQ(timed.ranks(), 1);
+}
+
+}  // namespace
+}  // namespace zcoll::sim
+
+namespace zcoll::sim {
+namespace {
+
+// The round profile with a node engine: a line's trip 1 us, 100 bytes/us, 0.5 us a copy.
+MachineProfile EngineProfile() {
+  MachineProfile profile = RoundProfile(4096);
+  profile.engine = EngineCost{1.0, 100.0, 0.5};
+  return profile;
+}
+
+double EngineUsec(const std::vector<Schedule>& schedules, int ranks,
+                  const MachineProfile& profile = EngineProfile()) {
+  TimedSchedules timed(TransferModel::kNodeEngine);
+  for (const Schedule& schedule : schedules) EXPECT_TRUE(timed.Add(schedule, 1).ok());
+  absl::StatusOr<SimulationResult> result = Simulate(timed, *Topology::Uniform(1, ranks), profile);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? result->usec : -1;
+}
+
+// Rank 0 publishes 1000 bytes (after `busy` bytes of a copy of its own), rank 1 reads them
+// (or rank 0 writes them into rank 1's buffer, with the write tag).
+std::vector<Schedule> OneTransfer(uint32_t tag, size_t busy) {
+  std::vector<Schedule> schedules = {Schedule(0, 2, 1000, 1000), Schedule(1, 2, 0, 1000)};
+  if (busy > 0) {
+    schedules[0].Copy(Slice{BufferId::Send(), 0, busy}, Slice{BufferId::Recv(), 0, busy});
+  }
+  schedules[0].Send(1, tag, Slice{BufferId::Send(), 0, 1000});
+  schedules[1].Recv(0, tag, Slice{BufferId::Recv(), 0, 1000});
+  return schedules;
+}
+
+TEST(NodeEngineSimulationTest, AReadIsATripThenTheReadersCopy) {
+  // Nothing to post; the line's trip 1, then the reader's 0.5 and 1000 bytes at 100/us.
+  EXPECT_DOUBLE_EQ(EngineUsec(OneTransfer(kNodePublicationTag, 0), 2), 11.5);
+  // The publisher's own copy (5 us) does not hold the reader's.
+  EXPECT_DOUBLE_EQ(EngineUsec(OneTransfer(kNodePublicationTag, 500), 2), 11.5);
+}
+
+TEST(NodeEngineSimulationTest, AWriteHoldsTheWritersCpu) {
+  // Rank 0's CPU is busy copying until 5 us, so its write starts then: 5 + 0.5 + 10.
+  EXPECT_DOUBLE_EQ(EngineUsec(OneTransfer(kNodeWriteTag, 500), 2), 15.5);
+  EXPECT_DOUBLE_EQ(EngineUsec(OneTransfer(kNodeWriteTag, 0), 2), 11.5);
+}
+
+TEST(NodeEngineSimulationTest, OneReadersCopiesFromSeveralPeersTakeTurns) {
+  // Rank 0 reads 1000 bytes of each of 3 peers: their lines come together at 1 us, then
+  // three copies of 10.5 us one after another.
+  std::vector<Schedule> schedules;
+  schedules.emplace_back(0, 4, 0, 3000);
+  for (int peer = 1; peer < 4; ++peer) {
+    schedules[0].Recv(peer, 0, Slice{BufferId::Recv(), 1000 * static_cast<size_t>(peer - 1), 1000});
+    schedules.emplace_back(peer, 4, 1000, 0);
+    schedules.back().Send(0, 0, Slice{BufferId::Send(), 0, 1000});
+  }
+  EXPECT_DOUBLE_EQ(EngineUsec(schedules, 4), 32.5);
+}
+
+TEST(NodeEngineSimulationTest, ATwoRankAllreduceOfTheDataFlow) {
+  // Each rank: copies its 8 bytes into its slot (8 bytes at 100/us: 0.08), reads the
+  // other's a trip later (0.08 + 1, then 0.5 + 0.08), reduces the two (0.08): 1.74.
+  CollectiveArgs args;
+  args.collective = Collective::kAllreduce;
+  args.size = 2;
+  args.count = 8;
+  args.element_bytes = 1;
+  const Topology topology = *Topology::Uniform(1, 2);
+  std::vector<Schedule> schedules;
+  for (int r = 0; r < 2; ++r) schedules.push_back(NodeEngineDataFlow(args, topology, r));
+  EXPECT_NEAR(EngineUsec(schedules, 2), 1.74, 1e-9);
+}
+
+TEST(NodeEngineSimulationTest, RefusesAProfileWithoutTheEngineAndSeveralNodes) {
+  TimedSchedules timed(TransferModel::kNodeEngine);
+  for (const Schedule& schedule : OneTransfer(0, 0)) ASSERT_TRUE(timed.Add(schedule, 1).ok());
+  const absl::StatusOr<SimulationResult> no_engine =
+      Simulate(timed, *Topology::Uniform(1, 2), RoundProfile(4096));
+  EXPECT_THAT(no_engine.status().message(), HasSubstr("has no node engine figures"));
+  const absl::StatusOr<SimulationResult> two_nodes =
+      Simulate(timed, *Topology::Uniform(2, 1), EngineProfile());
+  EXPECT_THAT(two_nodes.status().message(), HasSubstr("run on one node, not 2"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,6 +30,12 @@ constexpr absl::string_view kInfinibandHdr =
 # copy bandwidth with every core busy about 5.5 GB/s (a node's ~350 GB/s STREAM copy
 # over 64 cores) and more within the domain; the reduction kernels run at memory speed
 # (a two-operand float sum reads two bytes per byte written).
+# The node engine: a control line's trip between two cores about 0.02 us within a core
+# complex, 0.1 us across complexes and 0.2 us across sockets (AnandTech's EPYC Milan
+# review, inter-core bounce test), so 0.15 us for a flat engine whose peers are mostly
+# in other complexes; a core's copy from a peer's memory at the node link's 5.5 GB/s;
+# 0.05 us of a core's time per peer it reads (its line's checks; a system call for a
+# peer's own buffer costs more, which this figure does not separate).
 name = infiniband_hdr
 ranks_per_node = 64
 numa_per_node = 8
@@ -45,14 +52,17 @@ bisection = 1
 eager_bytes = 8192
 reduce_bytes_per_usec = 4000
 copy_bytes_per_usec = 5500
+engine.latency_usec = 0.15
+engine.bytes_per_usec = 5500
+engine.overhead_usec = 0.05
 )";
 
 constexpr absl::string_view kInfinibandNdr =
     R"(# NDR InfiniBand cluster of 64-core, two-socket nodes.
 # Network: IBTA NDR 4x is 400 Gbit/s per port = 50 GB/s; MPI bandwidth about 48 GB/s and
 # latency about 1.0 us across one switch (NVIDIA ConnectX-7 and Quantum-2 product
-# briefs; OSU micro-benchmark figures published for NDR systems). Nodes as in
-# infiniband_hdr.
+# briefs; OSU micro-benchmark figures published for NDR systems). Nodes (and their
+# node engine) as in infiniband_hdr.
 name = infiniband_ndr
 ranks_per_node = 64
 numa_per_node = 8
@@ -69,6 +79,9 @@ bisection = 1
 eager_bytes = 8192
 reduce_bytes_per_usec = 4000
 copy_bytes_per_usec = 5500
+engine.latency_usec = 0.15
+engine.bytes_per_usec = 5500
+engine.overhead_usec = 0.05
 )";
 
 constexpr ShippedProfile kShipped[] = {
@@ -109,6 +122,7 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
   bool have_ranks_per_node = false;
   bool have_latency[kNumLinkClasses] = {};
   bool have_bandwidth[kNumLinkClasses] = {};
+  bool any_engine = false, have_engine_latency = false, have_engine_bandwidth = false;
   int line_number = 0;
   absl::flat_hash_map<std::string, int> line_of_key;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -176,6 +190,25 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
     } else if (key == "copy_bytes_per_usec") {
       status = check(true);
       profile.copy_bytes_per_usec = number;
+    } else if (absl::StartsWith(key, "engine.")) {
+      const absl::string_view engine_field = key.substr(7);
+      if (engine_field == "latency_usec") {
+        status = check(false);
+        profile.engine.latency_usec = number;
+        have_engine_latency = true;
+      } else if (engine_field == "bytes_per_usec") {
+        status = check(true);
+        profile.engine.bytes_per_usec = number;
+        have_engine_bandwidth = true;
+      } else if (engine_field == "overhead_usec") {
+        status = check(false);
+        profile.engine.overhead_usec = number;
+      } else {
+        status = refuse(
+            absl::StrCat("unknown key ", key,
+                         " (the engine has latency_usec, bytes_per_usec and overhead_usec)"));
+      }
+      any_engine = true;
     } else if (ParseLinkKey(key, link, field)) {
       LinkCost& cost = profile.links[static_cast<int>(link)];
       const int index = static_cast<int>(link);
@@ -210,6 +243,8 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
     if (!have_latency[i]) missing.push_back(absl::StrCat(link, ".latency_usec"));
     if (!have_bandwidth[i]) missing.push_back(absl::StrCat(link, ".bytes_per_usec"));
   }
+  if (any_engine && !have_engine_latency) missing.push_back("engine.latency_usec");
+  if (any_engine && !have_engine_bandwidth) missing.push_back("engine.bytes_per_usec");
   if (!missing.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(origin, ": missing ", absl::StrJoin(missing, ", ")));
@@ -245,6 +280,11 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
   absl::StrAppendFormat(&text, "reduce_bytes_per_usec = %.10g\n", profile.reduce_bytes_per_usec);
   absl::StrAppendFormat(&text, "copy_bytes_per_usec = %.10g\n", profile.copy_bytes_per_usec);
   if (profile.host_cores > 0) absl::StrAppend(&text, "host_cores = ", profile.host_cores, "\n");
+  if (profile.has_engine()) {
+    absl::StrAppendFormat(&text, "engine.latency_usec = %.10g\n", profile.engine.latency_usec);
+    absl::StrAppendFormat(&text, "engine.bytes_per_usec = %.10g\n", profile.engine.bytes_per_usec);
+    absl::StrAppendFormat(&text, "engine.overhead_usec = %.10g\n", profile.engine.overhead_usec);
+  }
   return text;
 }
 

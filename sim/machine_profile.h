@@ -50,6 +50,21 @@ struct LinkCost {
   bool cpu_copies = false;
 };
 
+// The node engine (collectives/node_engine.h): a node's ranks reading and writing each
+// other's memory through a shared segment, with no messages. Its calls are timed from
+// its data flow (collectives/node_data_flow.h): a read or write starts a control line's
+// trip after both its ends are ready, then holds the CPU of the rank that copies.
+struct EngineCost {
+  // A control line's trip from the core that writes it to one that reads it.
+  double latency_usec = 0;
+  // One rank's copy from or into a peer's memory (a slot, or the peer's own buffer by
+  // process_vm_readv/writev).
+  double bytes_per_usec = 0;
+  // The copying rank's CPU time per read or write besides its bytes (the line's
+  // checks; for a peer's own buffer, the system call).
+  double overhead_usec = 0;
+};
+
 struct MachineProfile {
   std::string name;
   int ranks_per_node = 1;
@@ -71,14 +86,19 @@ struct MachineProfile {
   // (a profile calibrated there, where ranks may outnumber cores): a rank's CPU work
   // then also needs one of them. 0: each rank has a core of its own (a cluster).
   int host_cores = 0;
+  // The node engine's figures (engine.*): optional; without them (a bandwidth of 0) the
+  // engine's algorithms are not simulated.
+  EngineCost engine;
 
+  bool has_engine() const { return engine.bytes_per_usec > 0; }
   const LinkCost& link(LinkClass link) const { return links[static_cast<int>(link)]; }
 };
 
 // Parses a profile; `origin` (a file name) goes into error messages. Every key must be
 // known and every number positive (overheads and latencies may be 0); keys not given
 // keep MachineProfile's defaults but for the required ones (ranks_per_node and each
-// link's latency and bandwidth). InvalidArgument naming the origin, line and key.
+// link's latency and bandwidth; the engine's latency and bandwidth once any engine key
+// is given). InvalidArgument naming the origin, line and key.
 absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
                                                    absl::string_view origin);
 

@@ -27,6 +27,9 @@ reduce_bytes_per_usec = 300
 copy_bytes_per_usec = 600
 node.cpu_copies = 1
 host_cores = 2
+engine.latency_usec = 0.1
+engine.bytes_per_usec = 2000
+engine.overhead_usec = 0.05
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -49,6 +52,10 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_TRUE(profile->link(LinkClass::kNode).cpu_copies);
   EXPECT_FALSE(profile->link(LinkClass::kNetwork).cpu_copies);
   EXPECT_EQ(profile->host_cores, 2);
+  EXPECT_TRUE(profile->has_engine());
+  EXPECT_EQ(profile->engine.latency_usec, 0.1);
+  EXPECT_EQ(profile->engine.bytes_per_usec, 2000);
+  EXPECT_EQ(profile->engine.overhead_usec, 0.05);
   // 0 says aloud what leaving it out says: a core per rank.
   std::string text(kComplete);
   text.replace(text.find("host_cores = 2"), 14, "host_cores = 0");
@@ -68,6 +75,14 @@ TEST(MachineProfileTest, FormatsWhatItParses) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(FormatMachineProfile(*again, ""), FormatMachineProfile(*profile, ""));
   EXPECT_EQ(again->link(LinkClass::kNode).latency_usec, 0.123456789);
+  EXPECT_EQ(again->engine.bytes_per_usec, 2000);
+  // Without the engine's keys: none written, and none read back.
+  profile->engine = EngineCost{};
+  const std::string without = FormatMachineProfile(*profile, "");
+  EXPECT_THAT(without, ::testing::Not(HasSubstr("engine.")));
+  absl::StatusOr<MachineProfile> no_engine = ParseMachineProfile(without, "no engine");
+  ASSERT_TRUE(no_engine.ok()) << no_engine.status();
+  EXPECT_FALSE(no_engine->has_engine());
 }
 
 // The error for `text` (kComplete with `line` replaced by `replacement`).
@@ -114,6 +129,17 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
               HasSubstr("numa_per_node (8) exceeds ranks_per_node (4)"));
   EXPECT_THAT(ErrorFor("network.bytes_per_usec = 100", "network.bytes_per_usec = nan"),
               HasSubstr("needs a number"));
+  EXPECT_THAT(ErrorFor("engine.overhead_usec = 0.05", "engine.copy_usec = 1"),
+              HasSubstr("line 22: unknown key engine.copy_usec (the engine has latency_usec"));
+  EXPECT_THAT(ErrorFor("engine.bytes_per_usec = 2000", "engine.bytes_per_usec = 0"),
+              HasSubstr("engine.bytes_per_usec must be above 0"));
+  EXPECT_THAT(ErrorFor("engine.latency_usec = 0.1", "engine.latency_usec = -0.1"),
+              HasSubstr("engine.latency_usec must not be negative"));
+  // One engine figure asks for the others it needs.
+  EXPECT_EQ(ErrorFor("engine.bytes_per_usec = 2000\n", ""),
+            "bad.profile: missing engine.bytes_per_usec");
+  EXPECT_EQ(ErrorFor("engine.latency_usec = 0.1\n", ""),
+            "bad.profile: missing engine.latency_usec");
   EXPECT_EQ(ErrorFor("eager_bytes = 4096", "eager_bytes = 4096\neager_bytes = 8192"),
             "bad.profile line 16: eager_bytes was already given on line 15 "
             "('eager_bytes = 8192')");
@@ -128,6 +154,7 @@ TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {
   absl::StatusOr<MachineProfile> default_profile = LoadMachineProfile("infiniband");
   ASSERT_TRUE(default_profile.ok());
   EXPECT_EQ(default_profile->ranks_per_node, 64);
+  EXPECT_TRUE(default_profile->has_engine());
   absl::StatusOr<MachineProfile> missing = LoadMachineProfile("/no/such/profile");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# zcoll_sim on small jobs: the CSV the README promises, the chosen algorithm marked,
+# zcoll_sim on small jobs: the CSV the README promises, the chosen algorithm marked
+# (the node engine's on one node),
 # the same figures run after run, a profile printed and read back giving the same
 # figures, a lower bound no simulated time beats for a bandwidth-bound size, and bad
 # arguments refused with a sentence.
@@ -21,8 +22,17 @@ for coll in allreduce bcast reduce reduce_scatter_block; do
     grep -q "^$coll,$ranks,2097152,[a-z_]*,[0-9]" <<<"$csv" || fail "no $coll row on $ranks ranks"
   done
 done
-grep -q '^# allreduce,128,8,node_levels (chosen): not simulated: it runs on a node' <<<"$csv" \
-  || fail "node_levels not listed as not simulated"
+grep -q '^# allreduce,128,8,node_levels (chosen): not simulated: it composes calls' \
+  <<<"$csv" || fail "node_levels not listed as not simulated"
+# On one node the node engine's algorithm is simulated (from its data flow) and chosen.
+node=$("$sim" --coll=allreduce,alltoall --ranks=16 --min=8 --max=4194304 --factor=512 \
+  --format=csv 2>/dev/null)
+for coll in allreduce alltoall; do
+  for bytes in 8 4096 2097152; do
+    grep -q "^$coll,16,$bytes,node,[0-9.]*,[0-9.]*,1," <<<"$node" \
+      || fail "$coll node on 16 ranks at $bytes bytes not simulated and chosen"
+  done
+done
 grep -q '^# reduce_scatter_block on 128 ranks: 8 bytes are less than one 4-byte element a rank' \
   <<<"$csv" || fail "an empty block is not said"
 # At 2 MiB the links' time dominates: no algorithm beats the lower bound.

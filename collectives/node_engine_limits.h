@@ -1,0 +1,119 @@
+// The node engine's size thresholds and its partition of a large reduction, shared by
+// the engine (node_engine.cc), which acts on them, and its data-flow model
+// (node_data_flow.h), which the simulator times: one definition, so that the model
+// follows the engine when a threshold is retuned.
+
+#ifndef ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
+#define ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "collectives/algorithms.h"
+
+namespace zcoll::node_engine_limits {
+
+// Bytes of a contribution that travel inside a rank's control line
+// (NodeSegment::kInlineBytes).
+inline constexpr size_t kInlineBytes = 44;
+
+// A reduction reads this much of each peer's memory at a time (staying in cache).
+inline constexpr size_t kReduceChunkBytes = 256 * 1024;
+
+// From this size a transfer between a rank with nothing else to do in the call (a
+// Bcast's or Scatter's root, a Gather's leaves) and one that needs the data is copied
+// by both at once: one writes into the other's memory (process_vm_writev) while the
+// other reads the rest. Below it, the extra handshake costs more than half a copy.
+inline constexpr size_t kCooperativeBytes = 64 * 1024;
+
+// Up to this size a rank that needs nothing of the others in a call (a Bcast's or
+// Scatter's root, a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0; for a
+// Scatter, its block) leaves it once it has published (NodeExecution::NeedsNothing).
+// 2 ranks, medians of 9 alternating runs against waiting for the others' words: bcast
+// 8-512 B 0.12-0.14 us against 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB
+// even; 8 KiB worse (bcast 0.38 against 0.35, reduce 0.40 against 0.34).
+inline constexpr size_t kEagerBytes = 1024;
+
+// Where every rank reads every other's data (Allgather, Alltoall and their v-forms),
+// publications are copied into the slots only up to this size: a copy through the
+// slots costs each rank p - 1 copies in and out where reading in place costs one, and
+// beyond this size reading in place wins despite its system call (2 ranks: 32 KiB
+// allgather 5.5 us in place against 6.3 through the slots, alltoall 5.1 against 6.4).
+// Elsewhere the slots win up to their size: a reduction reads the slots in place
+// (32 KiB allreduce 6.1 us against 9.2), a Scatterv's root copies once
+// (8 KiB 1.5 against 2.8). Medians of 7 alternating runs.
+inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
+
+// Up to how many bytes a rank's publication of `collective` is copied into its slot
+// (of `slot_bytes`), when the node's ranks can read each other's memory; beyond it
+// readers read the publisher's own buffer.
+inline size_t CopyInLimit(Collective collective, size_t slot_bytes) {
+  switch (collective) {
+    case Collective::kAllgather:
+    case Collective::kAllgatherv:
+    case Collective::kAlltoall:
+    case Collective::kAlltoallv:
+      return slot_bytes < kAllToAllCopyInBytes ? slot_bytes : kAllToAllCopyInBytes;
+    default:
+      return slot_bytes;
+  }
+}
+
+// Bytes at the start of a slot that hold a table of blocks (two 64-bit words a rank,
+// cache-line aligned) for the collectives that publish one: what a rank sends each
+// rank (Scatterv's root, Alltoallv), or where a Gather's root wants each rank's block.
+inline size_t TableBytes(Collective collective, int ranks) {
+  switch (collective) {
+    case Collective::kScatterv:
+    case Collective::kAlltoallv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      return (static_cast<size_t>(ranks) * 2 * sizeof(uint64_t) + 63) / 64 * 64;
+    default:
+      return 0;
+  }
+}
+
+// The share of a `length`-byte transfer that the rank with nothing else to do copies
+// (the first bytes; 0 below kCooperativeBytes), the other rank reading the rest.
+inline size_t HubShare(size_t length, int ranks) {
+  if (length < kCooperativeBytes) return 0;
+  return length / static_cast<size_t>(ranks) / 64 * 64;
+}
+
+// An Exscan's rank 0 writes this share of rank 1's result (its own vector of `bytes`).
+inline size_t ExscanShare(size_t bytes) {
+  if (bytes < kCooperativeBytes) return 0;
+  return bytes / 2 / 64 * 64;
+}
+
+// A partitioned Reduce's or Allreduce's block of local rank `rank` of `ranks`: its
+// first element and count of the vector's `count` elements of `element_bytes`.
+// Cache-line aligned equal blocks, but for a Reduce, whose leaves also write their
+// blocks into the root: there the root's block weighs p and a leaf's p - 1 (each reads
+// p - 1 inputs per element, a leaf writes one more), so that all finish together.
+inline std::pair<size_t, size_t> ReductionBlock(Collective collective, size_t count,
+                                                size_t element_bytes, int ranks, int root,
+                                                int rank) {
+  const size_t align =
+      element_bytes <= 64 && 64 % element_bytes == 0 ? 64 / element_bytes : size_t{1};
+  const bool weighted = collective == Collective::kReduce;
+  const auto p = static_cast<unsigned __int128>(ranks);
+  auto weight_before = [&](int r) -> unsigned __int128 {
+    if (!weighted) return static_cast<unsigned>(r);
+    return static_cast<unsigned>(r) * (p - 1) + (r > root ? 1 : 0);
+  };
+  const unsigned __int128 total = weighted ? p + (p - 1) * (p - 1) : p;
+  auto start = [&](int r) -> size_t {
+    if (r >= ranks) return count;
+    const auto exact =
+        static_cast<size_t>(static_cast<unsigned __int128>(count) * weight_before(r) / total);
+    return exact / align * align;
+  };
+  return {start(rank), start(rank + 1) - start(rank)};
+}
+
+}  // namespace zcoll::node_engine_limits
+
+#endif  // ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
