@@ -93,14 +93,23 @@ class NodeFlow {
   }
 
   // Every other rank reads this rank's control line, with `piece(reader)` of its
-  // publication; this rank reads every other's, into `into(publisher)`.
+  // publication; this rank reads every other's, into `into(publisher)`. Where
+  // `reduced(reader)`, the reader reduces that piece where it lies in the segment
+  // rather than copying it (kNodeInPlaceReadTag).
   template <typename Piece, typename Into>
   void Lines(Piece piece, Into into) {
+    Lines(piece, into, [](int) { return false; });
+  }
+  template <typename Piece, typename Into, typename Reduced>
+  void Lines(Piece piece, Into into, Reduced reduced) {
+    auto tag = [&](int reader) {
+      return reduced(reader) ? kNodeInPlaceReadTag : kNodePublicationTag;
+    };
     for (int r = 0; r < p_; ++r) {
-      if (r != me_) builder_.Send(r, kNodePublicationTag, piece(r));
+      if (r != me_) builder_.Send(r, tag(r), piece(r));
     }
     for (int q = 0; q < p_; ++q) {
-      if (q != me_) builder_.Recv(q, kNodePublicationTag, into(q));
+      if (q != me_) builder_.Recv(q, tag(me_), into(q));
     }
   }
   void Words() {
@@ -121,7 +130,7 @@ class NodeFlow {
   // Chunks of `count` elements a reduction reads of a peer's own buffer at a time
   // (bigger where the chunk tags would run out).
   std::vector<ElementRange> ReadChunks(size_t count) const {
-    const size_t most = kNodeStageTag - kNodeChunkTag;
+    const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
     const size_t chunk =
         std::max({size_t{1}, Elements(kReduceChunkBytes), (count + most - 1) / most});
     return SplitIntoChunks(count, chunk);
@@ -211,7 +220,7 @@ class NodeFlow {
     const std::vector<Slice> staged =
         reduces ? WholeStaging(count, 0, p_ - 1) : std::vector<Slice>(p_, Empty());
     Lines([&](int r) { return everywhere || r == args_.root ? published : Empty(); },
-          [&](int q) { return staged[q]; });
+          [&](int q) { return staged[q]; }, [](int) { return true; });
     if (reduces)
       ReduceRange(0, p_ - 1, count, input, staged, false, Whole(BufferId::Recv(), count));
   }
@@ -300,7 +309,7 @@ class NodeFlow {
     const std::vector<Slice> staged =
         in_chunks ? std::vector<Slice>(p_, Empty()) : WholeStaging(mine, 0, p_ - 1);
     Lines([&](int r) { return in_chunks ? Empty() : Sub(published, block(r)); },
-          [&](int q) { return staged[q]; });
+          [&](int q) { return staged[q]; }, [&](int) { return !in_chunks; });
     if (in_chunks) {
       for (int r = 0; r < p_; ++r) {
         if (r != me_) ServeChunks(r, published, block(r));
@@ -349,7 +358,8 @@ class NodeFlow {
           if (q > last) return Empty();
           if (copies_from_zero(me_)) return Sub(result, rest);
           return staged[q];
-        });
+        },
+        [&](int reader) { return !in_chunks && !copies_from_zero(reader); });
     if (copies_from_zero(me_)) {
       if (share > 0) builder_.Recv(0, kNodeWriteTag, Slice{result.buffer, 0, share});
     } else if (last >= 0) {

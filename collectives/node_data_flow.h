@@ -15,7 +15,9 @@
 //     a partitioned Reduce's blocks) is a Send whose sender copies: its tag is
 //     kNodeWriteTag or more (NodeWriteBySender).
 //   - Every rank reads every other's control line (tag kNodePublicationTag), whose
-//     transfer carries the first piece of data it needs of that rank, or none. (A rank
+//     transfer carries the first piece of data it needs of that rank, or none; or
+//     kNodeInPlaceReadTag where that piece is a publication in the segment that the
+//     reader reduces where it lies (its bytes cost the reduction, not a copy). (A rank
 //     that leaves a small call eagerly reads those lines two calls later; the model
 //     reads them in the call, which lengthens only that rank's own time, not the
 //     readers' that end the call.)
@@ -39,13 +41,16 @@
 namespace zcoll {
 
 inline constexpr uint32_t kNodePublicationTag = 0;
-inline constexpr uint32_t kNodeChunkTag = 1;  // + the chunk, below kNodeStageTag
+inline constexpr uint32_t kNodeChunkTag = 1;  // + the chunk, below kNodeInPlaceReadTag
+inline constexpr uint32_t kNodeInPlaceReadTag = 0x2000;
 inline constexpr uint32_t kNodeStageTag = 0x4000;
 inline constexpr uint32_t kNodeWriteTag = 0x8000;  // + the chunk
 
 // Whether a node data flow's transfer with `tag` is a write by its sender into the
 // receiver's memory (else a read by the receiver).
 inline bool NodeWriteBySender(uint32_t tag) { return tag >= kNodeWriteTag; }
+// Whether it is a read whose bytes the reader reduces where they lie, copying nothing.
+inline bool NodeReadInPlace(uint32_t tag) { return tag == kNodeInPlaceReadTag; }
 
 // Rank `rank`'s part of the node engine's call of `args` (the ranks of `topology`, one
 // node), as a ScheduleGenerator.

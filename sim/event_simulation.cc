@@ -285,10 +285,17 @@ class Simulation {
                   double receive_posted) {
     const TimedStep& s = schedules_.step(send);
     const EngineCost& engine = profile_.engine;
-    const int copier = NodeWriteBySender(s.tag) ? sender : receiver;
+    const bool write = NodeWriteBySender(s.tag);
+    const int copier = write ? sender : receiver;
+    const double bytes = static_cast<double>(s.bytes);
+    double copy = bytes / engine.bytes_per_usec;
+    if (NodeReadInPlace(s.tag)) {
+      copy = 0;
+    } else if (!write && s.operands != 0) {
+      copy = bytes / profile_.copy_bytes_per_usec;
+    }
     const double start = std::max(send_posted, receive_posted) + engine.latency_usec;
-    const double end = RunOnCpu(
-        copier, start, engine.overhead_usec + static_cast<double>(s.bytes) / engine.bytes_per_usec);
+    const double end = RunOnCpu(copier, start, engine.overhead_usec + copy);
     ++result_.transfers;
     Push(end, send, sender, EventKind::kComplete);
     Push(end, receive, receiver, EventKind::kComplete);
@@ -435,7 +442,11 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
     timed.peer = step.peer;
     timed.tag = static_cast<uint16_t>(step.tag);
     timed.kind = step.kind;
-    timed.operands = static_cast<uint8_t>(std::min<size_t>(step.inputs.size(), 255));
+    if (step.kind == StepKind::kReduce) {
+      timed.operands = static_cast<uint8_t>(std::min<size_t>(step.inputs.size(), 255));
+    } else if (step.kind == StepKind::kSend || step.kind == StepKind::kPut) {
+      timed.operands = step.inputs.front().buffer.kind == BufferKind::kScratch ? 1 : 0;
+    }
     timed.dependents_begin = static_cast<uint32_t>(edge);
     edge += counts[i];
     steps_.push_back(timed);

@@ -23,8 +23,10 @@
 // transfer is one rank's copy of a peer's memory (the receiver's read, or the sender's
 // write for the write tags), which starts the engine's latency (a control line's trip)
 // after both sides are posted and then holds the copying rank's CPU for the engine's
-// overhead and its bytes at the engine's bandwidth; posting costs nothing, no port is
-// used, and both sides complete when the copy is done.
+// overhead and its bytes: at the engine's bandwidth from or into a peer's own buffer,
+// at memcpy's (copy_bytes_per_usec) from a copy in the segment, and not at all where
+// the reader reduces them in place (the reduction's cost reads them); posting costs
+// nothing, no port is used, and both sides complete when the copy is done.
 //
 // Events are kept per distinct time, first made first run: a collective's ranks act
 // in step, so thousands of events share a time and a queue operation is a vector's
@@ -96,7 +98,9 @@ class TimedSchedules {
     uint32_t waiting_for = 0;
     uint16_t tag = 0;
     StepKind kind = StepKind::kCopy;
-    uint8_t operands = 0;  // a Reduce's
+    // A Reduce's operands; a Send's or Put's 1 when its source is a scratch buffer (in
+    // the node engine's data flow, a publication's copy in the segment), else 0.
+    uint8_t operands = 0;
   };
 
   // Appends the next rank's schedule (ranks in order, from 0); `element_bytes` turns

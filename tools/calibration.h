@@ -46,6 +46,24 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies);
 // message) for the measurement and restores the selection table after.
 absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm);
 
+// The node engine's timings on a 2-rank communicator with a node engine (every rank
+// calls it): the one-way times of node Bcasts of 8 B, 1 MiB and 4 MiB (half a round
+// trip, as MeasureLink's; from 64 KiB each rank copies half the vector, both at once);
+// the other fields 0. FailedPrecondition when the communicator has no node engine.
+absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm);
+
+// A control line's trip between two cores: two processes, each writing its own cache
+// line and spinning until it sees the other's write of the same round, per round after
+// a tenth to warm up (the median of 5 repeats; cache_line_ping's pattern). -1 when it
+// could not be measured (no fork, or a process that stopped).
+double MeasureCacheLineTripUsec();
+
+// The engine's figures from its timings and the line's trip: the bandwidth from the two
+// large sizes' difference, half of which each rank copies; the latency the trip; the
+// overhead what is left of the small one-way time after the trip and its bytes (at
+// least 0).
+sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec);
+
 // Output bytes per microsecond of a two-operand float sum (ReduceLocal) and of memcpy,
 // over 4 MiB (the median of repeats).
 double MeasureReduceBytesPerUsec();

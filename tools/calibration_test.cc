@@ -65,6 +65,26 @@ TEST(CalibrationTest, TimingsRoundTripAsALine) {
 TEST(CalibrationTest, KernelThroughputsArePositive) {
   EXPECT_GT(MeasureReduceBytesPerUsec(), 0);
   EXPECT_GT(MeasureCopyBytesPerUsec(), 0);
+  // Two threads of this process: a trip takes some time, and not a millisecond.
+  const double trip = MeasureCacheLineTripUsec();
+  EXPECT_GT(trip, 0);
+  EXPECT_LT(trip, 1000);
+}
+
+TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {
+  // A trip of 0.2 us, 8 B one way in 1 us, 1 and 4 MiB in 150 and 450 us: 3 MiB more,
+  // half of it copied by each rank, in 300 us is 5242.88 bytes/us; the overhead the rest
+  // of the 1 us.
+  LinkTimings timings;
+  timings.small_usec = 1.0;
+  timings.medium_usec = 150;
+  timings.large_usec = 450;
+  const sim::EngineCost cost = EngineCostFrom(timings, 0.2);
+  EXPECT_DOUBLE_EQ(cost.bytes_per_usec, 5242.88);
+  EXPECT_DOUBLE_EQ(cost.latency_usec, 0.2);
+  EXPECT_DOUBLE_EQ(cost.overhead_usec, 1.0 - 0.2 - 8 / 5242.88);
+  // A trip longer than the one-way time leaves no overhead, not a negative one.
+  EXPECT_EQ(EngineCostFrom(timings, 2.0).overhead_usec, 0);
 }
 
 }  // namespace

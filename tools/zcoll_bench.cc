@@ -653,8 +653,10 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
   return 0;
 }
 
-// One 2-rank job on `nodes` emulated nodes measuring its link; rank 0's timings.
-absl::StatusOr<LinkTimings> MeasureLinkInJob(int nodes) {
+// One 2-rank job on `nodes` emulated nodes measuring with `measure` (its link, or its
+// node engine); rank 0's timings.
+absl::StatusOr<LinkTimings> MeasureInJob(int nodes,
+                                         absl::StatusOr<LinkTimings> (*measure)(Communicator&)) {
   char path[] = "/tmp/zcoll_calibrate_XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) return absl::InternalError(absl::StrCat("mkstemp: ", std::strerror(errno)));
@@ -668,7 +670,7 @@ absl::StatusOr<LinkTimings> MeasureLinkInJob(int nodes) {
         communicator_options.emulated_nodes = nodes;
         absl::StatusOr<Communicator> comm = Communicator::Create(std::move(communicator_options));
         absl::StatusOr<LinkTimings> timings =
-            comm.ok() ? MeasureLink(*comm) : absl::StatusOr<LinkTimings>(comm.status());
+            comm.ok() ? measure(*comm) : absl::StatusOr<LinkTimings>(comm.status());
         if (!timings.ok()) {
           std::fprintf(stderr, "zcoll_bench: --calibrate: rank %d: %s\n", rank,
                        timings.status().ToString().c_str());
@@ -692,11 +694,24 @@ absl::StatusOr<LinkTimings> MeasureLinkInJob(int nodes) {
 }
 
 int Calibrate(const Options& options) {
-  absl::StatusOr<LinkTimings> local = MeasureLinkInJob(1);
-  absl::StatusOr<LinkTimings> network = local.ok() ? MeasureLinkInJob(2) : local;
+  absl::StatusOr<LinkTimings> local = MeasureInJob(1, MeasureLink);
+  absl::StatusOr<LinkTimings> network = local.ok() ? MeasureInJob(2, MeasureLink) : local;
   if (!network.ok()) {
     std::fprintf(stderr, "zcoll_bench: --calibrate: %s\n", network.status().ToString().c_str());
     return 1;
+  }
+  // The node engine, where the node's ranks can have one (not with ZCOLL_NODE_ENGINE=0,
+  // or where they cannot share a segment): without it the profile has no engine
+  // figures, and zcoll_sim says the engine's algorithms are not simulated.
+  const absl::StatusOr<LinkTimings> engine = MeasureInJob(1, MeasureEngine);
+  const double trip_usec = MeasureCacheLineTripUsec();
+  if (!engine.ok()) {
+    std::fprintf(stderr, "zcoll_bench: --calibrate: no node engine figures: %s\n",
+                 engine.status().ToString().c_str());
+  } else if (trip_usec <= 0) {
+    std::fprintf(stderr,
+                 "zcoll_bench: --calibrate: no node engine figures: a cache line's trip between "
+                 "two processes could not be measured\n");
   }
   sim::MachineProfile profile;
   profile.name = "this_machine";
@@ -719,6 +734,7 @@ int Calibrate(const Options& options) {
   profile.links[static_cast<int>(sim::LinkClass::kNuma)] = LinkCostFrom(*local, true);
   profile.links[static_cast<int>(sim::LinkClass::kNode)] = LinkCostFrom(*local, true);
   profile.links[static_cast<int>(sim::LinkClass::kNetwork)] = LinkCostFrom(*network, false);
+  if (engine.ok() && trip_usec > 0) profile.engine = EngineCostFrom(*engine, trip_usec);
   profile.reduce_bytes_per_usec = MeasureReduceBytesPerUsec();
   profile.copy_bytes_per_usec = MeasureCopyBytesPerUsec();
   char host[256] = {};
@@ -747,7 +763,16 @@ int Calibrate(const Options& options) {
       "the 8 B time); latency the rest of the 8 B time. Within a node CPUs copy the bytes "
       "(cpu_copies); across nodes the link is half duplex when both ways at once take 1.5 "
       "times one way or more. The ranks of every emulated node share this machine's ",
-      profile.host_cores, " cores.\nKernels: float sum (ReduceLocal) and memcpy over 4 MiB.");
+      profile.host_cores, " cores.\nKernels: float sum (ReduceLocal) and memcpy over 4 MiB.\n",
+      profile.has_engine()
+          ? absl::StrFormat(
+                "Node engine: a cache line's trip between two processes %.3f us (the latency); "
+                "2-rank node bcasts one way %.3f us at %zu B (the overhead is the rest), %.1f us "
+                "at %zu B, %.1f us at %zu B (the bandwidth from the difference, half of which "
+                "each rank copies).",
+                trip_usec, engine->small_usec, kCalibrationSmallBytes, engine->medium_usec,
+                kCalibrationMediumBytes, engine->large_usec, kCalibrationLargeBytes)
+          : "No node engine here: no engine figures.");
   const std::string text = sim::FormatMachineProfile(profile, comment);
   if (absl::StatusOr<sim::MachineProfile> back = sim::ParseMachineProfile(text, "calibration");
       !back.ok()) {

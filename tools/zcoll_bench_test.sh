@@ -62,12 +62,16 @@ profile=$TEST_TMPDIR/this_machine.profile
 "$bench" --calibrate="$profile" > /dev/null
 grep -q '^# network: one way [0-9.]* us at 8 B' "$profile" || { cat "$profile"; exit 1; }
 for key in node.bytes_per_usec network.bytes_per_usec network.overhead_usec \
-  reduce_bytes_per_usec copy_bytes_per_usec; do
+  reduce_bytes_per_usec copy_bytes_per_usec engine.latency_usec engine.bytes_per_usec; do
   grep -q "^$key = [0-9]" "$profile" || { echo "the profile has no $key"; cat "$profile"; exit 1; }
 done
 predicted=$(tools/zcoll_sim --profile="$profile" --coll=allreduce --ranks=2 --nodes=2 \
   --min=65536 --max=65536 --format=csv 2>&1)
 grep -q '^allreduce,2,65536,[a-z_]*,[0-9.]*,' <<<"$predicted" || { echo "$predicted"; exit 1; }
+# On one node the engine's measured figures time its algorithm.
+predicted=$(tools/zcoll_sim --profile="$profile" --coll=bcast --ranks=2 --algo=node \
+  --min=65536 --max=65536 --format=csv 2>&1)
+grep -q '^bcast,2,65536,node,[0-9.]*,' <<<"$predicted" || { echo "$predicted"; exit 1; }
 if "$bench" --calibrate=/no/such/dir/p.profile >/dev/null 2>"$TEST_TMPDIR/err"; then
   echo "an unwritable profile was accepted"; exit 1
 fi
