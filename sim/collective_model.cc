@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -43,6 +46,129 @@ Collective FixedSizeForm(Collective collective) {
     default:
       return collective;
   }
+}
+
+// The ranks `members` of `topology` as a communicator of their own sees them: in that
+// order, their nodes renumbered densely as they come (packages and domains are the
+// node's own).
+Topology SubTopology(const Topology& topology, absl::Span<const int> members) {
+  std::vector<RankLocation> locations;
+  std::vector<int> node_ids;
+  for (int rank : members) {
+    RankLocation location = topology.location(rank);
+    const auto seen = std::find(node_ids.begin(), node_ids.end(), location.node);
+    location.node = static_cast<int>(seen - node_ids.begin());
+    if (seen == node_ids.end()) node_ids.push_back(topology.location(rank).node);
+    locations.push_back(location);
+  }
+  return *Topology::Create(std::move(locations));
+}
+
+// A node_levels call (collectives/node_levels.h), root 0: its level calls one after
+// another, each timed as its level's communicator runs it (the algorithm that
+// communicator chooses, predicted on the level's ranks, node_levels again where that
+// level has levels of its own), a step taking its slowest group's time. (The calls of
+// a step run at once on every group; a group starts its next call when its own ends,
+// which the sum of the slowest ones ignores: an upper estimate by the spread.)
+// Allgatherv among the leaders is timed as an Allgather of the largest group's blocks.
+absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const MachineProfile& profile,
+                                         const Topology& topology, const PredictOptions& options,
+                                         uint64_t& steps, std::string& not_simulated) {
+  const std::vector<std::vector<int>> groups = NodeLevelGroups(topology);
+  std::vector<int> leaders;
+  size_t largest = 0;
+  for (const std::vector<int>& group : groups) {
+    leaders.push_back(group.front());
+    largest = std::max(largest, group.size());
+  }
+  // A call of `collective` with `bytes` on `members`, as their chosen algorithm runs it
+  // (groups laid out alike are predicted once).
+  std::map<std::string, std::optional<double>> known;
+  auto level_usec = [&](Collective collective, size_t bytes,
+                        absl::Span<const int> members) -> absl::StatusOr<std::optional<double>> {
+    if (members.size() < 2) return std::optional<double>(0.0);
+    PredictionCase level = call;
+    level.collective = collective;
+    level.bytes = bytes;
+    level.ranks = static_cast<int>(members.size());
+    const Topology level_topology = SubTopology(topology, members);
+    const std::string key =
+        absl::StrCat(CollectiveName(collective), " ", bytes, " ", level_topology.ToString());
+    if (const auto found = known.find(key); found != known.end()) return found->second;
+    PredictOptions level_options = options;
+    level_options.algorithm = std::string(ChosenAlgorithm(level, level_topology).name);
+    absl::StatusOr<std::vector<Prediction>> predicted =
+        PredictAlgorithms(level, profile, level_topology, level_options);
+    if (!predicted.ok()) return predicted.status();
+    const Prediction& chosen = predicted->front();
+    steps += chosen.steps;
+    if (!chosen.usec.has_value()) {
+      not_simulated =
+          absl::StrCat("not simulated: its ", CollectiveName(collective), " on ", members.size(),
+                       " ranks (", chosen.algorithm, ") is ", chosen.skipped);
+      return std::optional<double>();
+    }
+    known.emplace(key, chosen.usec);
+    return chosen.usec;
+  };
+  // The slowest of `collective` on the groups: every one, the root's (the first: the
+  // root is rank 0), or the others.
+  enum class Which { kEvery, kRoots, kOthers };
+  auto groups_usec = [&](Collective collective, size_t bytes,
+                         Which which) -> absl::StatusOr<std::optional<double>> {
+    double slowest = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if ((which == Which::kRoots && g != 0) || (which == Which::kOthers && g == 0)) continue;
+      absl::StatusOr<std::optional<double>> usec = level_usec(collective, bytes, groups[g]);
+      if (!usec.ok() || !usec->has_value()) return usec;
+      slowest = std::max(slowest, **usec);
+    }
+    return std::optional<double>(slowest);
+  };
+  const size_t n = call.bytes;
+  std::vector<std::function<absl::StatusOr<std::optional<double>>()>> level_calls;
+  switch (call.collective) {
+    case Collective::kAllreduce:
+      level_calls = {[&] { return groups_usec(Collective::kReduce, n, Which::kEvery); },
+                     [&] { return level_usec(Collective::kAllreduce, n, leaders); },
+                     [&] { return groups_usec(Collective::kBcast, n, Which::kEvery); }};
+      break;
+    case Collective::kReduce:
+      // Every group but the root's reduces to its leader first; the root's, last.
+      level_calls = {[&] { return groups_usec(Collective::kReduce, n, Which::kOthers); },
+                     [&] { return level_usec(Collective::kReduce, n, leaders); },
+                     [&] { return groups_usec(Collective::kReduce, n, Which::kRoots); }};
+      break;
+    case Collective::kBcast:
+      level_calls = {[&] { return groups_usec(Collective::kBcast, n, Which::kRoots); },
+                     [&] { return level_usec(Collective::kBcast, n, leaders); },
+                     [&] { return groups_usec(Collective::kBcast, n, Which::kOthers); }};
+      break;
+    case Collective::kAllgather:
+      level_calls = {[&] { return groups_usec(Collective::kGather, n, Which::kEvery); },
+                     [&] { return level_usec(Collective::kAllgather, largest * n, leaders); },
+                     [&] {
+                       return groups_usec(Collective::kBcast, static_cast<size_t>(call.ranks) * n,
+                                          Which::kEvery);
+                     }};
+      break;
+    case Collective::kBarrier:
+      level_calls = {[&] { return groups_usec(Collective::kBarrier, 0, Which::kEvery); },
+                     [&] { return level_usec(Collective::kBarrier, 0, leaders); },
+                     [&] { return groups_usec(Collective::kBarrier, 0, Which::kEvery); }};
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("node_levels has no model of ", CollectiveName(call.collective)));
+  }
+  double total = 0;
+  for (const auto& level_call : level_calls) {
+    absl::StatusOr<std::optional<double>> usec = level_call();
+    if (!usec.ok()) return usec.status();
+    if (!usec->has_value()) return -1.0;
+    total += **usec;
+  }
+  return total;
 }
 
 }  // namespace
@@ -159,12 +285,18 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     // The node engine's algorithms are timed from its data flow (node_data_flow.h).
     const ScheduleGenerator generate =
         algorithm.on_node() ? NodeEngineDataFlow : algorithm.generate;
-    std::string not_modelled;
     if (algorithm.node_levels) {
-      not_modelled =
-          "not simulated: it composes calls on the communicator's node levels, which the "
-          "simulator does not model yet";
-    } else if (algorithm.on_node() && !profile.has_engine()) {
+      const absl::Time start = absl::Now();
+      absl::StatusOr<double> usec =
+          PredictNodeLevels(call, profile, topology, options, prediction.steps, prediction.skipped);
+      if (!usec.ok()) return usec.status();
+      if (*usec >= 0) prediction.usec = *usec;
+      prediction.simulate_seconds = SecondsSince(start);
+      predictions.push_back(std::move(prediction));
+      continue;
+    }
+    std::string not_modelled;
+    if (algorithm.on_node() && !profile.has_engine()) {
       not_modelled = absl::StrCat("not simulated: profile ", profile.name,
                                   " has no node engine figures (engine.*; zcoll_bench "
                                   "--calibrate measures them)");

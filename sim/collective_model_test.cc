@@ -163,6 +163,71 @@ TEST(NodeEngineModelTest, TheChosenNodeAlgorithmIsSimulated) {
   }
 }
 
+// The chosen algorithm `name` of `call` on `topology`, predicted.
+double PredictedUsec(const PredictionCase& call, const MachineProfile& profile,
+                     const Topology& topology, const std::string& name) {
+  PredictOptions options;
+  options.algorithm = name;
+  const absl::StatusOr<std::vector<Prediction>> predictions =
+      PredictAlgorithms(call, profile, topology, options);
+  EXPECT_TRUE(predictions.ok()) << predictions.status();
+  if (!predictions.ok() || !predictions->front().usec.has_value()) {
+    ADD_FAILURE() << name << ": " << (predictions.ok() ? predictions->front().skipped : "");
+    return -1;
+  }
+  return *predictions->front().usec;
+}
+
+// node_levels is its level calls one after another, each as its level's communicator
+// would run it: on 2 nodes of 4 ranks an allreduce is the node engine's reduce on 4
+// ranks, the leaders' allreduce on 2 ranks of 2 nodes, the node engine's bcast on 4.
+TEST(NodeLevelsModelTest, TheLevelCallsAddUp) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  const Topology topology = *SimulatedTopology(profile, 8, 2);
+  // (The profile's 8 domains a node: each of a node's 4 ranks in a domain of its own.)
+  const Topology node = *Topology::Create({{0, 0, 0}, {0, 2, 2}, {0, 4, 4}, {0, 6, 6}});
+  const Topology leaders = *Topology::Uniform(2, 1);
+  for (size_t bytes : {size_t{8}, size_t{65536}}) {
+    PredictionCase call;
+    call.ranks = 8;
+    call.bytes = bytes;
+    call.collective = Collective::kAllreduce;
+    const double composed = PredictedUsec(call, profile, topology, "node_levels");
+    PredictionCase level = call;
+    level.ranks = 4;
+    level.collective = Collective::kReduce;
+    const double reduce = PredictedUsec(level, profile, node, "node");
+    level.collective = Collective::kBcast;
+    const double bcast = PredictedUsec(level, profile, node, "node");
+    level.ranks = 2;
+    level.collective = Collective::kAllreduce;
+    const double among_leaders =
+        PredictedUsec(level, profile, leaders, std::string(ChosenAlgorithm(level, leaders).name));
+    EXPECT_DOUBLE_EQ(composed, reduce + among_leaders + bcast) << bytes << " bytes";
+  }
+}
+
+// The levels nest: on one node of 64 ranks in 8 NUMA domains the chosen small
+// allreduce is node_levels over the domains, and at 1024 nodes of them, node_levels over
+// the nodes, whose node calls are node_levels again: both simulated, and slower for
+// more nodes.
+TEST(NodeLevelsModelTest, NestedLevelsAreSimulatedAtScale) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  PredictionCase call;
+  call.collective = Collective::kAllreduce;
+  call.bytes = 8;
+  double previous = 0;
+  for (int ranks : {64, 65536}) {
+    call.ranks = ranks;
+    const Topology topology = *SimulatedTopology(profile, ranks);
+    ASSERT_EQ(ChosenAlgorithm(call, topology).name, "node_levels") << ranks;
+    const double usec = PredictedUsec(call, profile, topology, "node_levels");
+    EXPECT_GT(usec, previous) << ranks;
+    EXPECT_GE(usec, LowerBoundUsec(call, profile, topology)) << ranks;
+    previous = usec;
+  }
+}
+
 // A v-collective whose blocks are all of one size moves what its fixed-size form moves:
 // where the two share an algorithm (the same generator, reading the counts instead of
 // the count), they are predicted alike, and their bounds are equal.

@@ -10,6 +10,10 @@
 # fastest (algorithms the model ties, bcast's on 2 ranks, differ by noise alone). A
 # benchmark, not a test; about 5 minutes with --repeat 5.
 #
+# A run that calibrates calibrates again after measuring and keeps both profiles
+# ($TMPDIR/validate_sim.before.profile and .after.profile), saying so when the machine
+# changed speed in between.
+#
 # --measured ROWS takes the measurements from rows this script printed before (its
 # stdout) instead of running zcoll_bench, so a change to the model is judged against
 # the same measured medians in seconds; give the profile of that run with --profile.
@@ -95,6 +99,25 @@ for config in $configs; do
     | awk -F'[,;]' -v r="$ranks" -v k="$nodes" \
       '{ printf "%s,%s,%s,%s,%s,%.2f,%.2f,%.2f\n", r, k, $1, $2, $3, $4, $5, $5 / $4 }'
 done | tee "$work/rows.csv"
+# This machine moves between a fast and a slow mode (every figure about 2x) within
+# minutes: a calibration taken in the other mode than the measurements misjudges every
+# row. So a run that calibrated calibrates again after measuring, keeps both profiles,
+# and says when they differ by more than 1.5x (rescore then with --measured and the
+# profile of the measurements' mode).
+if [ -z "$measured_rows" ] && [ "$profile" = "$work/this_machine.profile" ]; then
+  keep=${TMPDIR:-/tmp}/validate_sim
+  cp "$profile" "$keep.before.profile"
+  "$bench" --calibrate="$keep.after.profile" > /dev/null
+  four_mib() { sed -n 's/^# node: one way .*, \([0-9.]*\) us at 4194304 B;.*/\1/p' "$1"; }
+  before=$(four_mib "$keep.before.profile")
+  after=$(four_mib "$keep.after.profile")
+  echo "validate_sim.sh: calibrated before measuring ($keep.before.profile) and after" \
+    "($keep.after.profile): 4 MiB one way within a node $before us, then $after us" >&2
+  awk -v a="$before" -v b="$after" 'BEGIN { exit !(a > 1.5 * b || b > 1.5 * a) }' \
+    && echo "validate_sim.sh: the machine changed speed during the run: the scores below" \
+      "use the calibration before; rescore with --measured and --profile" \
+      "$keep.after.profile" >&2
+fi
 awk -F, '
   { config = $1 " ranks on " $2 " nodes"; rows[config]++
     ratio = $8 >= 1 ? $8 : 1 / $8

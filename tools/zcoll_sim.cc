@@ -221,8 +221,8 @@ int RunTable(const Options& options, const MachineProfile& profile) {
       "# zcoll tuning table (ZCOLL_TUNING=FILE), derived by zcoll_sim %s --table from the\n"
       "# machine profile '%s' (%d ranks a node): at each rank count (%s) and size\n"
       "# (%zu to %zu bytes, x%zu) the fastest simulated algorithm%s. Rules need 2 nodes or\n"
-      "# more: within a node the built-in table's node engine, which is not simulated, runs;\n"
-      "# so do the points where the built-in table picks an algorithm that is not.\n",
+      "# more: one node is left to the built-in table (its node engine), and so are the\n"
+      "# points where the built-in table picks an algorithm that is not simulated.\n",
       std::string(kVersion).c_str(), profile.name.c_str(), profile.ranks_per_node,
       absl::StrJoin(ranks_text, ",").c_str(), options.min_bytes, options.max_bytes, options.factor,
       options.commutative ? "" : " for a non-commutative op");
@@ -260,8 +260,9 @@ int RunTable(const Options& options, const MachineProfile& profile) {
           times.push_back(absl::StrFormat("%s %.2f%s", p.algorithm, *p.usec, p.chosen ? "*" : ""));
           if (best == nullptr || *p.usec < *best->usec) best = &p;
         }
-        // Where the built-in choice is not simulated (node_levels), nothing shows that
-        // another is faster: the point is left to the built-in table.
+        // Where the built-in choice is not simulated (node_levels whose level calls are
+        // not), nothing shows that another is faster: the point is left to the built-in
+        // table.
         winners.push_back(SweepWinner{
             ranks, bytes, best != nullptr && unsimulated_choice == nullptr ? best->algorithm : ""});
         if (unsimulated_choice != nullptr) {
