@@ -203,6 +203,33 @@ absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ra
   return Topology::Create(std::move(locations));
 }
 
+namespace {
+
+// Rank r's block of `share` elements under `skew` (PredictionCase::skew).
+size_t SkewedBlock(size_t share, double skew, int rank, int ranks) {
+  if (skew <= 0 || ranks < 2) return share;
+  const double weight = 1 - skew + 2 * skew * rank / (ranks - 1);
+  return static_cast<size_t>(std::llround(static_cast<double>(share) * weight));
+}
+
+std::vector<size_t> SkewedBlocks(size_t share, double skew, int ranks) {
+  std::vector<size_t> blocks;
+  for (int r = 0; r < ranks; ++r) blocks.push_back(SkewedBlock(share, skew, r, ranks));
+  return blocks;
+}
+
+std::vector<size_t> PackedDispls(const std::vector<size_t>& counts) {
+  std::vector<size_t> displs;
+  size_t at = 0;
+  for (size_t count : counts) {
+    displs.push_back(at);
+    at += count;
+  }
+  return displs;
+}
+
+}  // namespace
+
 CollectiveArgs ArgsFor(const PredictionCase& call) {
   CollectiveArgs args;
   args.collective = call.collective;
@@ -216,8 +243,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
       args.count = elements / static_cast<size_t>(call.ranks);
       break;
     case Collective::kReduceScatter:
-      args.counts.assign(static_cast<size_t>(call.ranks),
-                         elements / static_cast<size_t>(call.ranks));
+      args.counts = SkewedBlocks(elements / static_cast<size_t>(call.ranks), call.skew, call.ranks);
       break;
     case Collective::kBarrier:
       break;
@@ -228,9 +254,8 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
       // Every rank's block alike (on every rank, the root's view included: the
       // generators read the counts only where the standard gives them).
       args.count = elements;
-      args.counts.assign(static_cast<size_t>(call.ranks), elements);
-      args.displs.resize(static_cast<size_t>(call.ranks));
-      for (size_t r = 0; r < args.displs.size(); ++r) args.displs[r] = r * elements;
+      args.counts = SkewedBlocks(elements, call.skew, call.ranks);
+      args.displs = PackedDispls(args.counts);
       if (call.collective == Collective::kAlltoallv) {
         args.recv_counts = args.counts;
         args.recv_displs = args.displs;
@@ -239,6 +264,29 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
     }
     default:
       args.count = elements;
+  }
+  return args;
+}
+
+CollectiveArgs RankArgsFor(const PredictionCase& call, int rank) {
+  CollectiveArgs args = ArgsFor(call);
+  if (call.skew <= 0) return args;
+  const size_t elements = call.bytes / call.element_bytes;
+  switch (call.collective) {
+    case Collective::kScatterv:
+    case Collective::kGatherv:
+    case Collective::kAllgatherv:
+      args.count = args.counts[static_cast<size_t>(rank)];
+      break;
+    case Collective::kAlltoallv:
+      // This rank sends every rank its own block's size, and receives each rank's.
+      args.recv_counts = args.counts;
+      args.recv_displs = args.displs;
+      args.counts.assign(args.counts.size(), SkewedBlock(elements, call.skew, rank, call.ranks));
+      args.displs = PackedDispls(args.counts);
+      break;
+    default:
+      break;
   }
   return args;
 }
@@ -257,6 +305,13 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
   }
   const CollectiveArgs args = ArgsFor(call);
   const SelectionInputs inputs = InputsFor(args, topology);
+  // Every rank's own arguments: the agreed ones, but with skew.
+  std::optional<CollectiveArgs> skewed;
+  auto rank_args = [&](int r) -> const CollectiveArgs& {
+    if (call.skew <= 0) return args;
+    skewed = RankArgsFor(call, r);
+    return *skewed;
+  };
   const Algorithm& chosen = SelectAlgorithm(inputs);
   std::vector<Prediction> predictions;
   bool found = options.algorithm.empty();
@@ -312,7 +367,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     // to find out costs as much as simulating.
     uint64_t fewest = UINT64_MAX;
     for (const int r : {0, call.ranks / 4, call.ranks / 2, call.ranks / 4 * 3, call.ranks - 1}) {
-      fewest = std::min<uint64_t>(fewest, generate(args, topology, r).steps().size());
+      fewest = std::min<uint64_t>(fewest, generate(rank_args(r), topology, r).steps().size());
     }
     if (fewest * static_cast<uint64_t>(call.ranks) > options.max_steps) {
       prediction.skipped = absl::StrCat(
@@ -327,7 +382,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
                                              : TransferModel::kMessages);
     uint64_t steps = 0;
     for (int r = 0; r < call.ranks; ++r) {
-      const Schedule schedule = generate(args, topology, r);
+      const Schedule schedule = generate(rank_args(r), topology, r);
       steps += schedule.steps().size();
       if (steps > options.max_steps) {
         prediction.skipped = absl::StrCat(

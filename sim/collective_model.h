@@ -35,6 +35,11 @@ struct PredictionCase {
   size_t bytes = 8;
   size_t element_bytes = 4;
   bool commutative = true;
+  // The blocks of reduce_scatter and the v-collectives: 0, every rank's alike; S in
+  // (0, 1], rank r's (for alltoallv the block rank r sends each rank) rising with r
+  // from 1 - S to 1 + S times its share, so that they average it (give or take an
+  // element each).
+  double skew = 0;
 };
 
 // `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in
@@ -43,10 +48,14 @@ struct PredictionCase {
 // r on node r*nodes/ranks), whatever ranks_per_node says.
 absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks, int nodes = 0);
 
-// The arguments every rank of `call` passes (not in place, root 0). The v-collectives
-// get every rank's block of the call's size, so they are timed as their fixed-size
-// forms' message patterns with their own algorithms.
+// The arguments of `call` that every rank agrees on (not in place, root 0), from which
+// the algorithm is chosen. Without skew they are also every rank's own: the
+// v-collectives get every rank's block of the call's size, so they are timed as their
+// fixed-size forms' message patterns with their own algorithms.
 CollectiveArgs ArgsFor(const PredictionCase& call);
+// Rank `rank`'s own arguments: ArgsFor's, with its own block (and for alltoallv its own
+// send and receive counts) where the call has skew.
+CollectiveArgs RankArgsFor(const PredictionCase& call, int rank);
 
 // What zcoll's selection table picks for `call` on `topology`, as a communicator made
 // there would see it (a node engine on one node, its ranks able to read each other's
@@ -93,8 +102,9 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
 // - for the reductions, the (p-1)/p * n bytes of operations each rank does when the
 //   p-1 operations per element are spread evenly, over the kernel's throughput;
 // the link terms plus one latency of their link (the last byte must arrive). Or, if
-// larger, the latency of the rounds the data must travel: ceil(log2(N)) network
-// latencies and ceil(log2(q)) within a node (one hop for scatter, gather and alltoall,
+// larger, the latency of the rounds the data must travel (with skew, as if every block
+// were the average: a bound still, since the busiest rank moves at least that): ceil(log2(N))
+// network latencies and ceil(log2(q)) within a node (one hop for scatter, gather and alltoall,
 // whose data may go directly; one within a node whose profile has the node engine,
 // where every rank reads every other directly, and the engine's figures count among
 // the node's links). For allreduce on one rank per node and free reductions

@@ -270,6 +270,71 @@ TEST(VectorCollectivesTest, EqualBlocksArePredictedAsTheFixedSizeForm) {
   }
 }
 
+// With skew, rank r's block rises from 1 - S to 1 + S times the size asked for and the
+// blocks average it; each rank gets its own view (alltoallv: it sends every rank its
+// own block's size and receives each rank's), every algorithm is still simulated and
+// above the bound, and a root that receives the largest block takes longer.
+TEST(SkewTest, SkewedBlocksArePredicted) {
+  PredictionCase call;
+  call.collective = Collective::kGatherv;
+  call.ranks = 8;
+  call.bytes = 4096;
+  call.skew = 0.5;
+  size_t sum = 0;
+  for (int r = 0; r < 8; ++r) sum += RankArgsFor(call, r).count;
+  EXPECT_EQ(RankArgsFor(call, 0).count, 512u);
+  EXPECT_EQ(RankArgsFor(call, 7).count, 1536u);
+  EXPECT_NEAR(static_cast<double>(sum), 8 * 1024.0, 8);
+  call.collective = Collective::kAlltoallv;
+  const CollectiveArgs third = RankArgsFor(call, 3);
+  EXPECT_THAT(third.counts, ::testing::Each(RankArgsFor(call, 3).counts[0]));
+  EXPECT_EQ(third.recv_counts[7], 1536u);
+  EXPECT_EQ(third.recv_counts[0], 512u);
+
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  const Topology topology = *SimulatedTopology(profile, 24, 3);
+  for (Collective collective :
+       {Collective::kScatterv, Collective::kGatherv, Collective::kAllgatherv,
+        Collective::kAlltoallv, Collective::kReduceScatter}) {
+    call.collective = collective;
+    call.ranks = 24;
+    call.bytes = collective == Collective::kReduceScatter ? 24 * 65536 : 65536;
+    const double bound = LowerBoundUsec(call, profile, topology);
+    const absl::StatusOr<std::vector<Prediction>> predictions =
+        PredictAlgorithms(call, profile, topology, PredictOptions{});
+    ASSERT_TRUE(predictions.ok()) << predictions.status();
+    for (const Prediction& prediction : *predictions) {
+      ASSERT_TRUE(prediction.usec.has_value())
+          << CollectiveName(collective) << " " << prediction.algorithm << ": "
+          << prediction.skipped;
+      EXPECT_GE(*prediction.usec, bound)
+          << CollectiveName(collective) << " " << prediction.algorithm;
+    }
+  }
+  // Two ranks on two nodes: the longer part of the root's call is the copy of its own
+  // block (1 MiB at the profile's 5.5 GB/s, against rank 1's 1 MiB at 24 GB/s over the
+  // network), and with skew the root's (rank 0's) block is half that: half the time,
+  // rank 1's 1.5 MiB still arriving sooner.
+  call.collective = Collective::kGatherv;
+  call.ranks = 2;
+  call.bytes = 1 << 20;
+  const Topology two = *SimulatedTopology(profile, 2, 2);
+  const double skewed = PredictedUsec(call, profile, two, "linear");
+  call.skew = 0;
+  const double even = PredictedUsec(call, profile, two, "linear");
+  EXPECT_NEAR(skewed, even / 2, 1.0) << skewed << " against " << even;
+  // With copies made free the gatherv is rank 1's message: 1.5 MiB with skew (the size
+  // rank 1 sends is its own view's, not the average), a little under 1.5 times 1 MiB's.
+  MachineProfile free_copies = profile;
+  free_copies.copy_bytes_per_usec = 1e9;
+  call.skew = 0;
+  const double message = PredictedUsec(call, free_copies, two, "linear");
+  call.skew = 0.5;
+  const double skewed_message = PredictedUsec(call, free_copies, two, "linear");
+  EXPECT_GT(skewed_message, 1.4 * message) << skewed_message << " against " << message;
+  EXPECT_LT(skewed_message, 1.5 * message) << skewed_message << " against " << message;
+}
+
 // The pipelined Rabenseifner allreduce overlaps a segment's allgather with the next
 // segments' reductions, where Rabenseifner's runs them one after the other: the model
 // puts it below Rabenseifner from 1 MiB on two nodes and eight (without the start of

@@ -31,7 +31,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: zcoll_sim [--coll=NAME[,NAME...]] [--ranks=N[,N...]] [--min=BYTES] [--max=BYTES]\n"
     "                 [--factor=F] [--profile=NAME|FILE] [--nodes=K] [--algo=NAME]\n"
-    "                 [--noncommutative]\n"
+    "                 [--noncommutative] [--skew=S]\n"
     "                 [--format=table|csv|json] [--plot=FILE.png] [--max-steps=N]\n"
     "                 [--print-profile=NAME] [--table] [--verbose] [--version]\n"
     "Predicts each algorithm's time for every size from --min to --max (multiplying by\n"
@@ -46,6 +46,9 @@ constexpr char kUsage[] =
     "algorithm and one panel per collective and rank count (gnuplot). --verbose: each\n"
     "simulation's steps, memory and seconds on stderr. --nodes=K: the ranks on K nodes\n"
     "(as zcoll_run --nodes places them) instead of the profile's ranks_per_node.\n"
+    "--skew=S (0 to 1): reduce_scatter's and the v-forms' blocks rise with the rank from\n"
+    "1 - S to 1 + S times the size asked for (alltoallv: what each rank sends each), so\n"
+    "that they average it; 0 (the default): all alike.\n"
     "--table prints instead a tuning\n"
     "table (for ZCOLL_TUNING=FILE): rules that pick each rank count's and size's fastest\n"
     "simulated algorithm, for rank counts that span nodes, with each point's times as\n"
@@ -68,6 +71,7 @@ struct Options {
   bool verbose = false;
   bool table = false;
   int nodes = 0;  // 0: as the profile's ranks_per_node fills them
+  double skew = 0;
 };
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
@@ -127,6 +131,11 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       options.table = true;
     } else if (argument == "--noncommutative") {
       options.commutative = false;
+    } else if (argument == "--skew") {
+      if (!absl::SimpleAtod(value, &options.skew) || !(options.skew >= 0 && options.skew <= 1)) {
+        error = absl::StrCat("--skew is a number from 0 to 1, not '", value, "'");
+        return false;
+      }
     } else if (argument == "--format") {
       if (value != "table" && value != "csv" && value != "json") {
         error = absl::StrCat("--format is table, csv or json, not '", value, "'");
@@ -201,6 +210,7 @@ PredictionCase CallOf(const Options& options, Collective collective, int ranks, 
   call.ranks = ranks;
   call.bytes = bytes;
   call.commutative = options.commutative;
+  call.skew = options.skew;
   return call;
 }
 
