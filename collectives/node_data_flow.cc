@@ -30,7 +30,7 @@ class NodeFlow {
         break;
       case Collective::kReduce:
       case Collective::kAllreduce:
-        if (Bytes(args_.count) > kNodeSlotBytes) {
+        if (Partitioned(args_.collective, Bytes(args_.count), kNodeSlotBytes)) {
           PartitionedReduction();
         } else {
           WholeReduction();

@@ -283,8 +283,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
       break;
   }
   partitioned_ =
-      (call.collective == Collective::kReduce || call.collective == Collective::kAllreduce) &&
-      bytes() > engine_.segment().slot_bytes();
+      node_engine_limits::Partitioned(call.collective, bytes(), engine_.segment().slot_bytes());
   exposed_ = false;
   deferred_ = false;
   consumed_ = false;

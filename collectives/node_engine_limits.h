@@ -88,6 +88,14 @@ inline size_t ExscanShare(size_t bytes) {
   return bytes / 2 / 64 * 64;
 }
 
+// Whether a Reduce or Allreduce of `bytes` is partitioned: beyond a slot every rank
+// reduces a block of the vector (ReductionBlock) reading the others' buffers, instead
+// of each reducer reducing the whole from the slots.
+inline bool Partitioned(Collective collective, size_t bytes, size_t slot_bytes) {
+  return (collective == Collective::kReduce || collective == Collective::kAllreduce) &&
+         bytes > slot_bytes;
+}
+
 // A partitioned Reduce's or Allreduce's block of local rank `rank` of `ranks`: its
 // first element and count of the vector's `count` elements of `element_bytes`.
 // Cache-line aligned equal blocks, but for a Reduce, whose leaves also write their
