@@ -124,8 +124,28 @@ class NodeFlow {
       }
       return;
     }
-    builder_.Reduce(operands, destination);
+    if (operands.size() <= kMostOperands) {
+      builder_.Reduce(operands, destination);
+      return;
+    }
+    // More operands than the simulator counts in one step (nodes of more ranks): a
+    // left fold of steps of at most kMostOperands into scratch (the destination may be
+    // one of the later operands, in place), then the copy.
+    if (destination.count == 0) return;
+    const Slice partial = Whole(builder_.AddScratch(destination.count), destination.count);
+    std::vector<Slice> group(operands.begin(), operands.begin() + kMostOperands);
+    builder_.Reduce(group, partial);
+    for (size_t next = kMostOperands; next < operands.size();) {
+      group.assign({partial});
+      while (group.size() < kMostOperands && next < operands.size()) {
+        group.push_back(operands[next++]);
+      }
+      builder_.Reduce(group, partial);
+    }
+    builder_.Copy(partial, destination);
   }
+  // The most operands of one Reduce step (TimedSchedules keeps a step's count in a byte).
+  static constexpr size_t kMostOperands = 255;
 
   // Chunks of `count` elements a reduction reads of a peer's own buffer at a time
   // (bigger where the chunk tags would run out).
