@@ -99,24 +99,8 @@ for config in $configs; do
     | awk -F'[,;]' -v r="$ranks" -v k="$nodes" \
       '{ printf "%s,%s,%s,%s,%s,%.2f,%.2f,%.2f\n", r, k, $1, $2, $3, $4, $5, $5 / $4 }'
 done | tee "$work/rows.csv"
-# This machine moves between a fast and a slow mode (every figure about 2x) within
-# minutes: a calibration taken in the other mode than the measurements misjudges every
-# row. So a run that calibrated calibrates again after measuring, keeps both profiles,
-# and says when they differ by more than 1.5x (rescore then with --measured and the
-# profile of the measurements' mode).
 if [ -z "$measured_rows" ] && [ "$profile" = "$work/this_machine.profile" ]; then
-  keep=${TMPDIR:-/tmp}/validate_sim
-  cp "$profile" "$keep.before.profile"
-  "$bench" --calibrate="$keep.after.profile" > /dev/null
-  four_mib() { sed -n 's/^# node: one way .*, \([0-9.]*\) us at 4194304 B;.*/\1/p' "$1"; }
-  before=$(four_mib "$keep.before.profile")
-  after=$(four_mib "$keep.after.profile")
-  echo "validate_sim.sh: calibrated before measuring ($keep.before.profile) and after" \
-    "($keep.after.profile): 4 MiB one way within a node $before us, then $after us" >&2
-  awk -v a="$before" -v b="$after" 'BEGIN { exit !(a > 1.5 * b || b > 1.5 * a) }' \
-    && echo "validate_sim.sh: the machine changed speed during the run: the scores below" \
-      "use the calibration before; rescore with --measured and --profile" \
-      "$keep.after.profile" >&2
+  echo "validate_sim.sh: scored on the calibration before measuring:" >&2
 fi
 awk -F, '
   { config = $1 " ranks on " $2 " nodes"; rows[config]++
@@ -140,3 +124,23 @@ awk -F, '
              tied[config] > "/dev/stderr"
     }
   }' "$work/rows.csv"
+# This machine moves between a fast and a slow mode (every figure about 2x) within
+# minutes: a calibration taken in the other mode than the measurements misjudges every
+# row. So a run that calibrated calibrates again after measuring, keeps both profiles,
+# and when they differ by more than 1.5x scores the same measurements on the second too.
+if [ -z "$measured_rows" ] && [ "$profile" = "$work/this_machine.profile" ]; then
+  keep=${TMPDIR:-/tmp}/validate_sim
+  cp "$profile" "$keep.before.profile"
+  "$bench" --calibrate="$keep.after.profile" > /dev/null
+  four_mib() { sed -n 's/^# node: one way .*, \([0-9.]*\) us at 4194304 B;.*/\1/p' "$1"; }
+  before=$(four_mib "$keep.before.profile")
+  after=$(four_mib "$keep.after.profile")
+  echo "validate_sim.sh: calibrated before measuring ($keep.before.profile) and after" \
+    "($keep.after.profile): 4 MiB one way within a node $before us, then $after us" >&2
+  if awk -v a="$before" -v b="$after" 'BEGIN { exit !(a > 1.5 * b || b > 1.5 * a) }'; then
+    echo "validate_sim.sh: the machine changed speed during the run; scored on the" \
+      "calibration after:" >&2
+    "$0" --configs "$configs" --colls "$colls" --min "$min" --max "$max" \
+      --profile "$keep.after.profile" --measured "$work/rows.csv" > /dev/null
+  fi
+fi
