@@ -65,8 +65,6 @@ void ReduceChunked(ScheduleBuilder& builder, const CollectiveArgs& args, const S
 size_t Sum(absl::Span<const size_t> values);
 // The elements a layout of blocks spans: max(displs[r] + counts[r]).
 size_t Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs);
-// Displacements of blocks laid end to end.
-std::vector<size_t> Packed(absl::Span<const size_t> counts);
 
 // Element counts of this rank's send and receive buffers (algorithms.h's table).
 std::pair<size_t, size_t> BufferCounts(const CollectiveArgs& args, int rank);

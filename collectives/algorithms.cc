@@ -64,12 +64,6 @@ size_t Extent(absl::Span<const size_t> counts, absl::Span<const size_t> displs) 
   return extent;
 }
 
-std::vector<size_t> Packed(absl::Span<const size_t> counts) {
-  std::vector<size_t> displs(counts.size(), 0);
-  for (size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
-  return displs;
-}
-
 std::pair<size_t, size_t> BufferCounts(const CollectiveArgs& args, int rank) {
   const bool root = rank == args.root;
   const size_t size = static_cast<size_t>(args.size);
@@ -198,6 +192,12 @@ int Log2(int power_of_two) {
 }
 
 }  // namespace algorithm_steps
+
+std::vector<size_t> PackedDisplacements(absl::Span<const size_t> counts) {
+  std::vector<size_t> displs(counts.size(), 0);
+  for (size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  return displs;
+}
 
 namespace {
 

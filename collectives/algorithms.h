@@ -213,6 +213,11 @@ inline constexpr size_t kNodeSlotBytes = 64 * 1024;
 // size (CollectiveArgs::AgreedMessageBytes) is `bytes` on `ranks` ranks, to compare
 // with a slot (without single copy the engine runs only calls that fit). Nullopt for
 // the v-collectives, whose sizes are not agreed.
+// Displacements of blocks of `counts` laid end to end (0, counts[0], counts[0] +
+// counts[1], ...): the layout the generators and the simulator's calls use for packed
+// blocks.
+std::vector<size_t> PackedDisplacements(absl::Span<const size_t> counts);
+
 std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<size_t> bytes,
                                            int ranks);
 

@@ -57,15 +57,6 @@ IntercommArgs ArgsFor(Collective collective, int a, int b, int r, bool root_in_a
     for (int j = 0; j < ranks; ++j) counts.push_back(static_cast<size_t>(j % 3) + count);
     return counts;
   };
-  auto packed = [](const std::vector<size_t>& counts) {
-    std::vector<size_t> displs;
-    size_t at = 0;
-    for (size_t c : counts) {
-      displs.push_back(at);
-      at += c;
-    }
-    return displs;
-  };
   switch (collective) {
     case Collective::kReduceScatterBlock:
       // Blocks of count * (the other group's size): both groups' vectors are a * b *
@@ -87,7 +78,7 @@ IntercommArgs ArgsFor(Collective collective, int a, int b, int r, bool root_in_a
     case Collective::kGatherv:
       if (args.root == kRoot) {
         args.counts = varied(args.remote_size);
-        args.displs = packed(args.counts);
+        args.displs = PackedDisplacements(args.counts);
       } else if (args.root != kProcNull) {
         args.count = static_cast<size_t>(local_rank % 3) + count;
       }
@@ -95,7 +86,7 @@ IntercommArgs ArgsFor(Collective collective, int a, int b, int r, bool root_in_a
     case Collective::kAllgatherv:
       args.count = static_cast<size_t>(local_rank % 3) + count;
       args.counts = varied(args.remote_size);
-      args.displs = packed(args.counts);
+      args.displs = PackedDisplacements(args.counts);
       break;
     case Collective::kAlltoallv: {
       // This rank sends remote rank j (local_rank + j) % 2 + count elements; so it
@@ -104,8 +95,8 @@ IntercommArgs ArgsFor(Collective collective, int a, int b, int r, bool root_in_a
         args.counts.push_back(static_cast<size_t>((local_rank + j) % 2) + count);
         args.recv_counts.push_back(static_cast<size_t>((j + local_rank) % 2) + count);
       }
-      args.displs = packed(args.counts);
-      args.recv_displs = packed(args.recv_counts);
+      args.displs = PackedDisplacements(args.counts);
+      args.recv_displs = PackedDisplacements(args.recv_counts);
       break;
     }
     default:

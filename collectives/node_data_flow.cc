@@ -319,7 +319,7 @@ class NodeFlow {
     const bool vectored = args_.collective == Collective::kReduceScatter;
     const std::vector<size_t> counts =
         vectored ? args_.counts : std::vector<size_t>(static_cast<size_t>(p_), args_.count);
-    const std::vector<size_t> displs = Packed(counts);
+    const std::vector<size_t> displs = PackedDisplacements(counts);
     const size_t total = Sum(counts);
     const Slice input = Whole(Input(), total);
     const Slice published = Publish(input);

@@ -483,7 +483,7 @@ struct ReduceScatterLayout {
     layout.counts = args.collective == Collective::kReduceScatter
                         ? args.counts
                         : std::vector<size_t>(args.size, args.count);
-    layout.displs = Packed(layout.counts);
+    layout.displs = PackedDisplacements(layout.counts);
     layout.input = Whole(args.in_place ? BufferId::Recv() : BufferId::Send(), Sum(layout.counts));
     layout.output = Slice{BufferId::Recv(), 0, layout.counts[rank]};
     return layout;

@@ -218,16 +218,6 @@ std::vector<size_t> SkewedBlocks(size_t share, double skew, int ranks) {
   return blocks;
 }
 
-std::vector<size_t> PackedDispls(const std::vector<size_t>& counts) {
-  std::vector<size_t> displs;
-  size_t at = 0;
-  for (size_t count : counts) {
-    displs.push_back(at);
-    at += count;
-  }
-  return displs;
-}
-
 }  // namespace
 
 CollectiveArgs ArgsFor(const PredictionCase& call) {
@@ -255,7 +245,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
       // generators read the counts only where the standard gives them).
       args.count = elements;
       args.counts = SkewedBlocks(elements, call.skew, call.ranks);
-      args.displs = PackedDispls(args.counts);
+      args.displs = PackedDisplacements(args.counts);
       if (call.collective == Collective::kAlltoallv) {
         args.recv_counts = args.counts;
         args.recv_displs = args.displs;
@@ -283,7 +273,7 @@ CollectiveArgs RankArgsFor(const PredictionCase& call, int rank) {
       args.recv_counts = args.counts;
       args.recv_displs = args.displs;
       args.counts.assign(args.counts.size(), SkewedBlock(elements, call.skew, rank, call.ranks));
-      args.displs = PackedDispls(args.counts);
+      args.displs = PackedDisplacements(args.counts);
       break;
     default:
       break;

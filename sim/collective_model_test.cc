@@ -207,6 +207,25 @@ TEST(NodeLevelsModelTest, TheLevelCallsAddUp) {
   }
 }
 
+// A level call that cannot be simulated leaves node_levels unsimulated, saying which
+// and why: here the node engine's reduce, on a profile without the engine's figures.
+TEST(NodeLevelsModelTest, SaysWhichLevelCallIsNotSimulated) {
+  MachineProfile profile = *LoadMachineProfile("infiniband");
+  profile.engine = EngineCost{};
+  PredictionCase call;
+  call.ranks = 8;
+  call.bytes = 8;
+  PredictOptions options;
+  options.algorithm = "node_levels";
+  const absl::StatusOr<std::vector<Prediction>> predictions =
+      PredictAlgorithms(call, profile, *SimulatedTopology(profile, 8, 2), options);
+  ASSERT_TRUE(predictions.ok()) << predictions.status();
+  EXPECT_FALSE(predictions->front().usec.has_value());
+  EXPECT_THAT(predictions->front().skipped,
+              HasSubstr("not simulated: its reduce on 4 ranks (node) is not simulated: profile "
+                        "infiniband_hdr has no node engine figures"));
+}
+
 // The levels nest: on one node of 64 ranks in 8 NUMA domains the chosen small
 // allreduce is node_levels over the domains, and at 1024 nodes of them, node_levels over
 // the nodes, whose node calls are node_levels again: both simulated, and slower for

@@ -57,6 +57,21 @@ absl::StatusOr<double> OneWayUsec(Communicator& comm, size_t bytes, int round_tr
   });
 }
 
+// The one-way times of kCalibrationSmallBytes, kCalibrationMediumBytes and
+// kCalibrationLargeBytes (the bcast algorithm as forced by the caller), into `timings`.
+absl::Status OneWayTimings(Communicator& comm, LinkTimings& timings) {
+  absl::StatusOr<double> small = OneWayUsec(comm, kCalibrationSmallBytes, 1000);
+  absl::StatusOr<double> medium =
+      small.ok() ? OneWayUsec(comm, kCalibrationMediumBytes, 50) : small;
+  absl::StatusOr<double> large =
+      medium.ok() ? OneWayUsec(comm, kCalibrationLargeBytes, 20) : medium;
+  if (!large.ok()) return large.status();
+  timings.small_usec = *small;
+  timings.medium_usec = *medium;
+  timings.large_usec = *large;
+  return absl::OkStatus();
+}
+
 // Waits for every one of `requests`: the first failure, or OK.
 absl::Status WaitAll(std::vector<Request>& requests) {
   for (Request& request : requests) {
@@ -153,20 +168,13 @@ absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm) {
     return forced;
   }
   LinkTimings timings;
-  absl::StatusOr<double> small = OneWayUsec(comm, kCalibrationSmallBytes, 1000);
-  absl::StatusOr<double> medium =
-      small.ok() ? OneWayUsec(comm, kCalibrationMediumBytes, 50) : small;
-  absl::StatusOr<double> large =
-      medium.ok() ? OneWayUsec(comm, kCalibrationLargeBytes, 20) : medium;
-  absl::StatusOr<double> exchange =
-      large.ok() ? ExchangeUsec(comm, kCalibrationLargeBytes, 20) : large;
+  const absl::Status one_way = OneWayTimings(comm, timings);
+  absl::StatusOr<double> exchange = one_way.ok() ? ExchangeUsec(comm, kCalibrationLargeBytes, 20)
+                                                 : absl::StatusOr<double>(one_way);
   absl::StatusOr<Stream> stream =
       exchange.ok() ? StreamUsec(comm, 200) : absl::StatusOr<Stream>(exchange.status());
   comm.SetAlgorithm(Collective::kBcast, "").IgnoreError();
   if (!stream.ok()) return stream.status();
-  timings.small_usec = *small;
-  timings.medium_usec = *medium;
-  timings.large_usec = *large;
   timings.gap_usec = stream->gap_usec;
   timings.post_usec = stream->post_usec;
   timings.exchange_usec = *exchange;
@@ -174,28 +182,26 @@ absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm) {
 }
 
 absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm) {
-  if (comm.size() != 2 || comm.node_segment_bytes() == 0) {
+  if (comm.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: MeasureEngine needs a 2-rank communicator, not %d ranks",
+                        comm.rank(), comm.size()));
+  }
+  if (comm.node_segment_bytes() == 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "rank %d: MeasureEngine needs a 2-rank communicator with a node engine (this one: %d "
-        "ranks, %s)",
-        comm.rank(), comm.size(), comm.node_segment_bytes() == 0 ? "no engine" : "an engine"));
+        "rank %d: MeasureEngine needs a communicator with a node engine, and this one has "
+        "none (its ranks span nodes, ZCOLL_NODE_ENGINE=0, or they could not share a segment)",
+        comm.rank()));
   }
   // The link's ping-pong (MeasureLink), with the node engine's bcast: the same sizes
   // and buffers, so that the two are measured alike.
   if (absl::Status forced = comm.SetAlgorithm(Collective::kBcast, "node"); !forced.ok()) {
     return forced;
   }
-  absl::StatusOr<double> small = OneWayUsec(comm, kCalibrationSmallBytes, 1000);
-  absl::StatusOr<double> medium =
-      small.ok() ? OneWayUsec(comm, kCalibrationMediumBytes, 50) : small;
-  absl::StatusOr<double> large =
-      medium.ok() ? OneWayUsec(comm, kCalibrationLargeBytes, 20) : medium;
-  comm.SetAlgorithm(Collective::kBcast, "").IgnoreError();
-  if (!large.ok()) return large.status();
   LinkTimings timings;
-  timings.small_usec = *small;
-  timings.medium_usec = *medium;
-  timings.large_usec = *large;
+  const absl::Status one_way = OneWayTimings(comm, timings);
+  comm.SetAlgorithm(Collective::kBcast, "").IgnoreError();
+  if (!one_way.ok()) return one_way;
   return timings;
 }
 

@@ -49,7 +49,8 @@ absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm);
 // The node engine's timings on a 2-rank communicator with a node engine (every rank
 // calls it): the one-way times of node Bcasts of 8 B, 1 MiB and 4 MiB (half a round
 // trip, as MeasureLink's; from 64 KiB each rank copies half the vector, both at once);
-// the other fields 0. FailedPrecondition when the communicator has no node engine.
+// the other fields 0. InvalidArgument for another size, FailedPrecondition when the
+// communicator has no node engine.
 absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm);
 
 // A control line's trip between two cores: two processes, each writing its own cache

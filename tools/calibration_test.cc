@@ -1,7 +1,9 @@
 #include "tools/calibration.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/communicator_harness.h"
 
 namespace zcoll {
 namespace {
@@ -69,6 +71,28 @@ TEST(CalibrationTest, KernelThroughputsArePositive) {
   const double trip = MeasureCacheLineTripUsec();
   EXPECT_GT(trip, 0);
   EXPECT_LT(trip, 1000);
+}
+
+// The measurements refuse communicators they cannot measure, naming the rank and why.
+TEST(CalibrationTest, MeasurementsRefuseCommunicatorsTheyCannotMeasure) {
+  ASSERT_TRUE(
+      testing::RunCommunicatorJob({.size = 3}, [](Communicator& comm, testing::RankControl&) {
+        const absl::StatusOr<LinkTimings> link = MeasureLink(comm);
+        EXPECT_THAT(link.status().message(),
+                    ::testing::HasSubstr("MeasureLink needs a 2-rank communicator, not 3"));
+        const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
+        EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
+        EXPECT_THAT(engine.status().message(),
+                    ::testing::HasSubstr(
+                        absl::StrCat("rank ", comm.rank(), ": MeasureEngine needs a 2-rank")));
+      }).ok());
+  // Two ranks on two nodes have no node engine.
+  ASSERT_TRUE(testing::RunCommunicatorJob({.size = 2, .nodes = 2}, [](Communicator& comm,
+                                                                      testing::RankControl&) {
+                const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
+                EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
+                EXPECT_THAT(engine.status().message(), ::testing::HasSubstr("has none"));
+              }).ok());
 }
 
 TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {
