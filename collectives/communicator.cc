@@ -308,6 +308,10 @@ absl::Status Communicator::FreeBuffer(void* data) { return FreeSharedBuffer(data
 bool Communicator::node_single_copy() const {
   return state_ != nullptr && state_->node != nullptr && state_->node->single_copy();
 }
+
+bool Communicator::node_asymmetric_fences() const {
+  return state_ != nullptr && state_->node != nullptr && state_->node->asymmetric_fences();
+}
 absl::Duration Communicator::timeout() const {
   return state_ != nullptr ? state_->timeout : absl::ZeroDuration();
 }

@@ -187,9 +187,11 @@ class Communicator {
   // The node engine (README, "Node collectives"): the bytes of this communicator's
   // shared segment on this node, 0 when its collectives run by messages (it spans
   // nodes, has one rank, or ZCOLL_NODE_ENGINE=0); and whether its ranks read each
-  // other's memory, so that node calls of any size run there.
+  // other's memory, so that node calls of any size run there; and whether its
+  // publications go without a fence (asymmetric fences: NodeSegment::Announce).
   size_t node_segment_bytes() const;
   bool node_single_copy() const;
+  bool node_asymmetric_fences() const;
   absl::Duration timeout() const;
   // The deadline of an operation started now under the default timeout (read off
   // the kernel's coarse clock, which costs a few nanoseconds where absl::Now costs

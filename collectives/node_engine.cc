@@ -32,6 +32,8 @@ namespace {
 struct SetupRecord {
   uint32_t ok;
   uint32_t single_copy;  // an answer: this rank can read the leader's memory
+  // An answer: this process registered for the membarrier of asymmetric fences.
+  uint32_t asymmetric_fences;
   char text[248];
 };
 
@@ -105,8 +107,12 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     RETURN_IF_ERROR(wait(0, 2 * peers));
     std::string why = segment.has_value() ? "" : state->offer.text;
     bool single_copy = true;
+    // Asymmetric fences need every rank registered, and ranks that seldom sleep: the
+    // sleeper's membarrier (about a microsecond) would cost ranks that share cores.
+    bool asymmetric_fences = NodeSegment::RegisterAsymmetricFences().ok();
     for (int peer = 1; peer < size; ++peer) {
       SetupRecord& answer = state->answers[peer];
+      asymmetric_fences = asymmetric_fences && answer.ok == 1 && answer.asymmetric_fences == 1;
       answer.text[sizeof(answer.text) - 1] = '\0';
       if (answer.ok == 1 && answer.single_copy == 1) continue;
       if (answer.ok == 1 && single_copy) {
@@ -127,7 +133,9 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     // Every rank that will ever map it has: the name can go.
     segment->Unlink();
     segment->SetSingleCopy(single_copy);
-    segment->SetOversubscribed(CoresOversubscribed());
+    const bool oversubscribed = CoresOversubscribed();
+    segment->SetOversubscribed(oversubscribed);
+    segment->SetAsymmetricFences(asymmetric_fences && !oversubscribed);
     segment->SetSetup(why.empty() ? NodeSegment::SetupState::kReady
                                   : NodeSegment::SetupState::kAbandoned);
     if (!why.empty()) {
@@ -150,6 +158,7 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
       segment.emplace(std::move(*opened));
       const absl::Status probe = segment->ProbeSingleCopy();
       answer.single_copy = probe.ok() ? 1 : 0;
+      answer.asymmetric_fences = NodeSegment::RegisterAsymmetricFences().ok() ? 1 : 0;
       if (!probe.ok()) SetText(answer, probe.message());
     } else {
       SetText(answer, opened.status().ToString());
@@ -208,6 +217,7 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
       single_copy_(segment_.single_copy()),
       oversubscribed_(segment_.oversubscribed()),
       pid_(static_cast<uint32_t>(getpid())) {
+  segment_.UseSetupVerdicts();
   // The reduction kernels for this machine's SIMD target are chosen once per process,
   // on first use: here, rather than inside the first reduction on the segment.
   ReduceKernelTarget();

@@ -122,6 +122,7 @@ class NodeEngine {
   // Whether the job has more ranks on this machine than it has cores (the leader's
   // view at setup): the same on every rank.
   bool oversubscribed() const { return oversubscribed_; }
+  bool asymmetric_fences() const { return segment_.uses_asymmetric_fences(); }
   // Whether local rank `rank` is a thread of this process (its memory is read in place).
   bool SameProcess(int rank) const { return segment_.pid(rank) == pid_; }
   // The sequence number of the next node call (every rank of the node numbers its

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,7 +23,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 6;  // 6: node-wide counts (sleepers, departures) after the header
+constexpr uint32_t kVersion = 7;  // 7: the asymmetric fences' verdict in the header
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -84,6 +85,7 @@ struct NodeSegment::Header {
   std::atomic<uint32_t> setup;  // NodeSegment::SetupState
   std::atomic<uint32_t> single_copy;
   std::atomic<uint32_t> oversubscribed;
+  std::atomic<uint32_t> asymmetric_fences;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must be lock-free");
 
@@ -124,6 +126,7 @@ NodeSegment& NodeSegment::operator=(NodeSegment&& other) noexcept {
   bytes_ = std::exchange(other.bytes_, 0);
   owner_ = other.owner_;
   linked_ = std::exchange(other.linked_, false);
+  asymmetric_fences_ = other.asymmetric_fences_;
   controls_offset_ = other.controls_offset_;
   consumed_offset_ = other.consumed_offset_;
   sleep_offset_ = other.sleep_offset_;
@@ -167,6 +170,25 @@ bool NodeSegment::oversubscribed() const {
 void NodeSegment::SetOversubscribed(bool oversubscribed) {
   header()->oversubscribed.store(oversubscribed ? 1 : 0, std::memory_order_release);
 }
+
+bool NodeSegment::asymmetric_fences() const {
+  return header()->asymmetric_fences.load(std::memory_order_acquire) != 0;
+}
+
+void NodeSegment::SetAsymmetricFences(bool asymmetric) {
+  header()->asymmetric_fences.store(asymmetric ? 1 : 0, std::memory_order_release);
+}
+
+absl::Status NodeSegment::RegisterAsymmetricFences() {
+  static const int registered = [] {
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0 ? 0 : errno;
+  }();
+  if (registered == 0) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(
+      "membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) failed: ", Errno(registered)));
+}
+
+void NodeSegment::UseSetupVerdicts() { asymmetric_fences_ = asymmetric_fences(); }
 
 void NodeSegment::SetSingleCopy(bool single_copy) {
   header()->single_copy.store(single_copy ? 1 : 0, std::memory_order_release);
@@ -296,6 +318,11 @@ uint32_t NodeSegment::BeginSleep(int rank) {
   SleepLine* line = sleep_line(rank);
   line->sleeping.store(1, std::memory_order_seq_cst);
   sleepers().fetch_add(1, std::memory_order_seq_cst);
+  // Publishers with asymmetric fences do not fence between their store and their look
+  // at the count: this makes every CPU that runs one fence now (Announce). It cannot
+  // fail once the process registered (UseSetupVerdicts follows a verdict that every
+  // rank did).
+  if (asymmetric_fences_) syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
   return line->doorbell.load(std::memory_order_seq_cst);
 }
 

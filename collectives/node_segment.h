@@ -29,21 +29,29 @@
 // contribution into its inline payload or slot of the call's parity, then stores the
 // call's sequence number into `published`; a reader loads it, reads, and stores the
 // sequence into its own `consumed` once it has read everything it needs from the
-// others in that call. The stores and loads are sequentially consistent (a plain load
-// on x86 and ARMv8, an exchange for the store), which the sleeping protocol below
-// needs and which orders the payload before the number like release and acquire. A rank writes the
-// parity of call s again in call s + 2, and first waits until every rank consumed s (usually long
-// done): two buffers per rank make an exit barrier unnecessary.
+// others in that call. The loads are sequentially consistent (a plain load on x86 and
+// ARMv8); the stores release (ordering the payload before the number) and, as the
+// sleeping protocol below needs, are ordered before the publisher's look at the
+// sleepers' count: by an exchange (full fences) or by the sleepers' membarrier
+// (asymmetric fences, the creator's verdict). A rank writes the parity of call s again
+// in call s + 2, and first waits until every rank consumed s (usually long done): two
+// buffers per rank make an exit barrier unnecessary.
 //
 // Sequence numbers are 32 bits and compared modulo 2^32 (SequenceReached), so a
 // communicator that runs 2^32 collectives wraps around without confusing an old number
 // with a new one; tests start near the wrap (first_sequence) to check that.
 //
-// Sleeping: a waiter sets its `sleeping` flag, reads its doorbell, checks its condition
-// once more and sleeps on the doorbell (a futex); a publisher, after publishing, rings
-// the doorbell of every rank whose flag is set. Both sides' flag and doorbell
-// operations are sequentially consistent, so either the publisher sees the flag or the
-// waiter sees the publication.
+// Sleeping: a waiter sets its `sleeping` flag, counts itself among the sleepers, reads
+// its doorbell, checks its condition once more and sleeps on the doorbell (a futex); a
+// publisher, after publishing, looks at the sleepers' count and rings the doorbell of
+// every rank whose flag is set. With full fences both sides' operations are
+// sequentially consistent; with asymmetric fences the publisher's are a release store
+// and a load, and the waiter, after counting itself in, makes every CPU that runs a
+// registered process fence (membarrier's MEMBARRIER_CMD_GLOBAL_EXPEDITED). Either way
+// the publisher sees the count or the waiter sees the publication. Asymmetric fences
+// move the cost from every publication (a cache line's trip: the line a rank
+// publishes in is in its peers' caches) to each sleep (a microsecond), so they are
+// used where the ranks have a core each and sleep seldom.
 
 #ifndef ZCOLL_COLLECTIVES_NODE_SEGMENT_H_
 #define ZCOLL_COLLECTIVES_NODE_SEGMENT_H_
@@ -118,6 +126,21 @@ class NodeSegment {
   // view, with the setup's, so that every rank chooses alike.
   bool oversubscribed() const;
   void SetOversubscribed(bool oversubscribed);
+  // Whether publications and `consumed` counts are stored without a fence, the
+  // sleepers' side ordering them with a membarrier (Announce, BeginSleep): the
+  // creator's verdict, written with the setup's when every rank registered for it
+  // (RegisterAsymmetricFences) and the cores are not oversubscribed. A segment follows
+  // it from UseSetupVerdicts on.
+  bool asymmetric_fences() const;
+  void SetAsymmetricFences(bool asymmetric);
+  // Registers this process for the membarrier that asymmetric fences need (Linux 4.16
+  // and later; a seccomp filter may refuse it): OK once registered, else why not.
+  // Registers once per process.
+  static absl::Status RegisterAsymmetricFences();
+  // Reads the creator's verdicts that the hot paths follow (after the setup is ready),
+  // and whether this segment's follow asymmetric fences.
+  void UseSetupVerdicts();
+  bool uses_asymmetric_fences() const { return asymmetric_fences_; }
   // The creator's address of its mapping and its process, for a rank that probes
   // whether it can read another process's memory (ProbeSingleCopy).
   absl::Status ProbeSingleCopy() const;
@@ -136,8 +159,7 @@ class NodeSegment {
     ControlLine* line = control(rank, sequence);
     line->consumed_when_published.store(
         consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    line->published.store(sequence, std::memory_order_seq_cst);
-    WakeSleepers();
+    Announce(line->published, sequence);
   }
   // What `consumed` held when the rank last published (read after seeing that
   // publication): a peer learns it from the line it reads anyway, and need not read
@@ -153,10 +175,7 @@ class NodeSegment {
   uint32_t consumed(int rank) const {
     return consumed_line(rank)->consumed.load(std::memory_order_seq_cst);
   }
-  void Consume(int rank, uint32_t sequence) {
-    consumed_line(rank)->consumed.store(sequence, std::memory_order_seq_cst);
-    WakeSleepers();
-  }
+  void Consume(int rank, uint32_t sequence) { Announce(consumed_line(rank)->consumed, sequence); }
 
   // The check word rank `rank` published with `sequence` (written before Publish,
   // read after seeing it; kept until the rank publishes sequence + kCheckWords).
@@ -328,6 +347,25 @@ class NodeSegment {
   ExposureLine* exposure(int rank) const {
     return reinterpret_cast<ExposureLine*>(base_ + exposure_offset_) + rank;
   }
+  // Stores `value` in a word that sleepers may wait on, then rings them. The store
+  // must be visible before the sleepers' count is loaded, or a rank announcing its
+  // sleep meanwhile could miss it and sleep through it. With full fences the store is
+  // sequentially consistent: on x86 an xchg, which waits for the line, and the line is
+  // usually in a peer's cache, as peers read it: a cache line's trip on every
+  // publication. With asymmetric fences the store is a plain release store and the
+  // sleeper pays instead (BeginSleep's membarrier makes every running registered
+  // process's CPU fence, so either this store is visible to the sleeper's check after
+  // it, or this load comes after the fence and sees the sleeper counted).
+  void Announce(std::atomic<uint32_t>& word, uint32_t value) {
+    if (asymmetric_fences_) {
+      word.store(value, std::memory_order_release);
+      // (Only the compiler must keep the load below after the store.)
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      word.store(value, std::memory_order_seq_cst);
+    }
+    WakeSleepers();
+  }
   // Rings the doorbell of every rank that announced it sleeps (after each publication:
   // the count is looked at here, inline, and is usually 0).
   void WakeSleepers() {
@@ -358,6 +396,7 @@ class NodeSegment {
   size_t bytes_ = 0;
   bool owner_ = false;
   bool linked_ = false;
+  bool asymmetric_fences_ = false;  // UseSetupVerdicts
   size_t controls_offset_ = 0;
   size_t consumed_offset_ = 0;
   size_t sleep_offset_ = 0;

@@ -223,8 +223,13 @@ void PrintNodeEngine() {
         absl::StrCat(ranks, " ranks ", Bytes(NodeSegment::SegmentBytes(ranks, kNodeSlotBytes))));
   }
   absl::PrintF("  segment for %s\n", absl::StrJoin(sizes, ", "));
-  absl::PrintF("  ranks read each other's memory (process_vm_readv, calls beyond a slot): %s\n\n",
+  absl::PrintF("  ranks read each other's memory (process_vm_readv, calls beyond a slot): %s\n",
                SingleCopyHere());
+  const absl::Status fences = NodeSegment::RegisterAsymmetricFences();
+  absl::PrintF(
+      "  publications without a fence, a sleeping rank fencing for them (membarrier; used "
+      "when\n  the node's ranks have a core each): %s\n\n",
+      fences.ok() ? "yes" : absl::StrCat("no (", fences.message(), ")"));
 }
 
 constexpr char kUsage[] =
