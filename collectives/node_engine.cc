@@ -232,6 +232,9 @@ static_assert(NodeSegment::kInlineBytes == node_engine_limits::kInlineBytes,
               "the data-flow model's inline size is the control line's");
 static_assert(NodeSegment::kSlotAlignment == 64, "node_engine_limits::TableBytes aligns to 64");
 
+// A block's (offset, bytes) in an inline table of ExposeBlocks: two 16-bit words.
+constexpr size_t kInlinePairBytes = 2 * sizeof(uint16_t);
+
 size_t SumOf(absl::Span<const size_t> values) {
   size_t sum = 0;
   for (size_t value : values) sum += value;
@@ -372,9 +375,25 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
+  const size_t packed = SumOf(counts) * element_bytes;
+  // Blocks that fit the control line with a table of 16-bit pairs go there, so that a
+  // small call's reader fetches that line alone (2 ranks: up to 36 bytes in all).
+  const size_t inline_table = static_cast<size_t>(ranks()) * kInlinePairBytes;
+  if (inline_table + packed <= NodeSegment::kInlineBytes) {
+    char* payload = segment.InlinePayload(me(), sequence);
+    size_t at = inline_table;
+    for (int rank = 0; rank < ranks(); ++rank) {
+      const size_t length = counts[rank] * element_bytes;
+      const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
+      std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
+      if (length > 0) std::memcpy(payload + at, data + displs[rank] * element_bytes, length);
+      at += length;
+    }
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, at);
+    return absl::OkStatus();
+  }
   // Pairs (offset from the data's start, bytes), one per rank.
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
-  const size_t packed = SumOf(counts) * element_bytes;
   if (table_bytes + packed <= CopyInLimit()) {
     char* into = segment.Slot(me(), sequence) + table_bytes;
     size_t at = 0;
@@ -550,6 +569,18 @@ void NodeExecution::DeferredRanges(std::vector<std::pair<size_t, size_t>>& range
 
 size_t NodeExecution::BlockOffset(int rank, int to) const {
   return reinterpret_cast<const uint64_t*>(engine_.segment().Slot(rank, call_.sequence))[2 * to];
+}
+
+NodeExecution::BlockEntry NodeExecution::PublishedBlock(int rank, int to) const {
+  const NodeSegment& segment = engine_.segment();
+  if (segment.where(rank, call_.sequence) == NodeSegment::Where::kInline) {
+    uint16_t pair[2];
+    std::memcpy(pair, segment.InlinePayload(rank, call_.sequence) + to * kInlinePairBytes,
+                kInlinePairBytes);
+    return {pair[0], pair[1]};
+  }
+  const auto* table = reinterpret_cast<const uint64_t*>(segment.Slot(rank, call_.sequence));
+  return {table[2 * to], table[2 * to + 1]};
 }
 
 inline const char* NodeExecution::InSegment(int rank, size_t offset) const {
@@ -1017,15 +1048,14 @@ absl::Status NodeExecution::Gather() {
       const size_t share = HubShare(block);
       awaits_stage_ = share > 0;
       if (!vectored) return Fetch(call_.root, me() * block + share, block - share, recv + share);
-      const uint64_t* table =
-          reinterpret_cast<const uint64_t*>(segment.Slot(call_.root, call_.sequence));
-      if (table[2 * me() + 1] != block) {
+      const BlockEntry entry = PublishedBlock(call_.root, me());
+      if (entry.length != block) {
         return absl::InvalidArgumentError(
             absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": the root (rank ",
-                         call_.root, ") sends this rank ", table[2 * me() + 1] / element_bytes,
+                         call_.root, ") sends this rank ", entry.length / element_bytes,
                          " elements but recv_count is ", call_.count));
       }
-      return Fetch(call_.root, BlockOffset(call_.root, me()) + share, block - share, recv + share);
+      return Fetch(call_.root, entry.offset + share, block - share, recv + share);
     }
     case Collective::kGather:
     case Collective::kGatherv:
@@ -1089,15 +1119,14 @@ absl::Status NodeExecution::Gather() {
             own(into, input + send_displs[me()] * element_bytes, length);
           continue;
         }
-        const uint64_t* table =
-            reinterpret_cast<const uint64_t*>(segment.Slot(rank, call_.sequence));
-        if (table[2 * me() + 1] != length) {
+        const BlockEntry entry = PublishedBlock(rank, me());
+        if (entry.length != length) {
           return absl::InvalidArgumentError(
               absl::StrCat("rank ", transport_.rank(), ": ", call_.name, ": rank ", rank,
-                           " sends this rank ", table[2 * me() + 1] / element_bytes,
+                           " sends this rank ", entry.length / element_bytes,
                            " elements but recv_counts[", rank, "] is ", recv_counts[rank]));
         }
-        RETURN_IF_ERROR(Fetch(rank, table[2 * me()], length, into));
+        RETURN_IF_ERROR(Fetch(rank, entry.offset, length, into));
       }
       return absl::OkStatus();
     }

@@ -275,8 +275,16 @@ class NodeExecution final : public CallExecution {
   // rank, with the table of where each starts.
   absl::Status ExposeBlocks(const char* data, absl::Span<const size_t> counts,
                             absl::Span<const size_t> displs);
-  // Where rank `rank`'s block for rank `to` starts in its publication (ExposeBlocks).
+  // Where rank `rank`'s block for rank `to` starts in its slot's table (a Gather
+  // root's destinations).
   size_t BlockOffset(int rank, int to) const;
+  // Rank `rank`'s block for rank `to` in its publication by ExposeBlocks: where it
+  // starts (as Fetch takes offsets) and its bytes, from the inline table or the slot's.
+  struct BlockEntry {
+    uint64_t offset;
+    uint64_t length;
+  };
+  BlockEntry PublishedBlock(int rank, int to) const;
   // Bytes before the data in a slot: the table of ExposeBlocks' collectives.
   size_t TableBytes() const;
   // Copies `bytes` at `offset` of `rank`'s publication into `destination`.
