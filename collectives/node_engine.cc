@@ -376,34 +376,36 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
   const size_t packed = SumOf(counts) * element_bytes;
+  // Copies the blocks one after another into `into` from offset `at` on, telling
+  // `record` each one's (offset, bytes); returns the offset after the last.
+  auto pack = [&](char* into, size_t at, auto&& record) {
+    for (int rank = 0; rank < ranks(); ++rank) {
+      const size_t length = counts[rank] * element_bytes;
+      record(rank, at, length);
+      if (length > 0) std::memcpy(into + at, data + displs[rank] * element_bytes, length);
+      at += length;
+    }
+    return at;
+  };
   // Blocks that fit the control line with a table of 16-bit pairs go there, so that a
   // small call's reader fetches that line alone (2 ranks: up to 36 bytes in all).
   const size_t inline_table = static_cast<size_t>(ranks()) * kInlinePairBytes;
   if (inline_table + packed <= NodeSegment::kInlineBytes) {
     char* payload = segment.InlinePayload(me(), sequence);
-    size_t at = inline_table;
-    for (int rank = 0; rank < ranks(); ++rank) {
-      const size_t length = counts[rank] * element_bytes;
+    const size_t end = pack(payload, inline_table, [&](int rank, size_t at, size_t length) {
       const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
       std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
-      if (length > 0) std::memcpy(payload + at, data + displs[rank] * element_bytes, length);
-      at += length;
-    }
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, at);
+    });
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, end);
     return absl::OkStatus();
   }
   // Pairs (offset from the data's start, bytes), one per rank.
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
   if (table_bytes + packed <= CopyInLimit()) {
-    char* into = segment.Slot(me(), sequence) + table_bytes;
-    size_t at = 0;
-    for (int rank = 0; rank < ranks(); ++rank) {
-      const size_t length = counts[rank] * element_bytes;
+    pack(segment.Slot(me(), sequence) + table_bytes, 0, [&](int rank, size_t at, size_t length) {
       table[2 * rank] = at;
       table[2 * rank + 1] = length;
-      if (length > 0) std::memcpy(into + at, data + displs[rank] * element_bytes, length);
-      at += length;
-    }
+    });
     segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, packed);
     return absl::OkStatus();
   }
