@@ -626,21 +626,27 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
 }
 
 // The node engine runs every collective of a one-node communicator, but for rooted
-// ones below 64 KiB where the node's ranks outnumber its cores (selection.cc says why).
+// ones below 64 KiB where the node's ranks outnumber its cores (selection.cc says why),
+// except a Bcast or a Scatter within kEagerBytes, whose leaves wait for the root alone.
 TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNodeUntil64KiB) {
   for (const bool oversubscribed : {false, true}) {
     for (const Collective collective :
          {Collective::kBcast, Collective::kReduce, Collective::kScatter, Collective::kGather,
           Collective::kScatterv, Collective::kAllreduce}) {
-      for (const size_t count : {size_t{2}, size_t{16384}, size_t{1} << 20}) {
+      for (const size_t count :
+           {size_t{2}, size_t{256}, size_t{257}, size_t{16384}, size_t{1} << 20}) {
         CollectiveArgs args = MakeArgs(collective, 4, count, 0, false);
         args.element_bytes = 4;
         const SelectionInputs inputs =
             AgreedSelectionInputs(args, *Topology::Uniform(1, 4), /*node_engine=*/true,
                                   /*node_single_copy=*/true, oversubscribed);
         const std::optional<size_t> bytes = inputs.bytes;
-        const bool by_messages =
-            oversubscribed && IsRooted(collective) && (!bytes.has_value() || *bytes < 64 * 1024);
+        const bool leaves_read_the_root_alone =
+            (collective == Collective::kBcast || collective == Collective::kScatter) &&
+            bytes.has_value() && *bytes <= node_engine_limits::kEagerBytes;
+        const bool by_messages = oversubscribed && IsRooted(collective) &&
+                                 (!bytes.has_value() || *bytes < 64 * 1024) &&
+                                 !leaves_read_the_root_alone;
         EXPECT_EQ(SelectAlgorithm(inputs).on_node(), !by_messages)
             << CollectiveName(collective) << " " << count << " floats, oversubscribed "
             << oversubscribed;

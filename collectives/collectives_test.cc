@@ -1415,6 +1415,171 @@ TEST(QuickNodeCallTest, AnEagerRankReturnsBeforeTheOthersEnter) {
   }
 }
 
+// Within kEagerBytes a rank that needs only some ranks' data waits for those alone
+// (node_engine_limits::RoleReads): on 3 ranks, rank 1 as a Bcast's or Scatter(v)'s
+// leaf (root 0) or a Scan's or Exscan's rank 1 must return, with its result, while
+// rank 2 waits (at most 10 s) for it to say so before entering. As a first call and
+// as a repetition (a quick call), of 1 element (inline) and of 64 (in the slots).
+TEST(QuickNodeCallTest, AReaderWaitsOnlyForTheRanksItReads) {
+  static std::atomic<bool> reader_returned{false};
+  for (const size_t n : {size_t{1}, size_t{64}}) {
+    for (const bool repeated : {false, true}) {
+      for (const Collective collective :
+           {Collective::kBcast, Collective::kScatter, Collective::kScatterv, Collective::kScan,
+            Collective::kExscan}) {
+        reader_returned = false;
+        const absl::Status status = RunCommunicatorJob(
+            {.size = 3}, [collective, repeated, n](Communicator& comm, RankControl&) {
+              ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+              const int rank = comm.rank();
+              // Rank r's vector is all r + 1; the root's blocks 10, 20 and 30.
+              std::vector<int32_t> mine(n), result(n), blocks(3 * n);
+              const std::vector<size_t> counts(3, n), displs = {0, n, 2 * n};
+              auto reset = [&] {
+                std::fill(mine.begin(), mine.end(), rank + 1);
+                std::fill(result.begin(), result.end(), 0);
+                for (size_t i = 0; i < 3 * n; ++i) blocks[i] = 10 * static_cast<int32_t>(i / n + 1);
+              };
+              auto call = [&] {
+                switch (collective) {
+                  case Collective::kBcast:
+                    return comm.Bcast(mine.data(), n, DataType::kInt32, 0);
+                  case Collective::kScatter:
+                    return comm.Scatter(blocks.data(), result.data(), n, DataType::kInt32, 0);
+                  case Collective::kScatterv:
+                    return comm.Scatterv(blocks.data(), counts, displs, result.data(), n,
+                                         DataType::kInt32, 0);
+                  case Collective::kScan:
+                    return comm.Scan(mine.data(), result.data(), n, DataType::kInt32,
+                                     PredefinedOp::kSum);
+                  default:
+                    return comm.Exscan(mine.data(), result.data(), n, DataType::kInt32,
+                                       PredefinedOp::kSum);
+                }
+              };
+              auto expect_results = [&] {
+                const bool rooted =
+                    collective == Collective::kScatter || collective == Collective::kScatterv;
+                for (size_t i = 0; i < n; ++i) {
+                  switch (collective) {
+                    case Collective::kBcast:
+                      ASSERT_EQ(mine[i], 1) << "element " << i;
+                      break;
+                    case Collective::kScan:
+                      ASSERT_EQ(result[i], (rank + 1) * (rank + 2) / 2) << "element " << i;
+                      break;
+                    case Collective::kExscan:
+                      if (rank > 0) {
+                        ASSERT_EQ(result[i], rank * (rank + 1) / 2) << "element " << i;
+                      }
+                      break;
+                    default:
+                      ASSERT_TRUE(rooted);
+                      ASSERT_EQ(result[i], 10 * (rank + 1)) << "element " << i;
+                      break;
+                  }
+                }
+              };
+              reset();
+              if (repeated) {
+                ASSERT_TRUE(call().ok());
+                expect_results();
+                ASSERT_TRUE(comm.Barrier().ok());
+                reset();
+              }
+              if (rank < 2) {
+                ASSERT_TRUE(call().ok());
+                expect_results();
+                if (rank == 1) reader_returned = true;
+                return;
+              }
+              for (int waited_ms = 0; !reader_returned && waited_ms < 10000; ++waited_ms) {
+                absl::SleepFor(absl::Milliseconds(1));
+              }
+              EXPECT_TRUE(reader_returned) << "rank 1 waited for rank 2, whose data it needs not";
+              ASSERT_TRUE(call().ok());
+              expect_results();
+            });
+        EXPECT_TRUE(status.ok()) << status << " (" << CollectiveName(collective) << ", " << n
+                                 << (repeated ? " elements, repeated)" : " elements)");
+      }
+    }
+  }
+}
+
+// A rank that did not wait for a disagreeing rank's word in a small call fails by the
+// second call after it (VerifyEagerCall), naming the disagreement: on 3 ranks, rank 1
+// a Bcast's leaf (root 0), reading the root alone, while rank 2 names itself the root
+// (eager, as rank 0 is: no rank reads a word that differs in the call) or passes
+// another count (it reads the root's word and fails in the call; rank 1 may then
+// learn first that it left over it).
+TEST(QuickNodeCallTest, ADisagreementAReaderDidNotWaitForFailsWithinTwoCalls) {
+  for (const bool another_root : {true, false}) {
+    const absl::Status status = RunCommunicatorJob(
+        {.size = 3, .communicator_timeout = absl::Seconds(20)},
+        [another_root](Communicator& comm, RankControl&) {
+          const int rank = comm.rank();
+          std::vector<int64_t> values(2, rank == 0 ? 42 : 0);
+          for (int i = 0; i < 3; ++i) {
+            ASSERT_TRUE(comm.Bcast(values.data(), 1, DataType::kInt64, 0).ok());
+            ASSERT_EQ(values[0], 42);
+          }
+          const int root = another_root && rank == 2 ? 2 : 0;
+          const size_t count = !another_root && rank == 2 ? 2 : 1;
+          absl::Status first_error = comm.Bcast(values.data(), count, DataType::kInt64, root);
+          for (int call = 0; call < 2 && first_error.ok(); ++call) {
+            first_error = comm.Bcast(values.data(), 1, DataType::kInt64, 0);
+          }
+          EXPECT_FALSE(first_error.ok()) << "rank " << rank;
+          if (another_root) {
+            EXPECT_THAT(first_error.message(), HasSubstr("disagree")) << first_error;
+          } else {
+            EXPECT_THAT(first_error.message(), AnyOf(HasSubstr("disagree"), HasSubstr("left")))
+                << first_error;
+          }
+        });
+    EXPECT_TRUE(status.ok()) << status << (another_root ? " (another root)" : " (another count)");
+  }
+}
+
+// The same where only the reader can find it: after the call, ranks 0 and 2 make no
+// more calls, and rank 1 makes two as the root (eager, waiting for no one). The
+// second, publishing into the parity of the call it did not check, compares the words
+// then and fails naming the disagreement; no other rank's failure could tell it.
+TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
+  static std::atomic<bool> reader_done{false};
+  // 1 element (inline: RunSmall) and 64 (in the slots: the general state machine).
+  for (const size_t n : {size_t{1}, size_t{64}}) {
+    reader_done = false;
+    const absl::Status status = RunCommunicatorJob(
+        {.size = 3, .communicator_timeout = absl::Seconds(20)},
+        [n](Communicator& comm, RankControl&) {
+          const int rank = comm.rank();
+          std::vector<int64_t> values(n, rank == 0 ? 42 : 0);
+          for (int i = 0; i < 3; ++i) {
+            ASSERT_TRUE(comm.Bcast(values.data(), n, DataType::kInt64, 0).ok());
+            ASSERT_EQ(values[0], 42);
+          }
+          // Rank 2 names itself the root: ranks 0 and 2 are eager, rank 1 reads rank 0.
+          ASSERT_TRUE(comm.Bcast(values.data(), n, DataType::kInt64, rank == 2 ? 2 : 0).ok());
+          if (rank != 1) {
+            for (int waited_ms = 0; !reader_done && waited_ms < 10000; ++waited_ms) {
+              absl::SleepFor(absl::Milliseconds(1));
+            }
+            return;
+          }
+          EXPECT_EQ(values[0], 42);
+          const absl::Status next = comm.Bcast(values.data(), n, DataType::kInt64, 1);
+          EXPECT_TRUE(next.ok()) << next;
+          const absl::Status after_next = comm.Bcast(values.data(), n, DataType::kInt64, 1);
+          EXPECT_EQ(after_next.code(), absl::StatusCode::kInvalidArgument) << after_next;
+          EXPECT_THAT(after_next.message(), HasSubstr("disagreed")) << after_next;
+          reader_done = true;
+        });
+    EXPECT_TRUE(status.ok()) << status << " (" << n << " elements)";
+  }
+}
+
 // SetAlgorithm between repeated calls takes effect: rank 0 forces a message-passing
 // allreduce after a loop of node calls, rank 1 does not, so the two no longer run the
 // same algorithm and the call must fail on both (were rank 0 still repeating its node

@@ -106,11 +106,28 @@ class NodeFlow {
       return reduced(reader) ? kNodeInPlaceReadTag : kNodePublicationTag;
     };
     for (int r = 0; r < p_; ++r) {
-      if (r != me_) builder_.Send(r, tag(r), piece(r));
+      if (r != me_ && ReadsInCall(r, me_)) builder_.Send(r, tag(r), piece(r));
     }
     for (int q = 0; q < p_; ++q) {
-      if (q != me_) builder_.Recv(q, tag(me_), into(q));
+      if (q != me_ && ReadsInCall(me_, q)) builder_.Recv(q, tag(me_), into(q));
     }
+  }
+  // Whether `reader` reads `publisher`'s control line in the call: every rank's, but
+  // within kEagerBytes a rank that needs only some ranks' data (RoleReads: a Bcast's
+  // or Scatter(v)'s leaf, a Scan's or Exscan's rank) reads theirs alone, and compares
+  // the others' words two calls later, when they are long there: a line each, which
+  // the model leaves out. (An eager rank's reads, also two calls later, the model makes
+  // in the call: they lengthen only its own time, not the readers' that end it.)
+  bool ReadsInCall(int reader, int publisher) const {
+    // (Whether a Scatterv's leaf does depends on its count, which its peers' arguments
+    // do not hold, as they hold no other's: the model has them read every line.)
+    if (args_.collective == Collective::kScatterv) return true;
+    const size_t reader_bytes = Bytes(args_.count);
+    if (reader_bytes > kEagerBytes || RoleNeedsNothing(args_.collective, reader, args_.root)) {
+      return true;
+    }
+    const auto [first, last] = RoleReads(args_.collective, reader, args_.root, p_);
+    return publisher >= first && publisher <= last;
   }
   void Words() {
     Lines([](int) { return Empty(); }, [](int) { return Empty(); });

@@ -20,7 +20,9 @@
 //     reader reduces where it lies (its bytes cost the reduction, not a copy). (A rank
 //     that leaves a small call eagerly reads those lines two calls later; the model
 //     reads them in the call, which lengthens only that rank's own time, not the
-//     readers' that end the call.)
+//     readers' that end the call. A small call's rank that needs only some ranks'
+//     data, RoleReads, reads their lines alone; the model leaves out the others', which
+//     it reads two calls later.)
 //   - Reductions from peers' own buffers read them in chunks (tags kNodeChunkTag + k)
 //     into a staging buffer that each chunk reuses; a partitioned Allreduce's blocks of
 //     result are read with kNodeStageTag.

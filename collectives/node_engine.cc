@@ -693,29 +693,42 @@ size_t NodeExecution::HubShare(size_t length) const {
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const {
-  const bool root = me() == call_.root;
-  switch (call_.collective) {
-    case Collective::kBcast:
-    case Collective::kScatter:
-    case Collective::kScatterv:
-      return root;
-    case Collective::kReduce:
-    case Collective::kGather:
-    case Collective::kGatherv:
-      return !root;
-    case Collective::kScan:
-    case Collective::kExscan:
-      // Rank 0's result is its own vector (Scan) or nothing (Exscan).
-      return me() == 0;
-    default:
-      return false;
-  }
+  return node_engine_limits::RoleNeedsNothing(call_.collective, me(), call_.root);
 }
 
-bool NodeExecution::NeedsNothing() const {
+bool NodeExecution::MayDeferChecks() const {
   // (Within kEagerBytes no block is shared out: HubShare is 0.)
-  if (exposed_ || deferred_ || partitioned_ || bytes() > kEagerBytes) return false;
-  return RoleNeedsNothing();
+  return !exposed_ && !deferred_ && !partitioned_ && bytes() <= kEagerBytes;
+}
+
+bool NodeExecution::NeedsNothing() const { return MayDeferChecks() && RoleNeedsNothing(); }
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::RoleReads() const {
+  return node_engine_limits::RoleReads(call_.collective, me(), call_.root, ranks());
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::LeavesOthersOut() const {
+  // (A Bcast's leaf on 2 ranks reads the root alone, leaving only itself out: nothing
+  // to compare later.)
+  const int outside = read_first_ + (ranks() - 1 - read_last_);
+  const bool self_outside = me() < read_first_ || me() > read_last_;
+  return outside > (self_outside ? 1 : 0);
+}
+
+void NodeExecution::ChooseReads() {
+  if (NeedsNothing()) {
+    read_first_ = ranks();
+    read_last_ = ranks() - 1;
+  } else if (MayDeferChecks()) {
+    std::tie(read_first_, read_last_) = RoleReads();
+  } else {
+    read_first_ = 0;
+    read_last_ = ranks() - 1;
+  }
+  // Words this rank does not read in the call it compares two calls later.
+  if (LeavesOthersOut()) {
+    engine_.eager_call(call_.sequence) = {true, call_.sequence, call_.check, call_.name};
+  }
 }
 
 absl::Status NodeExecution::VerifyEagerCall() {
@@ -733,8 +746,8 @@ absl::Status NodeExecution::VerifyEagerCall() {
         " two node calls before this one: rank ", rank,
         " published a call of other arguments in the node's shared segment (its check word ",
         absl::Hex(theirs), ", this rank's ", absl::Hex(eager.check),
-        "); this rank had left that call without waiting for the others, needing nothing of "
-        "them (different counts, types, ops or roots; ZCOLL_CHECK=1 names the argument in "
+        "); this rank had left that call without waiting for the ranks whose data it did not "
+        "need (different counts, types, ops or roots; ZCOLL_CHECK=1 names the argument in "
         "the call itself)"));
   }
   return absl::OkStatus();
@@ -1179,22 +1192,20 @@ Transport::PollResult NodeExecution::Step() {
     if (absl::Status status = Publish(); !status.ok()) return fail(std::move(status));
     segment.SetCheck(me(), sequence, call_.check);
     segment.Publish(me(), sequence);
-    next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
     phase_ = Phase::kGather;
-    if (NeedsNothing()) {
-      // No word to wait for: Gather does this rank's own part alone (a Scatter root's
-      // own block).
-      engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
-      next_peer_ = ranks();
-    }
+    // (An eager rank waits for no word: Gather does its own part alone, a Scatter
+    // root's own block.)
+    ChooseReads();
+    next_peer_ = read_first_;
   }
   if (phase_ == Phase::kGather) {
-    // Every rank's word, even where this rank needs no data of it (a Bcast's root, a
-    // Reduce's leaf, beyond kEagerBytes): so that ranks that disagree (on the root,
+    // Beyond kEagerBytes every rank's word, even where this rank needs no data of it
+    // (a Bcast's root, a Reduce's leaf): so that ranks that disagree (on the root,
     // say) all find out in the call, and none returns before every rank has entered
-    // it. (An eager rank skips this: VerifyEagerCall compares the words later.)
-    for (; next_peer_ < ranks(); ++next_peer_) {
+    // it. Within it the words of the ranks it reads (ChooseReads); VerifyEagerCall
+    // compares the others' later.
+    for (; next_peer_ <= read_last_; ++next_peer_) {
       if (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
         return waiting(next_peer_);
       }
@@ -1330,10 +1341,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     return RunSmallDrain();
   }
   phase_ = Phase::kGather;
-  // kGather: every rank's publication and word.
+  // kGather: the publications and words of the ranks this rank reads (ChooseReads:
+  // what RunSmall runs may defer the others').
+  std::tie(read_first_, read_last_) = RoleReads();
+  if (ABSL_PREDICT_FALSE(LeavesOthersOut())) {
+    engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
+  }
   const bool spin = !engine_.oversubscribed();
   // (A local counter: next_peer_, where Step takes over, is written only then.)
-  for (int rank = 0; rank <= last; ++rank) {
+  for (int rank = read_first_; rank <= read_last_; ++rank) {
     while (!SequenceReached(segment.published(rank, sequence), sequence)) {
       if (!spin || polls >= kQuickPolls) {
         next_peer_ = rank;
@@ -1435,7 +1451,8 @@ std::vector<int> NodeExecution::PendingPeers() const {
         waiting = !SequenceReached(segment.consumed(rank), call_.sequence - 2);
         break;
       case Phase::kGather:
-        waiting = !SequenceReached(segment.published(rank, call_.sequence), call_.sequence);
+        waiting = rank >= read_first_ && rank <= read_last_ &&
+                  !SequenceReached(segment.published(rank, call_.sequence), call_.sequence);
         break;
       case Phase::kStage:
         waiting = rank != me() && !SequenceReached(segment.stage(rank), call_.sequence);

@@ -50,7 +50,9 @@
 // Gather's leaf, a Scan's rank 0; NeedsNothing) is eager, returning once it has
 // published, and compares their words of that call when it publishes its call after
 // next (VerifyEagerCall), when all have published it and none can yet have overwritten
-// it (a control line keeps its rank's last two words of its parity).
+// it (a control line keeps its rank's last two words of its parity). Likewise a rank
+// that needs some of them (a Bcast's or Scatter's leaf the root, a Scan's rank those
+// before it) waits for and checks those alone, and the rest two calls later.
 //
 // Failures: a waiting node call drives the job's transport as any wait does, so a
 // rank that dies (its pidfd), a failure notice, or the deadline ends it with the
@@ -157,8 +159,9 @@ class NodeEngine {
   }
   void AdvanceOlder(const NodeExecution* execution);
 
-  // A call this rank left without reading the others' check words (an eager rank:
-  // NodeExecution::NeedsNothing), to compare with theirs two calls later
+  // A call this rank left without reading some others' check words (an eager rank,
+  // NodeExecution::NeedsNothing, or one that read some: ChooseReads), to compare with
+  // theirs two calls later
   // (NodeExecution::VerifyEagerCall). By the parity of its sequence number.
   struct EagerCall {
     bool pending = false;
@@ -333,6 +336,21 @@ class NodeExecution final : public CallExecution {
   // back), and compares their check words with its own two calls later
   // (VerifyEagerCall).
   bool NeedsNothing() const;
+  // Whether this rank may leave the call without reading the words of ranks whose
+  // publications it does not need, comparing them two calls later (VerifyEagerCall):
+  // up to kEagerBytes, with nothing lent or deferred.
+  bool MayDeferChecks() const;
+  // The ranks whose publications this rank's role reads (first, last; its own
+  // included): node_engine_limits::RoleReads.
+  std::pair<int, int> RoleReads() const;
+  // Sets read_first_..read_last_, the ranks whose words kGather waits for: none for an
+  // eager rank, RoleReads where MayDeferChecks, else every rank; and, if some are
+  // left out, has VerifyEagerCall compare them two calls later. (Every rank's in
+  // one call would make a Bcast's leaf on a node of 64 read 63 lines where it needs
+  // one, and wait on an oversubscribed node until each of them has had a core.)
+  void ChooseReads();
+  // Whether read_first_..read_last_ leaves out a rank other than this one.
+  bool LeavesOthersOut() const;
   // Its part that is the collective's, the rank's role in it (what RunSmall asks: its
   // calls are inline, so the rest holds).
   bool RoleNeedsNothing() const;
@@ -398,7 +416,9 @@ class NodeExecution final : public CallExecution {
   // An Allreduce, Reduce, Bcast, Barrier, Scan or Exscan whose every publication fits the control
   // line: RunToEnd runs it with RunSmall.
   bool small_ = false;
-  int next_peer_ = 0;        // the first rank not yet seen to have published or consumed
+  int next_peer_ = 0;   // the first rank not yet seen to have published or consumed
+  int read_first_ = 0;  // kGather waits for ranks read_first_..read_last_ (ChooseReads)
+  int read_last_ = 0;
   uint32_t idle_polls_ = 0;  // polls that found a peer not there yet
   // Beyond a slot, a Reduce or Allreduce splits the vector (ranks agree: the count).
   bool partitioned_ = false;
