@@ -1,7 +1,7 @@
-// The node engine's size thresholds and its partition of a large reduction, shared by
-// the engine (node_engine.cc), which acts on them, and its data-flow model
-// (node_data_flow.h), which the simulator times: one definition, so that the model
-// follows the engine when a threshold is retuned.
+// The node engine's size thresholds, the ranks each role waits for, and its partition
+// of a large reduction, shared by the engine (node_engine.cc), which acts on them, and
+// its data-flow model (node_data_flow.h), which the simulator times: one definition,
+// so that the model follows the engine when a threshold or a role is changed.
 
 #ifndef ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
 #define ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
