@@ -38,7 +38,7 @@ struct Refusal {
   std::function<absl::Status(Communicator&)> valid;
   const char* expected;
   // Rank 1 needs nothing of rank 0 in its valid call (a Reduce's or Gather's leaf, a
-  // Scatter's root, up to 1 KiB: NodeExecution::NeedsNothing), so it may leave the call
+  // Scatter's root, up to 1 KiB: NodeExecution::ChooseReads), so it may leave the call
   // before the refusal reaches it, and learn at its next call.
   bool eager_valid = false;
 };

@@ -696,12 +696,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const
   return node_engine_limits::RoleNeedsNothing(call_.collective, me(), call_.root);
 }
 
-bool NodeExecution::MayDeferChecks() const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::MayDeferChecks() const {
   // (Within kEagerBytes no block is shared out: HubShare is 0.)
   return !exposed_ && !deferred_ && !partitioned_ && bytes() <= kEagerBytes;
 }
-
-bool NodeExecution::NeedsNothing() const { return MayDeferChecks() && RoleNeedsNothing(); }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::RoleReads() const {
   return node_engine_limits::RoleReads(call_.collective, me(), call_.root, ranks());
@@ -715,11 +713,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::LeavesOthersOut() const 
   return outside > (self_outside ? 1 : 0);
 }
 
-void NodeExecution::ChooseReads() {
-  if (NeedsNothing()) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ChooseReads(bool may_defer) {
+  if (may_defer && RoleNeedsNothing()) {
     read_first_ = ranks();
     read_last_ = ranks() - 1;
-  } else if (MayDeferChecks()) {
+  } else if (may_defer) {
     std::tie(read_first_, read_last_) = RoleReads();
   } else {
     read_first_ = 0;
@@ -1196,7 +1194,7 @@ Transport::PollResult NodeExecution::Step() {
     phase_ = Phase::kGather;
     // (An eager rank waits for no word: Gather does its own part alone, a Scatter
     // root's own block.)
-    ChooseReads();
+    ChooseReads(MayDeferChecks());
     next_peer_ = read_first_;
   }
   if (phase_ == Phase::kGather) {
@@ -1330,7 +1328,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   ExposeInline(data, length);
   segment.SetCheck(self, sequence, call_.check);
   segment.Publish(self, sequence);
-  // (NeedsNothing, for what RunSmall runs: inline, nothing exposed or deferred.)
+  // RunSmall's calls are inline: nothing lent or deferred, so an eager rank's role is
+  // enough to say so (as ChooseReads would, without its range: 15 instructions a call).
   if (RoleNeedsNothing()) {
     // A Scan's rank 0 returns its own vector.
     if (call_.collective == Collective::kScan && !call_.in_place && length > 0) {
@@ -1340,13 +1339,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     phase_ = Phase::kDrain;
     return RunSmallDrain();
   }
+  // The ranks whose words kGather waits for, the others' to compare two calls later.
+  ChooseReads(/*may_defer=*/true);
   phase_ = Phase::kGather;
-  // kGather: the publications and words of the ranks this rank reads (ChooseReads:
-  // what RunSmall runs may defer the others').
-  std::tie(read_first_, read_last_) = RoleReads();
-  if (ABSL_PREDICT_FALSE(LeavesOthersOut())) {
-    engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
-  }
   const bool spin = !engine_.oversubscribed();
   // (A local counter: next_peer_, where Step takes over, is written only then.)
   for (int rank = read_first_; rank <= read_last_; ++rank) {

@@ -47,7 +47,7 @@
 // have entered it): a rank that finds another rank's word differing fails naming that
 // rank, at once, different roots included. The exception, for latency: up to 1 KiB a
 // rank that needs nothing of the others (a Bcast's or Scatter's root, a Reduce's or
-// Gather's leaf, a Scan's rank 0; NeedsNothing) is eager, returning once it has
+// Gather's leaf, a Scan's rank 0; RoleNeedsNothing) is eager, returning once it has
 // published, and compares their words of that call when it publishes its call after
 // next (VerifyEagerCall), when all have published it and none can yet have overwritten
 // it (a control line keeps its rank's last two words of its parity). Likewise a rank
@@ -159,8 +159,8 @@ class NodeEngine {
   }
   void AdvanceOlder(const NodeExecution* execution);
 
-  // A call this rank left without reading some others' check words (an eager rank,
-  // NodeExecution::NeedsNothing, or one that read some: ChooseReads), to compare with
+  // A call this rank left without reading some others' check words (an eager rank, or
+  // one that read some: NodeExecution::ChooseReads), to compare with
   // theirs two calls later
   // (NodeExecution::VerifyEagerCall). By the parity of its sequence number.
   struct EagerCall {
@@ -329,13 +329,6 @@ class NodeExecution final : public CallExecution {
   size_t ExscanShare() const;
   // Whether this rank waits for `rank`'s second publication in this call.
   bool AwaitsStageOf(int rank) const;
-  // Whether this rank, having published, needs nothing of the others in this call and
-  // lent them no memory (a Bcast's or Scatter's root, a Reduce's or Gather's leaf, a
-  // Scan's or Exscan's rank 0, up to 1 KiB): it is eager, leaving the call without
-  // waiting for them (their reading is what holds its next call of the same parity
-  // back), and compares their check words with its own two calls later
-  // (VerifyEagerCall).
-  bool NeedsNothing() const;
   // Whether this rank may leave the call without reading the words of ranks whose
   // publications it does not need, comparing them two calls later (VerifyEagerCall):
   // up to kEagerBytes, with nothing lent or deferred.
@@ -343,16 +336,21 @@ class NodeExecution final : public CallExecution {
   // The ranks whose publications this rank's role reads (first, last; its own
   // included): node_engine_limits::RoleReads.
   std::pair<int, int> RoleReads() const;
-  // Sets read_first_..read_last_, the ranks whose words kGather waits for: none for an
-  // eager rank, RoleReads where MayDeferChecks, else every rank; and, if some are
+  // Sets read_first_..read_last_, the ranks whose words kGather waits for: where
+  // `may_defer` (MayDeferChecks), none for an eager rank and else RoleReads; otherwise
+  // every rank; and, if some are
   // left out, has VerifyEagerCall compare them two calls later. (Every rank's in
   // one call would make a Bcast's leaf on a node of 64 read 63 lines where it needs
   // one, and wait on an oversubscribed node until each of them has had a core.)
-  void ChooseReads();
+  void ChooseReads(bool may_defer);
   // Whether read_first_..read_last_ leaves out a rank other than this one.
   bool LeavesOthersOut() const;
-  // Its part that is the collective's, the rank's role in it (what RunSmall asks: its
-  // calls are inline, so the rest holds).
+  // Whether this rank's role needs nothing of the others (a Bcast's or Scatter's root,
+  // a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0;
+  // node_engine_limits::RoleNeedsNothing). Where MayDeferChecks too it is eager: it
+  // leaves the call once it has published, without waiting for the others (their
+  // reading is what holds its next call of the same parity back), and compares their
+  // check words with its own two calls later (VerifyEagerCall).
   bool RoleNeedsNothing() const;
   // Before this rank publishes call s: if it was eager in call s - 2, every rank's
   // word of that call against its own (every rank has published it, having read it,

@@ -29,7 +29,7 @@ inline constexpr size_t kCooperativeBytes = 64 * 1024;
 
 // Up to this size a rank that needs nothing of the others in a call (a Bcast's or
 // Scatter's root, a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0; for a
-// Scatter, its block) leaves it once it has published (NodeExecution::NeedsNothing).
+// Scatter, its block) leaves it once it has published (NodeExecution::ChooseReads).
 // 2 ranks, medians of 9 alternating runs against waiting for the others' words: bcast
 // 8-512 B 0.12-0.14 us against 0.15-0.18, reduce 0.13-0.15 against 0.16-0.18; 2 KiB
 // even; 8 KiB worse (bcast 0.38 against 0.35, reduce 0.40 against 0.34).
