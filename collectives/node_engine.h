@@ -227,6 +227,8 @@ class NodeExecution final : public CallExecution {
   // Copies the next call's vectors into this execution, which holds them from then on
   // (a quick call's, its key's; a start copies a caller's).
   void HoldVectors();
+  // Whether the call's vectors are those it holds (a quick call's repetition).
+  bool VectorsHeld() const;
   // Starts the call next_call() describes (for a Request; RunToEnd starts its own).
   void Restart();
 
