@@ -235,11 +235,6 @@ static_assert(NodeSegment::kSlotAlignment == 64, "node_engine_limits::TableBytes
 // A block's (offset, bytes) in an inline table of ExposeBlocks: two 16-bit words.
 constexpr size_t kInlinePairBytes = 2 * sizeof(uint16_t);
 
-// Whether ExposeBlocks' table of a slot publication of `packed` bytes on `ranks` ranks is
-// in the control line (16-bit pairs) rather than in the slot's first lines: then a
-// reader fetches the control line it reads anyway and the lines of its block, not a
-// table line too (2 ranks, a Scatterv of 32 B: three lines' trips to two). Readers
-// decide it alike from the published extent.
 // memcpy for the few bytes of a control line's payload (at most kInlineBytes), without
 // a library call (about 18 instructions each, as many as the copy).
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyFewBytes(char* to, const char* from, size_t bytes) {
@@ -252,6 +247,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyFewBytes(char* to, const char* from
   }
 }
 
+// Whether ExposeBlocks' table of a slot publication of `packed` bytes on `ranks` ranks is
+// in the control line (16-bit pairs) rather than in the slot's first lines: then a
+// reader fetches the control line it reads anyway and the lines of its block, not a
+// table line too (2 ranks, a Scatterv of 32 B: three lines' trips to two). Readers
+// decide it alike from the published extent.
 bool InlineTable(int ranks, uint64_t packed) {
   return static_cast<size_t>(ranks) * kInlinePairBytes <= NodeSegment::kInlineBytes &&
          packed <= UINT16_MAX;
