@@ -293,7 +293,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::VectorsHeld() const {
 }
 
 void NodeExecution::HoldVectors() {
-  if (VectorsHeld()) return;
   for (size_t i = 0; i < vectors_.size(); ++i) {
     // (Held already: a quick call's, from one repetition to the next.)
     if (call_.vectors[i].data() == vectors_[i].data()) continue;
@@ -413,29 +412,34 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
   const size_t packed = SumOf(counts) * element_bytes;
   // Copies the blocks one after another into `into` from offset `at` on, telling
-  // `record` each one's (offset, bytes); returns the offset after the last.
-  auto pack = [&](char* into, size_t at, auto&& record) {
+  // `record` each one's (offset, bytes); returns the offset after the last. (A control
+  // line's few bytes without memcpy calls.)
+  const bool few = packed <= NodeSegment::kInlineBytes;
+  auto pack = [&](char* into, size_t at, auto&& record) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     for (int rank = 0; rank < ranks(); ++rank) {
       const size_t length = counts[rank] * element_bytes;
       record(rank, at, length);
-      if (length > 0) std::memcpy(into + at, data + displs[rank] * element_bytes, length);
+      const char* block = data + displs[rank] * element_bytes;
+      if (few) {
+        CopyFewBytes(into + at, block, length);
+      } else if (length > 0) {
+        std::memcpy(into + at, block, length);
+      }
       at += length;
     }
     return at;
   };
-  // Blocks that fit the control line with a table of 16-bit pairs go there, so that a
-  // small call's reader fetches that line alone (2 ranks: up to 36 bytes in all).
+  // The table as 16-bit pairs in the control line (PublishedBlock reads them).
+  char* payload = segment.InlinePayload(me(), sequence);
+  auto record_inline = [&](int rank, size_t at, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
+    std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
+  };
+  // Blocks that fit the control line with the table go there too, so that a small
+  // call's reader fetches that line alone (2 ranks: up to 36 bytes in all).
   const size_t inline_table = static_cast<size_t>(ranks()) * kInlinePairBytes;
   if (inline_table + packed <= NodeSegment::kInlineBytes) {
-    char* payload = segment.InlinePayload(me(), sequence);
-    size_t end = inline_table;
-    for (int rank = 0; rank < ranks(); ++rank) {
-      const size_t length = counts[rank] * element_bytes;
-      const uint16_t pair[2] = {static_cast<uint16_t>(end), static_cast<uint16_t>(length)};
-      std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
-      CopyFewBytes(payload + end, data + displs[rank] * element_bytes, length);
-      end += length;
-    }
+    const size_t end = pack(payload, inline_table, record_inline);
     segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, end);
     return absl::OkStatus();
   }
@@ -444,11 +448,7 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   if (table_bytes + packed <= CopyInLimit()) {
     char* data_in_slot = segment.Slot(me(), sequence) + table_bytes;
     if (InlineTable(ranks(), packed)) {
-      char* payload = segment.InlinePayload(me(), sequence);
-      pack(data_in_slot, 0, [&](int rank, size_t at, size_t length) {
-        const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
-        std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
-      });
+      pack(data_in_slot, 0, record_inline);
     } else {
       pack(data_in_slot, 0, [&](int rank, size_t at, size_t length) {
         table[2 * rank] = at;
