@@ -1,6 +1,7 @@
 #include "collectives/schedule_builder.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 namespace zcoll {
@@ -14,8 +15,8 @@ void AddUnique(absl::InlinedVector<StepId, 4>& deps, StepId step) {
 
 ScheduleBuilder::ScheduleBuilder(int rank, int size, size_t send_count, size_t recv_count)
     : schedule_(rank, size, send_count, recv_count) {
-  send_segments_[0] = Segment{send_count};
-  recv_segments_[0] = Segment{recv_count};
+  send_segments_.push_back(Segment{0, send_count});
+  recv_segments_.push_back(Segment{0, recv_count});
 }
 
 ScheduleBuilder::Segments& ScheduleBuilder::SegmentsOf(BufferId buffer) {
@@ -28,37 +29,48 @@ ScheduleBuilder::Segments& ScheduleBuilder::SegmentsOf(BufferId buffer) {
       break;
   }
   while (scratch_segments_.size() <= buffer.scratch_index) {
-    Segments fresh;
-    fresh[0] = Segment{
-        schedule_.BufferCount(BufferId::Scratch(static_cast<uint32_t>(scratch_segments_.size())))};
-    scratch_segments_.push_back(std::move(fresh));
+    scratch_segments_.push_back(
+        {Segment{0, schedule_.BufferCount(
+                        BufferId::Scratch(static_cast<uint32_t>(scratch_segments_.size())))}});
   }
   return scratch_segments_[buffer.scratch_index];
 }
 
-ScheduleBuilder::Segments::iterator ScheduleBuilder::SplitAt(Segments& segments, size_t offset,
-                                                             size_t end) {
-  auto split = [&](size_t at) {
-    auto it = std::prev(segments.upper_bound(at));
-    if (it->first == at || it->second.end <= at) return;
-    Segment tail = it->second;  // [at, old end), same history
-    it->second.end = at;
-    segments.emplace(at, std::move(tail));
+size_t ScheduleBuilder::SplitAt(Segments& segments, size_t offset, size_t end) {
+  // The segment holding `at`, split there unless a segment begins there; returns the
+  // index of the segment that begins at `at` (segments.size() at the buffer's end).
+  auto split = [&segments](size_t at, size_t from) {
+    const auto holding =
+        std::upper_bound(
+            segments.begin() + static_cast<ptrdiff_t>(from), segments.end(), at,
+            [](size_t value, const Segment& segment) { return value < segment.begin; }) -
+        1;
+    const size_t index = static_cast<size_t>(holding - segments.begin());
+    if (holding->begin == at) return index;
+    if (holding->end <= at) return index + 1;
+    Segment tail = *holding;  // [at, old end), same history
+    tail.begin = at;
+    holding->end = at;
+    segments.insert(holding + 1, tail);
+    return index + 1;
   };
-  split(offset);
-  split(end);
-  return segments.find(offset);
+  const size_t first = split(offset, 0);
+  split(end, first);
+  return first;
 }
 
 void ScheduleBuilder::CollectDeps(const Slice& slice, bool write,
                                   absl::InlinedVector<StepId, 4>& deps) {
   if (slice.count == 0) return;
   Segments& segments = SegmentsOf(slice.buffer);
-  for (auto it = SplitAt(segments, slice.offset, slice.end());
-       it != segments.end() && it->first < slice.end(); ++it) {
-    if (it->second.writer != kNoStep) AddUnique(deps, it->second.writer);
+  for (size_t i = SplitAt(segments, slice.offset, slice.end());
+       i < segments.size() && segments[i].begin < slice.end(); ++i) {
+    if (segments[i].writer != kNoStep) AddUnique(deps, segments[i].writer);
     if (write) {
-      for (StepId reader : it->second.readers) AddUnique(deps, reader);
+      for (uint32_t node = segments[i].readers; node != kNoReaders;
+           node = reader_nodes_[node].next) {
+        AddUnique(deps, reader_nodes_[node].step);
+      }
     }
   }
 }
@@ -66,27 +78,28 @@ void ScheduleBuilder::CollectDeps(const Slice& slice, bool write,
 void ScheduleBuilder::Record(const Slice& slice, bool write, StepId step) {
   if (slice.count == 0) return;
   Segments& segments = SegmentsOf(slice.buffer);
-  auto it = SplitAt(segments, slice.offset, slice.end());
+  const size_t first = SplitAt(segments, slice.offset, slice.end());
+  size_t last = first;
+  while (last + 1 < segments.size() && segments[last + 1].begin < slice.end()) ++last;
   if (write) {
     // The written run becomes one segment with a fresh history.
-    auto last = it;
-    while (std::next(last) != segments.end() && std::next(last)->first < slice.end()) ++last;
-    const size_t end = last->second.end;
-    segments.erase(std::next(it), std::next(last));
-    it->second.end = end;
-    it->second.writer = step;
-    it->second.readers.clear();
+    segments[first].end = segments[last].end;
+    segments[first].writer = step;
+    segments[first].readers = kNoReaders;
+    segments.erase(segments.begin() + static_cast<ptrdiff_t>(first + 1),
+                   segments.begin() + static_cast<ptrdiff_t>(last + 1));
     return;
   }
-  for (; it != segments.end() && it->first < slice.end(); ++it) {
-    if (it->second.readers.empty() || it->second.readers.back() != step) {
-      it->second.readers.push_back(step);
-    }
+  for (size_t i = first; i <= last; ++i) {
+    const uint32_t head = segments[i].readers;
+    if (head != kNoReaders && reader_nodes_[head].step == step) continue;
+    reader_nodes_.push_back(ReaderNode{step, head});
+    segments[i].readers = static_cast<uint32_t>(reader_nodes_.size() - 1);
   }
 }
 
 StepId ScheduleBuilder::Add(absl::Span<const Slice> reads, const Slice* write,
-                            const std::function<StepId(absl::Span<const StepId>)>& emit) {
+                            absl::FunctionRef<StepId(absl::Span<const StepId>)> emit) {
   absl::InlinedVector<StepId, 4> deps;
   for (const Slice& read : reads) CollectDeps(read, /*write=*/false, deps);
   if (write != nullptr) CollectDeps(*write, /*write=*/true, deps);

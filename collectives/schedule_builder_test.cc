@@ -31,6 +31,28 @@ TEST(ScheduleBuilderTest, DependenciesFollowTheElementsTouched) {
   EXPECT_THAT(DepsOf(schedule, overwrite), ElementsAre(receive, send_on));
 }
 
+// A write waits for every read since the last write of what it overwrites, also where
+// a segment was read whole and then split (its halves keep the earlier readers), and
+// a write restarts its elements' readers.
+TEST(ScheduleBuilderTest, WritesWaitForEveryReadSince) {
+  ScheduleBuilder builder(0, 2, 8, 8);
+  const StepId receive = builder.Recv(1, 0, {BufferId::Recv(), 0, 8});
+  const StepId whole = builder.Send(1, 1, {BufferId::Recv(), 0, 8});
+  const StepId low = builder.Send(1, 2, {BufferId::Recv(), 0, 4});
+  const StepId high = builder.Send(1, 3, {BufferId::Recv(), 4, 4});
+  const StepId low_again = builder.Send(1, 4, {BufferId::Recv(), 0, 4});
+  const StepId middle = builder.Recv(1, 5, {BufferId::Recv(), 2, 4});
+  const StepId all = builder.Send(1, 6, {BufferId::Recv(), 0, 8});
+  const StepId top = builder.Recv(1, 7, {BufferId::Recv(), 6, 2});
+  const StepId rewrite = builder.Recv(1, 8, {BufferId::Recv(), 3, 2});
+  const Schedule schedule = std::move(builder).Finish();
+  EXPECT_THAT(DepsOf(schedule, low), ElementsAre(receive));
+  EXPECT_THAT(DepsOf(schedule, middle), ElementsAre(receive, whole, low, high, low_again));
+  EXPECT_THAT(DepsOf(schedule, all), ElementsAre(receive, middle));
+  EXPECT_THAT(DepsOf(schedule, top), ElementsAre(receive, whole, high, all));
+  EXPECT_THAT(DepsOf(schedule, rewrite), ElementsAre(middle, all));
+}
+
 // StartAfter: a step with nothing else to wait for since the call waits for the gate;
 // one that waits for a step emitted since waits for the gate through it (no extra
 // dependency); kNoStep ends the gating.
