@@ -39,9 +39,14 @@
 #ifndef ZCOLL_SIM_EVENT_SIMULATION_H_
 #define ZCOLL_SIM_EVENT_SIMULATION_H_
 
+#include <sys/mman.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -57,7 +62,7 @@ template <typename T>
 class BlockArray {
  public:
   void push_back(const T& value) {
-    if ((size_ >> kShift) == blocks_.size()) blocks_.push_back(std::make_unique<T[]>(kBlock));
+    if ((size_ >> kShift) == blocks_.size()) blocks_.push_back(NewBlock());
     (*this)[size_++] = value;
   }
   T& operator[](size_t index) { return blocks_[index >> kShift][index & (kBlock - 1)]; }
@@ -68,7 +73,25 @@ class BlockArray {
  private:
   static constexpr int kShift = 20;
   static constexpr size_t kBlock = size_t{1} << kShift;
-  std::vector<std::unique_ptr<T[]>> blocks_;
+  struct Free {
+    void operator()(T* block) const { std::free(block); }
+  };
+  // A block on 2 MiB pages where the kernel has them (transparent huge pages on
+  // request): the simulation reads steps all over its blocks, each rank's few at a
+  // time, and on 4 KiB pages most such reads missed the TLB too (65,536 ranks, 16 MiB
+  // rabenseifner: 12.0 s to simulate on 4 KiB pages, 9.2 s on 2 MiB ones, medians of 3).
+  static std::unique_ptr<T[], Free> NewBlock() {
+    constexpr size_t kHugePage = size_t{2} << 20;
+    constexpr size_t bytes = (kBlock * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage;
+    void* memory = std::aligned_alloc(kHugePage, bytes);
+    if (memory == nullptr) throw std::bad_alloc();
+    madvise(memory, bytes, MADV_HUGEPAGE);
+    static_assert(std::is_trivially_destructible_v<T>, "blocks are freed without destructors");
+    T* block = static_cast<T*>(memory);
+    std::uninitialized_default_construct_n(block, kBlock);
+    return std::unique_ptr<T[], Free>(block);
+  }
+  std::vector<std::unique_ptr<T[], Free>> blocks_;
   size_t size_ = 0;
 };
 
