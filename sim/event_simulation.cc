@@ -1,6 +1,8 @@
 #include "sim/event_simulation.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "absl/container/btree_map.h"
@@ -199,31 +201,38 @@ class Simulation {
     }
   }
 
-  // A started step's `waiting_for` is free: a side posted before its partner keeps
-  // its posting's index there, marked by the top bit (dependency counts never reach it).
-  static constexpr uint32_t kPosted = uint32_t{1} << 31;
+  // A side posted before its partner keeps its posting in its own step, in the 8
+  // bytes of `partner` and `waiting_for`: its dependency count is 0 once it has
+  // started, and its partner is the step that takes the posting, which puts the index
+  // back. The taker reads that step anyway to see that it was posted, so taking it
+  // touches no other memory (a separate array of postings cost a cache miss a
+  // transfer at 65,536 ranks). The flags are bits of `operands`, which a transfer
+  // uses only for its lowest.
+  static constexpr uint8_t kKept = 0x80;         // posted, its partner not yet
+  static constexpr uint8_t kKeptArrival = 0x40;  // the time kept is an eager send's arrival
+  static constexpr size_t kKeptTimeOffset = offsetof(TimedStep, partner);
+  static_assert(offsetof(TimedStep, waiting_for) == kKeptTimeOffset + sizeof(uint32_t),
+                "a kept posting's time takes partner's and waiting_for's bytes");
 
-  bool Posted(uint32_t step) const { return (schedules_.step(step).waiting_for & kPosted) != 0; }
+  bool Posted(uint32_t step) const { return (schedules_.step(step).operands & kKept) != 0; }
 
   void Keep(uint32_t step, double posted, double arrival) {
-    uint32_t index;
-    if (free_postings_.empty()) {
-      index = static_cast<uint32_t>(postings_.size());
-      postings_.push_back(Posting{posted, arrival});
-    } else {
-      index = free_postings_.back();
-      free_postings_.pop_back();
-      postings_[index] = Posting{posted, arrival};
-    }
-    schedules_.mutable_step(step).waiting_for = kPosted | index;
+    TimedStep& s = schedules_.mutable_step(step);
+    const double time = arrival >= 0 ? arrival : posted;
+    std::memcpy(reinterpret_cast<char*>(&s) + kKeptTimeOffset, &time, sizeof(time));
+    s.operands |= arrival >= 0 ? kKept | kKeptArrival : kKept;
   }
 
-  Posting Take(uint32_t step) {
-    uint32_t& field = schedules_.mutable_step(step).waiting_for;
-    const uint32_t index = field & ~kPosted;
-    field = 0;
-    free_postings_.push_back(index);
-    return postings_[index];
+  // `taker`: the kept step's partner.
+  Posting Take(uint32_t step, uint32_t taker) {
+    TimedStep& s = schedules_.mutable_step(step);
+    double time;
+    std::memcpy(&time, reinterpret_cast<const char*>(&s) + kKeptTimeOffset, sizeof(time));
+    const bool arrival = (s.operands & kKeptArrival) != 0;
+    s.operands &= static_cast<uint8_t>(~(kKept | kKeptArrival));
+    s.partner = taker;
+    s.waiting_for = 0;
+    return arrival ? Posting{-1, time} : Posting{time, -1};
   }
 
   // A transfer's bytes per microsecond on `link` (the fabric's share across nodes).
@@ -307,7 +316,7 @@ class Simulation {
     const int receiver = s.peer;
     if (engine_) {
       if (Posted(receive)) {
-        const Posting posting = Take(receive);
+        const Posting posting = Take(receive, send);
         EngineCopy(send, rank, time, receive, receiver, posting.posted);
       } else {
         Keep(send, time, -1);
@@ -319,7 +328,7 @@ class Simulation {
       const double arrival = Flow(send, rank, time, out_end);
       Push(out_end, send, rank, EventKind::kComplete);
       if (Posted(receive)) {
-        Take(receive);
+        Take(receive, send);
         Push(arrival, receive, receiver, EventKind::kArrived);
       } else {
         Keep(send, time, arrival);
@@ -327,7 +336,7 @@ class Simulation {
       return;
     }
     if (Posted(receive)) {
-      const Posting posting = Take(receive);
+      const Posting posting = Take(receive, send);
       Rendezvous(send, rank, time, receive, receiver, posting.posted);
     } else {
       Keep(send, time, -1);
@@ -340,7 +349,7 @@ class Simulation {
       Keep(receive, time, -1);
       return;
     }
-    const Posting posting = Take(send);
+    const Posting posting = Take(send, receive);
     if (engine_) {
       EngineCopy(send, schedules_.step(receive).peer, posting.posted, receive, rank, time);
       return;
@@ -398,8 +407,6 @@ class Simulation {
   std::vector<double> nic_in_free_;
   std::vector<double> core_free_;  // the host's cores (empty: a core per rank)
   const bool engine_;              // TransferModel::kNodeEngine
-  std::vector<Posting> postings_;
-  std::vector<uint32_t> free_postings_;
   EventQueue events_;
   SimulationResult result_;
 };

@@ -114,16 +114,18 @@ class TimedSchedules {
   struct TimedStep {
     uint32_t bytes = 0;
     int32_t peer = kNoPeer;
-    uint32_t partner = kNoPartner;  // a transfer's other side (MatchTransfers)
     uint32_t dependents_begin = 0;  // into the dependents; they end where the next step's begin
-    // The simulation's: dependencies not yet completed until the step starts; then, for
-    // a transfer side posted before its partner, where its posting is kept.
-    uint32_t waiting_for = 0;
     uint16_t tag = 0;
     StepKind kind = StepKind::kCopy;
     // A Reduce's operands; a Send's or Put's 1 when its source is a scratch buffer (in
-    // the node engine's data flow, a publication's copy in the segment), else 0.
+    // the node engine's data flow, a publication's copy in the segment), else 0. (The
+    // simulation flags a transfer side posted before its partner in its top bits.)
     uint8_t operands = 0;
+    uint32_t partner = kNoPartner;  // a transfer's other side (MatchTransfers)
+    // The simulation's: dependencies not yet completed until the step starts. (With
+    // `partner`, a transfer side posted before its partner keeps its posting's time
+    // there until the partner takes it.)
+    uint32_t waiting_for = 0;
   };
 
   // Appends the next rank's schedule (ranks in order, from 0); `element_bytes` turns
