@@ -109,9 +109,8 @@ class Simulation {
     const size_t n = schedules_.num_steps();
     for (size_t i = 0; i < n; ++i) schedules_.mutable_step(i).waiting_for = 0;
     for (size_t i = 0; i < n; ++i) {
-      for (size_t k = schedules_.dependents_begin(i); k < schedules_.dependents_end(i); ++k) {
-        ++schedules_.mutable_step(schedules_.dependent(k)).waiting_for;
-      }
+      schedules_.ForEachDependent(
+          i, [this](uint32_t dependent) { ++schedules_.mutable_step(dependent).waiting_for; });
     }
     for (int rank = 0; rank < schedules_.ranks(); ++rank) {
       for (size_t i = schedules_.rank_begin(rank); i < schedules_.rank_begin(rank + 1); ++i) {
@@ -195,10 +194,9 @@ class Simulation {
   void Complete(uint32_t step, int rank, double time) {
     ++result_.steps;
     result_.usec = std::max(result_.usec, time);
-    for (size_t k = schedules_.dependents_begin(step); k < schedules_.dependents_end(step); ++k) {
-      const uint32_t dependent = schedules_.dependent(k);
+    schedules_.ForEachDependent(step, [&](uint32_t dependent) {
       if (--schedules_.mutable_step(dependent).waiting_for == 0) Start(dependent, rank, time);
-    }
+    });
   }
 
   // A side posted before its partner keeps its posting in its own step, in the 8
@@ -421,12 +419,13 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
   }
   const size_t base = steps_.size();
   const absl::Span<const Step> steps = schedule.steps();
-  if (base + steps.size() >= (size_t{1} << 32)) {
-    return absl::InvalidArgumentError("TimedSchedules::Add: more than 2^32 steps in all");
+  // (A step's only dependent is kept as kOneDependent | its index, which must not make
+  // kNoDependents.)
+  if (base + steps.size() >= (size_t{1} << 31) - 1) {
+    return absl::InvalidArgumentError("TimedSchedules::Add: 2^31 - 1 steps or more in all");
   }
   // Everything is checked before anything is added: a refused schedule leaves no steps.
   std::vector<uint32_t> counts(steps.size(), 0);
-  size_t edges = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
     const uint64_t bytes = uint64_t{step.count()} * element_bytes;
@@ -436,12 +435,13 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
           " bytes with tag ", step.tag, " (the simulator takes under 4 GiB and tags under 2^16)"));
     }
     for (StepId dep : step.deps) ++counts[dep];
-    edges += step.deps.size();
   }
-  if (dependents_.size() + edges >= (size_t{1} << 32)) {
-    return absl::InvalidArgumentError("TimedSchedules::Add: more than 2^32 dependencies in all");
+  // The lists of steps with two or more dependents, each a count and the steps.
+  size_t listed = 0;
+  for (uint32_t count : counts) listed += count >= 2 ? count + 1 : 0;
+  if (dependents_.size() + listed >= (size_t{1} << 31)) {
+    return absl::InvalidArgumentError("TimedSchedules::Add: more than 2^31 dependencies in all");
   }
-  size_t edge = dependents_.size();
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
     TimedStep timed;
@@ -454,16 +454,23 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
     } else if (step.kind == StepKind::kSend || step.kind == StepKind::kPut) {
       timed.operands = step.inputs.front().buffer.kind == BufferKind::kScratch ? 1 : 0;
     }
-    timed.dependents_begin = static_cast<uint32_t>(edge);
-    edge += counts[i];
+    if (counts[i] >= 2) {
+      timed.dependents = static_cast<uint32_t>(dependents_.size());
+      dependents_.push_back(counts[i]);
+      for (uint32_t k = 0; k < counts[i]; ++k) dependents_.push_back(0);
+    }
     steps_.push_back(timed);
   }
-  while (dependents_.size() < edge) dependents_.push_back(0);
   std::fill(counts.begin(), counts.end(), 0);
   for (size_t i = 0; i < steps.size(); ++i) {
     for (StepId dep : steps[i].deps) {
-      dependents_[steps_[base + dep].dependents_begin + counts[dep]++] =
-          static_cast<uint32_t>(base + i);
+      TimedStep& depended_on = steps_[base + dep];
+      const uint32_t dependent = static_cast<uint32_t>(base + i);
+      if (depended_on.dependents == kNoDependents) {
+        depended_on.dependents = kOneDependent | dependent;
+      } else if ((depended_on.dependents & kOneDependent) == 0) {
+        dependents_[depended_on.dependents + 1 + counts[dep]++] = dependent;
+      }
     }
   }
   rank_begin_.push_back(steps_.size());

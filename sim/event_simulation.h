@@ -105,6 +105,8 @@ enum class TransferModel : uint8_t {
 class TimedSchedules {
  public:
   static constexpr uint32_t kNoPartner = UINT32_MAX;
+  static constexpr uint32_t kNoDependents = UINT32_MAX;
+  static constexpr uint32_t kOneDependent = uint32_t{1} << 31;
 
   explicit TimedSchedules(TransferModel transfers = TransferModel::kMessages)
       : transfers_(transfers) {}
@@ -114,7 +116,10 @@ class TimedSchedules {
   struct TimedStep {
     uint32_t bytes = 0;
     int32_t peer = kNoPeer;
-    uint32_t dependents_begin = 0;  // into the dependents; they end where the next step's begin
+    // The steps that wait for it: none (kNoDependents), one (kOneDependent | its
+    // index: most steps, whose dependents then take no other memory), or where its
+    // list is in the dependents (a count, then the steps).
+    uint32_t dependents = kNoDependents;
     uint16_t tag = 0;
     StepKind kind = StepKind::kCopy;
     // A Reduce's operands; a Send's or Put's 1 when its source is a scratch buffer (in
@@ -130,8 +135,8 @@ class TimedSchedules {
 
   // Appends the next rank's schedule (ranks in order, from 0); `element_bytes` turns
   // its element counts into bytes. InvalidArgument when a step moves 4 GiB or more, a
-  // tag is 2^16 or more (schedules' tags are below 2^kScheduleTagBits), or the steps pass
-  // 2^32 in all.
+  // tag is 2^16 or more (schedules' tags are below 2^kScheduleTagBits), or the steps reach
+  // 2^31 - 1 in all.
   absl::Status Add(const Schedule& schedule, size_t element_bytes);
 
   // Pairs every transfer side with its partner (the step of the peer with the same
@@ -143,24 +148,28 @@ class TimedSchedules {
 
   int ranks() const { return static_cast<int>(rank_begin_.size()) - 1; }
   size_t num_steps() const { return steps_.size(); }
-  size_t num_dependencies() const { return dependents_.size(); }
   const TimedStep& step(size_t index) const { return steps_[index]; }
   TimedStep& mutable_step(size_t index) { return steps_[index]; }
   // Steps of `rank` are [rank_begin(rank), rank_begin(rank + 1)).
   size_t rank_begin(int rank) const { return rank_begin_[rank]; }
-  // The steps that depend on step `index` are dependent(k) for k in
-  // [dependents_begin(index), dependents_end(index)).
-  size_t dependents_begin(size_t index) const { return steps_[index].dependents_begin; }
-  size_t dependents_end(size_t index) const {
-    return index + 1 < steps_.size() ? steps_[index + 1].dependents_begin : dependents_.size();
+  // Calls `visit(dependent)` for each step that depends on step `index`.
+  template <typename Visit>
+  void ForEachDependent(size_t index, Visit visit) const {
+    const uint32_t dependents = steps_[index].dependents;
+    if (dependents == kNoDependents) return;
+    if ((dependents & kOneDependent) != 0) {
+      visit(dependents & ~kOneDependent);
+      return;
+    }
+    const uint32_t count = dependents_[dependents];
+    for (uint32_t k = 1; k <= count; ++k) visit(dependents_[dependents + k]);
   }
-  uint32_t dependent(size_t k) const { return dependents_[k]; }
   size_t MemoryBytes() const;
 
  private:
   TransferModel transfers_;
   BlockArray<TimedStep> steps_;
-  BlockArray<uint32_t> dependents_;  // global step indices
+  BlockArray<uint32_t> dependents_;  // lists of global step indices, each after its count
   std::vector<size_t> rank_begin_ = {0};
   bool matched_ = false;
 };
