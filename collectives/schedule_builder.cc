@@ -15,8 +15,8 @@ void AddUnique(absl::InlinedVector<StepId, 4>& deps, StepId step) {
 
 ScheduleBuilder::ScheduleBuilder(int rank, int size, size_t send_count, size_t recv_count)
     : schedule_(rank, size, send_count, recv_count) {
-  send_segments_.push_back(Segment{0, send_count});
-  recv_segments_.push_back(Segment{0, recv_count});
+  send_segments_.runs.push_back(Segment{0, send_count});
+  recv_segments_.runs.push_back(Segment{0, recv_count});
 }
 
 ScheduleBuilder::Segments& ScheduleBuilder::SegmentsOf(BufferId buffer) {
@@ -29,33 +29,45 @@ ScheduleBuilder::Segments& ScheduleBuilder::SegmentsOf(BufferId buffer) {
       break;
   }
   while (scratch_segments_.size() <= buffer.scratch_index) {
-    scratch_segments_.push_back(
-        {Segment{0, schedule_.BufferCount(
-                        BufferId::Scratch(static_cast<uint32_t>(scratch_segments_.size())))}});
+    Segments fresh;
+    fresh.runs.push_back(Segment{0, schedule_.BufferCount(BufferId::Scratch(
+                                        static_cast<uint32_t>(scratch_segments_.size())))});
+    scratch_segments_.push_back(std::move(fresh));
   }
   return scratch_segments_[buffer.scratch_index];
 }
 
 size_t ScheduleBuilder::SplitAt(Segments& segments, size_t offset, size_t end) {
-  // The segment holding `at`, split there unless a segment begins there; returns the
-  // index of the segment that begins at `at` (segments.size() at the buffer's end).
-  auto split = [&segments](size_t at, size_t from) {
-    const auto holding =
-        std::upper_bound(
-            segments.begin() + static_cast<ptrdiff_t>(from), segments.end(), at,
-            [](size_t value, const Segment& segment) { return value < segment.begin; }) -
-        1;
-    const size_t index = static_cast<size_t>(holding - segments.begin());
-    if (holding->begin == at) return index;
-    if (holding->end <= at) return index + 1;
-    Segment tail = *holding;  // [at, old end), same history
+  std::vector<Segment>& runs = segments.runs;
+  // The index of the last segment from `from` on that begins at or before `at`:
+  // `guess` or the one after it where they hold it, else by binary search.
+  auto holding = [&runs](size_t at, size_t from, size_t guess) {
+    for (const size_t index : {guess, guess + 1}) {
+      if (index >= from && index < runs.size() && runs[index].begin <= at &&
+          (index + 1 == runs.size() || at < runs[index + 1].begin)) {
+        return index;
+      }
+    }
+    return static_cast<size_t>(
+        std::upper_bound(runs.begin() + static_cast<ptrdiff_t>(from), runs.end(), at,
+                         [](size_t value, const Segment& run) { return value < run.begin; }) -
+        runs.begin() - 1);
+  };
+  // Splits the segment holding `at` there unless one begins there; returns the index of
+  // the segment that begins at `at` (runs.size() at the buffer's end).
+  auto split = [&runs](size_t at, size_t index) {
+    Segment& run = runs[index];
+    if (run.begin == at) return index;
+    if (run.end <= at) return index + 1;
+    Segment tail = run;  // [at, old end), same history
     tail.begin = at;
-    holding->end = at;
-    segments.insert(holding + 1, tail);
+    run.end = at;
+    runs.insert(runs.begin() + static_cast<ptrdiff_t>(index + 1), tail);
     return index + 1;
   };
-  const size_t first = split(offset, 0);
-  split(end, first);
+  const size_t first = split(offset, holding(offset, 0, segments.last_found));
+  split(end, holding(end, first, first));
+  segments.last_found = first;
   return first;
 }
 
@@ -63,12 +75,12 @@ void ScheduleBuilder::CollectDeps(const Slice& slice, bool write,
                                   absl::InlinedVector<StepId, 4>& deps) {
   if (slice.count == 0) return;
   Segments& segments = SegmentsOf(slice.buffer);
+  const std::vector<Segment>& runs = segments.runs;
   for (size_t i = SplitAt(segments, slice.offset, slice.end());
-       i < segments.size() && segments[i].begin < slice.end(); ++i) {
-    if (segments[i].writer != kNoStep) AddUnique(deps, segments[i].writer);
+       i < runs.size() && runs[i].begin < slice.end(); ++i) {
+    if (runs[i].writer != kNoStep) AddUnique(deps, runs[i].writer);
     if (write) {
-      for (uint32_t node = segments[i].readers; node != kNoReaders;
-           node = reader_nodes_[node].next) {
+      for (uint32_t node = runs[i].readers; node != kNoReaders; node = reader_nodes_[node].next) {
         AddUnique(deps, reader_nodes_[node].step);
       }
     }
@@ -78,23 +90,24 @@ void ScheduleBuilder::CollectDeps(const Slice& slice, bool write,
 void ScheduleBuilder::Record(const Slice& slice, bool write, StepId step) {
   if (slice.count == 0) return;
   Segments& segments = SegmentsOf(slice.buffer);
+  std::vector<Segment>& runs = segments.runs;
   const size_t first = SplitAt(segments, slice.offset, slice.end());
   size_t last = first;
-  while (last + 1 < segments.size() && segments[last + 1].begin < slice.end()) ++last;
+  while (last + 1 < runs.size() && runs[last + 1].begin < slice.end()) ++last;
   if (write) {
     // The written run becomes one segment with a fresh history.
-    segments[first].end = segments[last].end;
-    segments[first].writer = step;
-    segments[first].readers = kNoReaders;
-    segments.erase(segments.begin() + static_cast<ptrdiff_t>(first + 1),
-                   segments.begin() + static_cast<ptrdiff_t>(last + 1));
+    runs[first].end = runs[last].end;
+    runs[first].writer = step;
+    runs[first].readers = kNoReaders;
+    runs.erase(runs.begin() + static_cast<ptrdiff_t>(first + 1),
+               runs.begin() + static_cast<ptrdiff_t>(last + 1));
     return;
   }
   for (size_t i = first; i <= last; ++i) {
-    const uint32_t head = segments[i].readers;
+    const uint32_t head = runs[i].readers;
     if (head != kNoReaders && reader_nodes_[head].step == step) continue;
     reader_nodes_.push_back(ReaderNode{step, head});
-    segments[i].readers = static_cast<uint32_t>(reader_nodes_.size() - 1);
+    runs[i].readers = static_cast<uint32_t>(reader_nodes_.size() - 1);
   }
 }
 

@@ -72,7 +72,12 @@ class ScheduleBuilder {
     StepId writer = kNoStep;
     uint32_t readers = kNoReaders;
   };
-  using Segments = std::vector<Segment>;  // sorted, covering the buffer
+  struct Segments {
+    std::vector<Segment> runs;  // sorted, covering the buffer
+    // Where SplitAt found the last slice's start: a chunked loop's slices come in
+    // order, so the next one starts there or in the segment after it.
+    size_t last_found = 0;
+  };
   // A list of readers: lists only grow at their heads, so segments split from one
   // share its tail, and a write starts its segment's list afresh.
   struct ReaderNode {
