@@ -136,7 +136,11 @@ class Simulation {
       }
       events_.Recycle(batch);
     }
-    if (result_.steps != n) return Stuck();
+    if (result_.steps != n) {
+      absl::Status stuck = Stuck();
+      ReturnKeptPostings();
+      return stuck;
+    }
     return result_;
   }
 
@@ -369,6 +373,20 @@ class Simulation {
     const double copy = cost.cpu_copies ? static_cast<double>(s.bytes) / Bandwidth(link) : 0;
     Push(RunOnCpu(rank, time - copy, copy + cost.overhead_usec), receive, rank,
          EventKind::kComplete);
+  }
+
+  // A run that could not finish leaves sides kept, their partner fields holding their
+  // postings: each gets its partner back (the partner, which never posted, still names
+  // it), so the schedules can be simulated again.
+  void ReturnKeptPostings() {
+    for (size_t i = 0; i < schedules_.num_steps(); ++i) {
+      const TimedStep& s = schedules_.step(i);
+      if (!IsTransfer(s.kind) || Posted(static_cast<uint32_t>(i)) || !Posted(s.partner)) continue;
+      TimedStep& kept = schedules_.mutable_step(s.partner);
+      kept.operands &= static_cast<uint8_t>(~(kKept | kKeptArrival));
+      kept.partner = static_cast<uint32_t>(i);
+      kept.waiting_for = 0;
+    }
   }
 
   absl::Status Stuck() const {

@@ -318,6 +318,11 @@ TEST(EventSimulationTest, TwoReceivesWaitingForEachOtherAreADeadlock) {
   absl::StatusOr<SimulationResult> result = Simulate(timed, OneRankPerNode(2), RoundProfile(64));
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("rank 0's step #0 (recv with rank 1, tag 0)"));
+  // The receives kept their postings where their partners' indices were: the failed
+  // run gives those back, so a second run finds the same deadlock.
+  absl::StatusOr<SimulationResult> again = Simulate(timed, OneRankPerNode(2), RoundProfile(64));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().message(), result.status().message());
 }
 
 TEST(TimedSchedulesTest, RefusesWhatItCannotHold) {
