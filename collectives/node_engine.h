@@ -160,9 +160,8 @@ class NodeEngine {
   void AdvanceOlder(const NodeExecution* execution);
 
   // A call this rank left without reading some others' check words (an eager rank, or
-  // one that read some: NodeExecution::ChooseReads), to compare with
-  // theirs two calls later
-  // (NodeExecution::VerifyEagerCall). By the parity of its sequence number.
+  // one that read some: NodeExecution::ChooseReads), to compare with theirs two calls
+  // later (NodeExecution::VerifyEagerCall). By the parity of its sequence number.
   struct EagerCall {
     bool pending = false;
     uint32_t sequence = 0;
@@ -340,10 +339,10 @@ class NodeExecution final : public CallExecution {
   std::pair<int, int> RoleReads() const;
   // Sets read_first_..read_last_, the ranks whose words kGather waits for: where
   // `may_defer` (MayDeferChecks), none for an eager rank and else RoleReads; otherwise
-  // every rank; and, if some are
-  // left out, has VerifyEagerCall compare them two calls later. (Every rank's in
-  // one call would make a Bcast's leaf on a node of 64 read 63 lines where it needs
-  // one, and wait on an oversubscribed node until each of them has had a core.)
+  // every rank; and, if some are left out, has VerifyEagerCall compare them two calls
+  // later. (Every rank's in one call would make a Bcast's leaf on a node of 64 read 63
+  // lines where it needs one, and wait on an oversubscribed node until each of them
+  // has had a core.)
   void ChooseReads(bool may_defer);
   // Whether read_first_..read_last_ leaves out a rank other than this one.
   bool LeavesOthersOut() const;

@@ -440,7 +440,9 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
   // (A step's only dependent is kept as kOneDependent | its index, which must not make
   // kNoDependents.)
   if (base + steps.size() >= (size_t{1} << 31) - 1) {
-    return absl::InvalidArgumentError("TimedSchedules::Add: 2^31 - 1 steps or more in all");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TimedSchedules::Add: rank ", schedule.rank(), "'s schedule brings the steps to ",
+        base + steps.size(), "; the simulator holds fewer than 2^31 - 1"));
   }
   // Everything is checked before anything is added: a refused schedule leaves no steps.
   std::vector<uint32_t> counts(steps.size(), 0);
@@ -458,7 +460,10 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
   size_t listed = 0;
   for (uint32_t count : counts) listed += count >= 2 ? count + 1 : 0;
   if (dependents_.size() + listed >= (size_t{1} << 31)) {
-    return absl::InvalidArgumentError("TimedSchedules::Add: more than 2^31 dependencies in all");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TimedSchedules::Add: rank ", schedule.rank(),
+        "'s schedule brings the dependency lists past 2^31 entries, which the simulator cannot "
+        "hold"));
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
