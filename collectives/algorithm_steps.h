@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "collectives/algorithms.h"
 #include "collectives/schedule_builder.h"
@@ -75,19 +76,13 @@ struct TreeLinks {
   int parent = -1;
   std::vector<int> children;
 };
-// 0, 1, ..., size-1.
-std::vector<int> AllRanks(int size);
 // The binomial tree over `members` rooted at members[root_index], as members[index]
 // sees it; children largest subtree first. Every subtree is a run of consecutive
 // members (counting on from the root, wrapping).
 TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index);
-// The ranks in the order a one-level tree visits them: `root` first, then the rest of
-// its node (counting on from root, wrapping), then every other node's ranks together,
-// nodes in order from the root's. A binomial or k-nomial tree over it keeps its
-// subtrees on one node where it can, so few edges cross the network whatever the
-// placement (a tree in rank order over ranks placed round robin on two nodes sends
-// every other edge across). On one node: root, root+1, ..., wrapping.
-std::vector<int> NodeGroupedOrder(const Topology& topology, int root);
+// The same over `count` members given by `member(i)`, for orders that are computed
+// rather than listed (NodeGroupedOrder).
+TreeLinks BinomialLinks(int count, absl::FunctionRef<int(int)> member, int root_index, int index);
 // The position of `rank` in `order`.
 int IndexOf(absl::Span<const int> order, int rank);
 // The two-level tree rooted at `tree_root`: one leader per node (tree_root leads its

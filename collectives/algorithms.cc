@@ -113,16 +113,15 @@ ScheduleBuilder MakeBuilder(const CollectiveArgs& args, int rank) {
   return ScheduleBuilder(rank, args.size, send_count, recv_count);
 }
 
-std::vector<int> AllRanks(int size) {
-  std::vector<int> ranks(size);
-  for (int r = 0; r < size; ++r) ranks[r] = r;
-  return ranks;
+TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index) {
+  return BinomialLinks(
+      static_cast<int>(members.size()), [members](int i) { return members[i]; }, root_index, index);
 }
 
-TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index) {
-  const int n = static_cast<int>(members.size());
+TreeLinks BinomialLinks(int count, absl::FunctionRef<int(int)> member, int root_index, int index) {
+  const int n = count;
   const int v = (index - root_index + n) % n;
-  auto real = [&](int vv) { return members[(vv + root_index) % n]; };
+  auto real = [&](int vv) { return member((vv + root_index) % n); };
   TreeLinks links;
   links.parent = v == 0 ? -1 : real(v - LowestBit(v));
   const int top = v == 0 ? LargestPowerOfTwoAtMost(std::max(1, n - 1)) : LowestBit(v) / 2;
@@ -130,19 +129,6 @@ TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index
     if (v + mask < n) links.children.push_back(real(v + mask));
   }
   return links;
-}
-
-std::vector<int> NodeGroupedOrder(const Topology& topology, int root) {
-  std::vector<int> order;
-  order.reserve(topology.size());
-  const int root_node = topology.node_of(root);
-  for (int step = 0; step < topology.num_nodes(); ++step) {
-    const int node = (root_node + step) % topology.num_nodes();
-    const absl::Span<const int> local = topology.ranks_on_node(node);
-    const size_t first = node == root_node ? static_cast<size_t>(IndexOf(local, root)) : 0;
-    for (size_t i = 0; i < local.size(); ++i) order.push_back(local[(first + i) % local.size()]);
-  }
-  return order;
 }
 
 int IndexOf(absl::Span<const int> order, int rank) {
@@ -170,11 +156,15 @@ TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank) {
 }
 
 bool NodesInRankOrder(const Topology& topology) {
-  for (int rank = 1; rank < topology.size(); ++rank) {
-    if (topology.node_of(rank) != topology.node_of(rank - 1) &&
-        topology.node_of(rank) != topology.node_of(rank - 1) + 1) {
+  // Node by node rather than rank by rank: the simulator asks for every rank's tree.
+  int next = 0;
+  for (int node = 0; node < topology.num_nodes(); ++node) {
+    const absl::Span<const int> on_node = topology.ranks_on_node(node);
+    if (on_node.front() != next ||
+        on_node.back() - on_node.front() + 1 != static_cast<int>(on_node.size())) {
       return false;
     }
+    next = on_node.back() + 1;
   }
   return true;
 }

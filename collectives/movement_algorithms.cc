@@ -216,8 +216,11 @@ Schedule TreeBcast(const CollectiveArgs& args, int rank, const TreeLinks& links)
 // Binomial: log2(size) levels, pipelined by chunks, over the ranks grouped by node
 // (few edges cross the network, however the ranks are placed).
 Schedule BinomialBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
-  const std::vector<int> order = NodeGroupedOrder(topology, args.root);
-  return TreeBcast(args, rank, BinomialLinks(order, 0, IndexOf(order, rank)));
+  const NodeGroupedOrder order(topology, args.root);
+  return TreeBcast(
+      args, rank,
+      BinomialLinks(
+          order.size(), [&order](int index) { return order[index]; }, 0, order.IndexOf(rank)));
 }
 
 // Flat: the root sends to every other rank (its own node's first). One hop deep: where
@@ -226,7 +229,7 @@ Schedule BinomialBcast(const CollectiveArgs& args, const Topology& topology, int
 Schedule LinearBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
   TreeLinks links;
   if (rank == args.root) {
-    const std::vector<int> order = NodeGroupedOrder(topology, args.root);
+    const std::vector<int> order = NodeGroupedOrder(topology, args.root).Ranks();
     links.children.assign(order.begin() + 1, order.end());
   } else {
     links.parent = args.root;

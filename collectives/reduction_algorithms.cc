@@ -94,10 +94,11 @@ Schedule TreeReduce(const CollectiveArgs& args, int rank, const TreeLinks& links
 Schedule KnomialReduce(const CollectiveArgs& args, const Topology& topology, int rank, int radix) {
   const int size = args.size;
   const int tree_root = args.commutative ? args.root : 0;
-  const std::vector<int> order =
-      args.commutative ? NodeGroupedOrder(topology, tree_root) : AllRanks(size);
-  auto real = [&](int64_t vrank) { return order[vrank]; };
-  const int vrank = IndexOf(order, rank);
+  const NodeGroupedOrder grouped(topology, tree_root);
+  auto real = [&](int64_t vrank) {
+    return args.commutative ? grouped[static_cast<int>(vrank)] : static_cast<int>(vrank);
+  };
+  const int vrank = args.commutative ? grouped.IndexOf(rank) : rank;
   // The parent clears vrank's lowest non-zero base-radix digit.
   TreeLinks links;
   for (int64_t stride = 1; stride < size; stride *= radix) {
@@ -124,7 +125,8 @@ std::pair<TreeLinks, int> ReductionTree(const CollectiveArgs& args, const Topolo
   const int tree_root = args.commutative ? root : 0;
   TreeLinks links = args.commutative || NodesInRankOrder(topology)
                         ? TwoLevelLinks(topology, tree_root, rank)
-                        : BinomialLinks(AllRanks(args.size), 0, rank);
+                        : BinomialLinks(
+                              args.size, [](int index) { return index; }, 0, rank);
   // Listed largest subtree (and remote nodes) first: reversed, they are in
   // increasing rank order.
   std::reverse(links.children.begin(), links.children.end());

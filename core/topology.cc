@@ -72,6 +72,11 @@ absl::StatusOr<Topology> Topology::Create(std::vector<RankLocation> ranks,
                                                    " node names given for ",
                                                    topology.node_ranks_.size(), " nodes"));
   }
+  topology.ranks_before_node_.assign(1, 0);
+  for (const std::vector<int>& on_node : topology.node_ranks_) {
+    topology.ranks_before_node_.push_back(topology.ranks_before_node_.back() +
+                                          static_cast<int>(on_node.size()));
+  }
   topology.ranks_ = std::move(ranks);
   topology.node_names_ = std::move(node_names);
   return topology;
@@ -164,6 +169,54 @@ std::string Topology::ToString() const {
     absl::StrAppend(&text, " ", node_names_[node], " {", RankRanges(node_ranks_[node]), "}");
   }
   return text;
+}
+
+NodeGroupedOrder::NodeGroupedOrder(const Topology& topology, int root)
+    : topology_(topology),
+      root_node_(topology.node_of(root)),
+      root_local_rank_(topology.local_rank(root)) {}
+
+// Indexes count on from the root node's first rank in node order, wrapping: node n
+// starts at ranks_before_node(n) - ranks_before_node(root node) (mod size). Only the
+// root node's own ranks are rotated, to start at the root.
+int NodeGroupedOrder::operator[](int index) const {
+  const int size = topology_.size();
+  const int unrotated = (index + topology_.ranks_before_node(root_node_)) % size;
+  // The last node starting at or before `unrotated`.
+  int low = 0;
+  int high = topology_.num_nodes() - 1;
+  while (low < high) {
+    const int middle = low + (high - low + 1) / 2;
+    if (topology_.ranks_before_node(middle) <= unrotated) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  const absl::Span<const int> local = topology_.ranks_on_node(low);
+  const int within = unrotated - topology_.ranks_before_node(low);
+  if (low != root_node_) return local[within];
+  return local[(within + root_local_rank_) % static_cast<int>(local.size())];
+}
+
+int NodeGroupedOrder::IndexOf(int rank) const {
+  const int size = topology_.size();
+  const int node = topology_.node_of(rank);
+  int within = topology_.local_rank(rank);
+  if (node == root_node_) {
+    const int local_size = static_cast<int>(topology_.ranks_on_node(node).size());
+    within = (within - root_local_rank_ + local_size) % local_size;
+  }
+  return (topology_.ranks_before_node(node) - topology_.ranks_before_node(root_node_) + size) %
+             size +
+         within;
+}
+
+std::vector<int> NodeGroupedOrder::Ranks() const {
+  std::vector<int> ranks;
+  ranks.reserve(size());
+  for (int index = 0; index < size(); ++index) ranks.push_back((*this)[index]);
+  return ranks;
 }
 
 bool operator==(const Topology& a, const Topology& b) {

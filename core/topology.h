@@ -72,6 +72,8 @@ class Topology {
   int local_rank(int rank) const { return local_ranks_[rank]; }
   // The lowest rank on `node`.
   int node_leader(int node) const { return node_ranks_[node].front(); }
+  // How many ranks nodes 0..node-1 hold together (0 <= node <= num_nodes()).
+  int ranks_before_node(int node) const { return ranks_before_node_[node]; }
   absl::string_view node_name(int node) const { return node_names_[node]; }
 
   bool SameNode(int a, int b) const { return ranks_[a].node == ranks_[b].node; }
@@ -94,6 +96,36 @@ class Topology {
   std::vector<std::string> node_names_;
   std::vector<std::vector<int>> node_ranks_;
   std::vector<int> local_ranks_;
+  std::vector<int> ranks_before_node_;  // num_nodes() + 1 entries
+};
+
+// The ranks in the order a one-level tree visits them: `root` first, then the rest of
+// its node (counting on from root, wrapping), then every other node's ranks together,
+// nodes in order from the root's. A binomial or k-nomial tree over it keeps its
+// subtrees on one node where it can, so few edges cross the network whatever the
+// placement (a tree in rank order over ranks placed round robin on two nodes sends
+// every other edge across). On one node: root, root+1, ..., wrapping.
+//
+// Computed, not stored: each of a schedule's ranks needs its own place and a few
+// neighbours', and the simulator builds 65,536 ranks' schedules, so listing every
+// rank for each of them would cost O(ranks^2). Refers to `topology`, which must
+// outlive it.
+class NodeGroupedOrder {
+ public:
+  NodeGroupedOrder(const Topology& topology, int root);
+
+  int size() const { return topology_.size(); }
+  // The rank at `index` (0 <= index < size()): O(log nodes).
+  int operator[](int index) const;
+  // The index of `rank` (0 <= rank < size()): O(1).
+  int IndexOf(int rank) const;
+  // Every rank, in order.
+  std::vector<int> Ranks() const;
+
+ private:
+  const Topology& topology_;
+  int root_node_;
+  int root_local_rank_;
 };
 
 // One machine's hardware, as hwloc reports it.

@@ -50,6 +50,25 @@ TEST(TopologyTest, UnevenAndInterleavedPlacements) {
   EXPECT_EQ(round_robin->ToString(), "2 nodes: alpha {0,2,4} beta {1,3}");
 }
 
+TEST(TopologyTest, NodeGroupedOrderStartsAtTheRootAndKeepsNodesTogether) {
+  // Nodes interleaved and of uneven sizes: node 0 {0,3,5}, node 1 {1,4}, node 2 {2,6}.
+  absl::StatusOr<Topology> topology = Topology::Create(
+      {{.node = 0}, {.node = 1}, {.node = 2}, {.node = 0}, {.node = 1}, {.node = 0}, {.node = 2}});
+  ASSERT_TRUE(topology.ok());
+  EXPECT_THAT(NodeGroupedOrder(*topology, 3).Ranks(), ElementsAre(3, 5, 0, 1, 4, 2, 6));
+  EXPECT_THAT(NodeGroupedOrder(*topology, 4).Ranks(), ElementsAre(4, 1, 2, 6, 0, 3, 5));
+  EXPECT_THAT(NodeGroupedOrder(*topology, 2).Ranks(), ElementsAre(2, 6, 0, 3, 5, 1, 4));
+  for (int root = 0; root < topology->size(); ++root) {
+    const NodeGroupedOrder order(*topology, root);
+    for (int index = 0; index < order.size(); ++index) {
+      EXPECT_EQ(order.IndexOf(order[index]), index) << "root " << root << " index " << index;
+    }
+  }
+  absl::StatusOr<Topology> one_node = Topology::Uniform(1, 4);
+  ASSERT_TRUE(one_node.ok());
+  EXPECT_THAT(NodeGroupedOrder(*one_node, 2).Ranks(), ElementsAre(2, 3, 0, 1));
+}
+
 TEST(TopologyTest, PackageAndNumaNeedKnownIdsOnTheSameNode) {
   absl::StatusOr<Topology> topology = Topology::Create({{.node = 0, .package = 0, .numa = 0},
                                                         {.node = 0, .package = 0, .numa = 1},
