@@ -120,7 +120,24 @@ class Simulation {
     std::vector<Event> batch;
     while (!events_.empty()) {
       const double time = events_.PopEarliest(batch);
-      for (const Event& event : batch) {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (i + 3 * kAhead < batch.size()) {
+          __builtin_prefetch(&schedules_.step(batch[i + 3 * kAhead].step));
+        }
+        if (i + 2 * kAhead < batch.size()) {
+          if (const void* next = NextTouched(batch[i + 2 * kAhead])) __builtin_prefetch(next);
+        }
+        if (i + kAhead < batch.size() && batch[i + kAhead].kind == EventKind::kComplete) {
+          // Three at most, and not in a loop: GCC 12 deletes a loop that only prefetches.
+          const uint32_t step = batch[i + kAhead].step;
+          const uint32_t count = schedules_.DependentCount(step);
+          if (count > 1) {
+            __builtin_prefetch(&schedules_.step(schedules_.Dependent(step, 0)));
+            __builtin_prefetch(&schedules_.step(schedules_.Dependent(step, 1)));
+          }
+          if (count > 2) __builtin_prefetch(&schedules_.step(schedules_.Dependent(step, 2)));
+        }
+        const Event& event = batch[i];
         ++result_.events;
         switch (event.kind) {
           case EventKind::kComplete:
@@ -145,6 +162,32 @@ class Simulation {
   }
 
  private:
+  // At 65,536 ranks the steps take gigabytes and a batch's events touch steps of
+  // ranks far apart, so nearly every step read missed the cache (three loads, each a
+  // fifth to a third of the run). So the loop fetches ahead in three stages: event
+  // i + 3 * kAhead's step; event i + 2 * kAhead's next step, which its step (in the
+  // cache by then) names (a send's partner or a completed step's one dependent) or its
+  // list of dependents; and the steps in event i + kAhead's list. Hints only: what the
+  // events do and their order are unchanged.
+  // (The prefetches are in the event loop itself: GCC 12 finds a function that only
+  // prefetches pure and drops the call.)
+  static constexpr size_t kAhead = 6;
+  // The step or list of dependents that `event` touches after its own step.
+  const void* NextTouched(const Event& event) const {
+    const TimedStep& s = schedules_.step(event.step);
+    if (event.kind == EventKind::kSendPosted) {
+      // Not kept yet: a send keeps its posting when this event runs.
+      return s.partner < schedules_.num_steps() ? &schedules_.step(s.partner) : nullptr;
+    }
+    if (event.kind != EventKind::kComplete || s.dependents == TimedSchedules::kNoDependents) {
+      return nullptr;
+    }
+    if ((s.dependents & TimedSchedules::kOneDependent) != 0) {
+      return &schedules_.step(s.dependents & ~TimedSchedules::kOneDependent);
+    }
+    return schedules_.DependentList(event.step);
+  }
+
   void Push(double time, uint32_t step, int rank, EventKind kind) {
     events_.Push(time, Event{step, rank, kind});
   }

@@ -164,6 +164,25 @@ class TimedSchedules {
     const uint32_t count = dependents_[dependents];
     for (uint32_t k = 1; k <= count; ++k) visit(dependents_[dependents + k]);
   }
+  // Where step `index`'s list of dependents starts (its count; ForEachDependent reads
+  // the steps after it), or null when it has none or one (held in the step).
+  const uint32_t* DependentList(size_t index) const {
+    const uint32_t dependents = steps_[index].dependents;
+    if (dependents == kNoDependents || (dependents & kOneDependent) != 0) return nullptr;
+    return &dependents_[dependents];
+  }
+  // Step `index`'s dependents one by one (k < DependentCount(index)), as ForEachDependent
+  // visits them.
+  uint32_t DependentCount(size_t index) const {
+    const uint32_t dependents = steps_[index].dependents;
+    if (dependents == kNoDependents) return 0;
+    return (dependents & kOneDependent) != 0 ? 1 : dependents_[dependents];
+  }
+  uint32_t Dependent(size_t index, uint32_t k) const {
+    const uint32_t dependents = steps_[index].dependents;
+    return (dependents & kOneDependent) != 0 ? dependents & ~kOneDependent
+                                             : dependents_[dependents + 1 + k];
+  }
   size_t MemoryBytes() const;
 
  private:
