@@ -179,11 +179,9 @@ class Simulation {
       // Not kept yet: a send keeps its posting when this event runs.
       return s.partner < schedules_.num_steps() ? &schedules_.step(s.partner) : nullptr;
     }
-    if (event.kind != EventKind::kComplete || s.dependents == TimedSchedules::kNoDependents) {
-      return nullptr;
-    }
-    if ((s.dependents & TimedSchedules::kOneDependent) != 0) {
-      return &schedules_.step(s.dependents & ~TimedSchedules::kOneDependent);
+    if (event.kind != EventKind::kComplete) return nullptr;
+    if (schedules_.DependentCount(event.step) == 1) {
+      return &schedules_.step(schedules_.Dependent(event.step, 0));
     }
     return schedules_.DependentList(event.step);
   }
