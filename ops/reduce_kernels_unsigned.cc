@@ -1,0 +1,25 @@
+// The SIMD kernels of the unsigned integer types, for every Highway target; their
+// table entries are filled in by ops/reduce_kernels.cc (see reduce_kernels-inl.h).
+
+#include <cstdint>
+
+#include "core/datatype.h"
+#include "ops/reduce_kernels.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/reduce_kernels_unsigned.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "ops/reduce_kernels-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace zcoll::ops_internal {
+namespace HWY_NAMESPACE {
+
+void AddUnsignedIntegerKernels(KernelTable& table) {
+  AddKernelsOfTypes<uint8_t, uint16_t, uint32_t, uint64_t>(table);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace zcoll::ops_internal
+HWY_AFTER_NAMESPACE();
