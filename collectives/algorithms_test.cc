@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "testing/block_layouts.h"
 #include "testing/rank_views.h"
+#include "testing/sampled_sweeps.h"
 #include "testing/symbolic_run.h"
 
 namespace zcoll {
@@ -331,24 +332,9 @@ std::string FirstProblemOfEveryVariant(const Algorithm& algorithm, int size,
   return "";
 }
 
-// Whether the sweeps below run a sample of their rank counts: ZCOLL_SAMPLED_SWEEPS=1,
-// which .ci/run sets under AddressSanitizer, where the whole sweeps take 18 CPU
-// minutes of its budget (they run whole in the plain build, in the same .ci/run).
-bool SampledSweeps() {
-  const char* value = std::getenv("ZCOLL_SAMPLED_SWEEPS");
-  return value != nullptr && std::string(value) == "1";
-}
-
 TEST_P(AlgorithmTest, ExactResultsForEveryRankCountUpTo64) {
   const Algorithm& algorithm = *GetParam();
-  std::vector<int> sizes;
-  if (SampledSweeps()) {
-    // Every rank count to 9, the powers of two and their neighbours to 64.
-    sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64};
-    std::printf("ZCOLL_SAMPLED_SWEEPS=1: %zu rank counts of the 64, not every one\n", sizes.size());
-  } else {
-    for (int size = 1; size <= 64; ++size) sizes.push_back(size);
-  }
+  const std::vector<int> sizes = testing::SweepRankCounts(64);
   for (const int size : sizes) {
     ASSERT_EQ(FirstProblemOfEveryVariant(algorithm, size, {0, 1, 3, 17}, size / 2), "");
   }
@@ -358,7 +344,7 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
   const Algorithm& algorithm = *GetParam();
   std::vector<int> sizes =
       IsQuadratic(algorithm) ? std::vector<int>{100, 257} : std::vector<int>{100, 1000, 4096};
-  if (SampledSweeps()) {
+  if (testing::SampledSweeps()) {
     sizes.pop_back();
     std::printf("ZCOLL_SAMPLED_SWEEPS=1: without its largest rank count\n");
   }
@@ -384,7 +370,12 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
 // numbers (the last segment's are in the last share).
 TEST(PipelinedRabenseifnerTest, ExactResultsWithManySegments) {
   const Algorithm& algorithm = **FindAlgorithm(Collective::kAllreduce, "pipelined_rabenseifner");
-  for (int size : {2, 5, 12, 33, 64}) {
+  std::vector<int> sizes = {2, 5, 12, 33, 64};
+  if (testing::SampledSweeps()) {
+    sizes = {2, 5, 12};
+    std::printf("ZCOLL_SAMPLED_SWEEPS=1: without 33 and 64 ranks\n");
+  }
+  for (int size : sizes) {
     for (size_t segments : {2, 7, 32}) {
       const size_t count = segments * 2 * static_cast<size_t>(size) + 1;  // 4-byte elements
       for (bool in_place : {false, true}) {

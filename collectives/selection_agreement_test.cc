@@ -29,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "testing/block_layouts.h"
 #include "testing/rank_views.h"
+#include "testing/sampled_sweeps.h"
 
 namespace zcoll {
 namespace {
@@ -36,6 +37,24 @@ namespace {
 using ::zcoll::testing::RankView;
 
 constexpr int kMostRanks = 64;
+
+// The rank counts from `first` to `last` the tests below try: every one, or under
+// ZCOLL_SAMPLED_SWEEPS=1 (testing/sampled_sweeps.h) the sample and both ends.
+std::vector<int> RankCountsFromTo(int first, int last) {
+  static const std::vector<int>* const swept =
+      new std::vector<int>(testing::SweepRankCounts(kMostRanks));
+  std::vector<int> counts;
+  for (int count : *swept) {
+    if (count >= first && count <= last) counts.push_back(count);
+  }
+  if (testing::SampledSweeps()) {
+    counts.push_back(first);
+    counts.push_back(last);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  }
+  return counts;
+}
 
 struct RandomCall {
   CollectiveArgs call;  // every rank's arguments (RankView cuts out each rank's own)
@@ -194,7 +213,7 @@ TEST(SelectionAgreementTest, EveryRankOfACallChoosesTheSameAlgorithmAndTheSchedu
   for (const SelectionRule& rule : SelectionTable()) {
     const int first = std::max(1, rule.min_ranks);
     const int last = std::min(kMostRanks, rule.max_ranks);
-    for (int size = first; size <= last; ++size) {
+    for (int size : RankCountsFromTo(first, last)) {
       for (size_t bytes : BytesFor(rule)) {
         const RandomCall made = MakeCall(random, rule.collective, size, bytes, rule.min_nodes);
         const std::vector<CollectiveArgs> views = Views(made);
@@ -216,14 +235,15 @@ TEST(SelectionAgreementTest, EveryRankOfACallChoosesTheSameAlgorithmAndTheSchedu
       }
     }
   }
-  // Every rule, every rank count it covers up to 64, at its limit and around it.
+  // Every rule, every rank count it covers up to 64 (or the sample: 3584 calls), at
+  // its limit and around it.
   EXPECT_GT(calls, 2000);
 }
 
 TEST(SelectionAgreementTest, EveryForcedAlgorithmMatchesAcrossRankViews) {
   std::mt19937_64 random(1124);
   for (const Algorithm& algorithm : AllAlgorithms()) {
-    for (int size = 1; size <= kMostRanks; ++size) {
+    for (int size : RankCountsFromTo(1, kMostRanks)) {
       for (size_t bytes : {size_t{8}, size_t{8192}, size_t{20000}}) {
         RandomCall made = MakeCall(random, algorithm.collective, size, bytes, 1);
         if (!algorithm.any_op) made.call.commutative = true;
