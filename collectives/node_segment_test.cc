@@ -1,14 +1,18 @@
 #include "collectives/node_segment.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -225,14 +229,31 @@ TEST(NodeSegmentTest, AsymmetricFencesAreTheCreatorsVerdict) {
 struct SleepOutcome {
   bool came_before_the_sleep = false;  // seen before announcing a sleep
   bool slept = false;
-  int lost = 0;  // sleeps that lasted most of their nap although the publication came
+  int lost = 0;  // sleeps that outlasted the publication by most of their nap
+};
+
+int64_t MonotonicNanos() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
+
+// When the leader published each sequence, in memory both processes share: the
+// leader writes the time right after publishing, then the sequence.
+struct PublicationClock {
+  std::atomic<int64_t> at_nanos{0};
+  std::atomic<uint32_t> sequence{0};
 };
 
 // Waits for `peer`'s publication of `sequence` by sleeping at once (no spinning), each
-// sleep up to `nap`; a sleep that lasts most of its nap while the publication is there
-// is a lost wakeup: it came while this rank announced its sleep and did not wake it.
+// sleep up to `nap`. A lost wakeup is a publication that came while this rank announced
+// its sleep and did not wake it: the sleep then runs out its nap with the publication
+// there since about its start. So a sleep counts as lost when it ended 3/4 of a nap or
+// more after the leader published. (Not "a sleep of most of its nap that finds the
+// publication": on a loaded machine the leader may get no core for most of a nap and
+// then publish and wake this rank properly, as it did under ThreadSanitizer.)
 SleepOutcome SleepUntilPublished(NodeSegment& segment, int rank, int peer, uint32_t sequence,
-                                 absl::Duration nap) {
+                                 absl::Duration nap, const PublicationClock& clock) {
   SleepOutcome outcome;
   if (SequenceReached(segment.published(peer, sequence), sequence)) {
     outcome.came_before_the_sleep = true;
@@ -244,15 +265,22 @@ SleepOutcome SleepUntilPublished(NodeSegment& segment, int rank, int peer, uint3
       segment.EndSleep(rank);
       return outcome;
     }
-    const absl::Time start = absl::Now();
     segment.Sleep(rank, doorbell, nap);
+    const int64_t woke_at = MonotonicNanos();
     segment.EndSleep(rank);
     outcome.slept = true;
-    if (absl::Now() - start >= nap * 0.9 &&
-        SequenceReached(segment.published(peer, sequence), sequence)) {
-      ++outcome.lost;
-      return outcome;
+    if (!SequenceReached(segment.published(peer, sequence), sequence)) continue;
+    // Published: the leader writes its time next (bounded: it may be off its core).
+    for (int waits = 0;
+         waits < 100000 && clock.sequence.load(std::memory_order_acquire) != sequence; ++waits) {
+      sched_yield();
     }
+    if (clock.sequence.load(std::memory_order_acquire) == sequence &&
+        woke_at - clock.at_nanos.load(std::memory_order_relaxed) >=
+            absl::ToInt64Nanoseconds(nap * 0.75)) {
+      ++outcome.lost;
+    }
+    return outcome;
   }
   outcome.lost = 1000;  // the peer never published
   return outcome;
@@ -274,8 +302,12 @@ void PublishWhileThePeerGoesToSleep(bool asymmetric) {
     if (!registered.ok()) GTEST_SKIP() << "this machine cannot: " << registered;
   }
   constexpr uint32_t kRounds = 20000;
-  constexpr absl::Duration kNap = absl::Milliseconds(50);
+  constexpr absl::Duration kNap = absl::Milliseconds(200);
   const std::string name = FreshName(asymmetric ? "asymmetric" : "full");
+  void* shared = mmap(nullptr, sizeof(PublicationClock), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  PublicationClock* clock = new (shared) PublicationClock;
   absl::StatusOr<NodeSegment> leader = NodeSegment::Create(name, 2, 64);
   ASSERT_TRUE(leader.ok()) << leader.status();
   leader->SetAsymmetricFences(asymmetric);
@@ -293,7 +325,7 @@ void PublishWhileThePeerGoesToSleep(bool asymmetric) {
       random = random * 1103515245u + 12345u;
       volatile uint32_t spin = delay / 2 + (random >> 16) % (delay + 1);
       while (spin > 0) spin = spin - 1;
-      const SleepOutcome outcome = SleepUntilPublished(*mine, 1, 0, sequence, kNap);
+      const SleepOutcome outcome = SleepUntilPublished(*mine, 1, 0, sequence, kNap, *clock);
       lost += outcome.lost;
       if (outcome.slept) delay = std::min<uint32_t>(delay + delay / 8 + 1, 1 << 16);
       if (outcome.came_before_the_sleep) delay -= delay / 8;
@@ -313,10 +345,13 @@ void PublishWhileThePeerGoesToSleep(bool asymmetric) {
       }
     }
     leader->Publish(0, sequence);
+    clock->at_nanos.store(MonotonicNanos(), std::memory_order_relaxed);
+    clock->sequence.store(sequence, std::memory_order_release);
   }
   if (!child_gone) {
     ASSERT_EQ(waitpid(child, &status, 0), child);
   }
+  munmap(shared, sizeof(PublicationClock));
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "publications the child slept through (100: it could not open the segment)";
