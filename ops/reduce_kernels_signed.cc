@@ -3,7 +3,6 @@
 
 #include <cstdint>
 
-#include "core/datatype.h"
 #include "ops/reduce_kernels.h"
 
 #undef HWY_TARGET_INCLUDE

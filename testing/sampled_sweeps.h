@@ -2,7 +2,8 @@
 // which .ci/run sets for its AddressSanitizer pass. The same sweeps run whole in the
 // plain build of the same .ci/run, so the sample checks memory safety on every code
 // path (each algorithm, every rank count to 9 and around every power of two) and
-// leaves the exhaustive counting to the plain build, where it costs a fifth as much.
+// leaves the exhaustive counting to the plain build, where it runs several times
+// faster (selection_agreement_test whole: 12 s plain, 89 s under ASan).
 // A test that samples prints what it left out.
 
 #ifndef ZCOLL_TESTING_SAMPLED_SWEEPS_H_
