@@ -304,6 +304,23 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
   };
   const Algorithm& chosen = SelectAlgorithm(inputs);
   std::vector<Prediction> predictions;
+  // The algorithms to simulate in full, with what their sampled ranks' schedules showed.
+  struct Candidate {
+    const Algorithm* algorithm;
+    ScheduleGenerator generate;
+    size_t prediction;  // its index in `predictions`
+    double bound_usec;  // the largest RankLowerBoundUsec of the sampled ranks
+    int bound_rank;     // whose that is
+  };
+  std::vector<Candidate> candidates;
+  std::optional<double> fastest;  // the fastest prediction so far
+  std::string fastest_name;
+  auto note_fastest = [&](const Prediction& prediction) {
+    if (prediction.usec.has_value() && (!fastest.has_value() || *prediction.usec < *fastest)) {
+      fastest = prediction.usec;
+      fastest_name = prediction.algorithm;
+    }
+  };
   bool found = options.algorithm.empty();
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.collective != call.collective) continue;
@@ -337,6 +354,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       if (!usec.ok()) return usec.status();
       if (*usec >= 0) prediction.usec = *usec;
       prediction.simulate_seconds = SecondsSince(start);
+      note_fastest(prediction);
       predictions.push_back(std::move(prediction));
       continue;
     }
@@ -352,27 +370,56 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       continue;
     }
     const absl::Time generate_start = absl::Now();
+    const TransferModel transfers =
+        algorithm.on_node() ? TransferModel::kNodeEngine : TransferModel::kMessages;
     // Five ranks' schedules first: when even the fewest steps among them, times the
     // ranks, pass the budget, the whole would (give or take), and generating it all
-    // to find out costs as much as simulating.
+    // to find out costs as much as simulating. Their own steps also bound the time.
     uint64_t fewest = UINT64_MAX;
+    Candidate candidate{&algorithm, generate, predictions.size(), 0, 0};
     for (const int r : {0, call.ranks / 4, call.ranks / 2, call.ranks / 4 * 3, call.ranks - 1}) {
-      fewest = std::min<uint64_t>(fewest, generate(rank_args(r), topology, r).steps().size());
+      const Schedule schedule = generate(rank_args(r), topology, r);
+      fewest = std::min<uint64_t>(fewest, schedule.steps().size());
+      const double bound =
+          RankLowerBoundUsec(schedule, call.element_bytes, transfers, topology, profile);
+      if (bound > candidate.bound_usec) {
+        candidate.bound_usec = bound;
+        candidate.bound_rank = r;
+      }
     }
+    prediction.generate_seconds = SecondsSince(generate_start);
     if (fewest * static_cast<uint64_t>(call.ranks) > options.max_steps) {
       prediction.skipped = absl::StrCat(
           "not simulated: its schedules would hold about ", fewest * uint64_t(call.ranks),
           " steps (the fewest of 5 sampled ranks' times the ranks), past the budget of ",
           options.max_steps, " (--max-steps)");
-      prediction.generate_seconds = SecondsSince(generate_start);
-      predictions.push_back(std::move(prediction));
+    } else {
+      candidates.push_back(candidate);
+    }
+    predictions.push_back(std::move(prediction));
+  }
+  // The candidates least bounded first, so that a fast one is known early and the
+  // slower ones can be seen to be slower without simulating them.
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.bound_usec < b.bound_usec; });
+  for (const Candidate& candidate : candidates) {
+    Prediction& prediction = predictions[candidate.prediction];
+    if (options.skip_slower && !prediction.chosen && fastest.has_value() &&
+        candidate.bound_usec > *fastest) {
+      prediction.at_least_usec = candidate.bound_usec;
+      prediction.skipped = absl::StrFormat(
+          "not simulated: rank %d's own steps take at least %.3f us, more than %s's %.3f us, "
+          "so it cannot be the fastest",
+          candidate.bound_rank, candidate.bound_usec, fastest_name, *fastest);
       continue;
     }
-    TimedSchedules timed(algorithm.on_node() ? TransferModel::kNodeEngine
-                                             : TransferModel::kMessages);
+    const absl::Time generate_start = absl::Now();
+    TimedSchedules timed(candidate.algorithm->on_node() ? TransferModel::kNodeEngine
+                                                        : TransferModel::kMessages);
     uint64_t steps = 0;
     for (int r = 0; r < call.ranks; ++r) {
-      const Schedule schedule = generate(rank_args(r), topology, r);
+      const Schedule schedule = candidate.generate(rank_args(r), topology, r);
       steps += schedule.steps().size();
       if (steps > options.max_steps) {
         prediction.skipped = absl::StrCat(
@@ -385,21 +432,21 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
         break;
       }
     }
-    prediction.generate_seconds = SecondsSince(generate_start);
+    prediction.generate_seconds += SecondsSince(generate_start);
     prediction.steps = steps;
     prediction.memory_bytes = timed.MemoryBytes();
     if (prediction.skipped.empty()) {
       const absl::Time simulate_start = absl::Now();
       absl::StatusOr<SimulationResult> result = Simulate(timed, topology, profile);
       if (!result.ok()) {
-        return absl::InternalError(absl::StrCat(algorithm.name, " on ", call.ranks,
+        return absl::InternalError(absl::StrCat(candidate.algorithm->name, " on ", call.ranks,
                                                 " ranks: ", result.status().message()));
       }
       prediction.simulate_seconds = SecondsSince(simulate_start);
       prediction.usec = result->usec;
       prediction.network_bytes = result->network_bytes;
+      note_fastest(prediction);
     }
-    predictions.push_back(std::move(prediction));
   }
   if (!found) {
     return FindAlgorithm(call.collective, options.algorithm).status();

@@ -70,6 +70,9 @@ struct Prediction {
   std::optional<double> usec;
   std::string skipped;
   bool chosen = false;
+  // Where it was not simulated because it cannot be the fastest (skip_slower): a lower
+  // bound on its time, more than another algorithm's predicted time.
+  std::optional<double> at_least_usec;
   uint64_t steps = 0;
   uint64_t network_bytes = 0;
   double generate_seconds = 0;
@@ -83,6 +86,11 @@ struct PredictOptions {
   uint64_t max_steps = 100'000'000;
   // Only this algorithm (empty: every one of the collective).
   std::string algorithm;
+  // Leaves unsimulated an algorithm that one of its sampled ranks' own steps show to
+  // take longer than another algorithm's predicted time (RankLowerBoundUsec,
+  // event_simulation.h): it cannot be the fastest, and at 65,536 ranks simulating it
+  // can take most of a size's time. The built-in table's choice is always simulated.
+  bool skip_slower = false;
 };
 
 // Every candidate algorithm of `call.collective` that can run it (any_op ones only for a

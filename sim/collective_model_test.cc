@@ -1,6 +1,7 @@
 #include "sim/collective_model.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -9,9 +10,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collectives/algorithms.h"
 #include "collectives/selection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/event_simulation.h"
 
 namespace zcoll::sim {
 namespace {
@@ -89,6 +92,14 @@ TEST(DeriveTuningRulesTest, TheRulesPickEveryPointsWinner) {
   }
 }
 
+// The collectives zcoll_sim predicts with their fixed-size algorithms and v-forms.
+constexpr Collective kPredicted[] = {
+    Collective::kReduce,     Collective::kAllreduce, Collective::kReduceScatterBlock,
+    Collective::kBcast,      Collective::kScatter,   Collective::kGather,
+    Collective::kAllgather,  Collective::kAlltoall,  Collective::kScan,
+    Collective::kExscan,     Collective::kScatterv,  Collective::kGatherv,
+    Collective::kAllgatherv, Collective::kAlltoallv};
+
 // No simulated algorithm beats the lower bound: every collective zcoll_sim predicts, on
 // one node and on two (the NUMA domains' faster links and the reductions' CPU time are
 // what a bound that ignored them missed: pipelined_rabenseifner came in at 0.88x it).
@@ -97,11 +108,7 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
   // (ranks, nodes): the profile's 64 a node, and ranks spread as zcoll_run --nodes does.
   for (auto [ranks, nodes] : {std::pair{64, 0}, {128, 0}, {2, 2}, {6, 3}, {8, 8}}) {
     const Topology topology = *SimulatedTopology(profile, ranks, nodes);
-    for (Collective collective :
-         {Collective::kReduce, Collective::kAllreduce, Collective::kReduceScatterBlock,
-          Collective::kBcast, Collective::kScatter, Collective::kGather, Collective::kAllgather,
-          Collective::kAlltoall, Collective::kScan, Collective::kExscan, Collective::kScatterv,
-          Collective::kGatherv, Collective::kAllgatherv, Collective::kAlltoallv}) {
+    for (Collective collective : kPredicted) {
       for (size_t bytes : {size_t{65536}, size_t{16} << 20}) {
         PredictionCase call;
         call.collective = collective;
@@ -120,6 +127,106 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
       }
     }
   }
+}
+
+// What skip_slower relies on: no rank's own steps bound its algorithm's time above what
+// the simulation predicts, for every algorithm simulated of every collective, every
+// rank, on one node and across nodes.
+TEST(RankLowerBoundTest, NoRanksBoundIsAboveItsAlgorithmsPrediction) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  int checked = 0;
+  for (auto [ranks, nodes] : {std::pair{64, 0}, {80, 0}, {6, 3}}) {
+    const Topology topology = *SimulatedTopology(profile, ranks, nodes);
+    for (Collective collective : kPredicted) {
+      for (size_t bytes : {size_t{64}, size_t{1} << 20}) {
+        PredictionCase call;
+        call.collective = collective;
+        call.ranks = ranks;
+        call.bytes = bytes;
+        const absl::StatusOr<std::vector<Prediction>> predictions =
+            PredictAlgorithms(call, profile, topology, PredictOptions{});
+        ASSERT_TRUE(predictions.ok()) << predictions.status();
+        for (const Prediction& prediction : *predictions) {
+          const Algorithm& algorithm = **FindAlgorithm(collective, prediction.algorithm);
+          if (!prediction.usec.has_value() || algorithm.node_levels || algorithm.on_node()) {
+            continue;
+          }
+          for (int r = 0; r < ranks; ++r) {
+            const double bound =
+                RankLowerBoundUsec(algorithm.generate(ArgsFor(call), topology, r),
+                                   call.element_bytes, TransferModel::kMessages, topology, profile);
+            EXPECT_LE(bound, *prediction.usec * (1 + 1e-12))
+                << CollectiveName(collective) << " " << prediction.algorithm << " rank " << r
+                << " of " << ranks << ", " << topology.num_nodes() << " nodes, " << bytes
+                << " bytes";
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 5000);
+}
+
+// Skipping the algorithms that cannot be the fastest changes no answer: the same
+// fastest algorithm and time, the built-in choice still simulated, every other row
+// that is simulated the same, and each skipped one's bound between the fastest time
+// and its own simulated time.
+TEST(SkipSlowerTest, KeepsTheFastestAndTheChoiceAndBoundsWhatItSkips) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  int skipped = 0;
+  for (auto [ranks, nodes] : {std::pair{64, 0}, {256, 0}, {6, 3}}) {
+    const Topology topology = *SimulatedTopology(profile, ranks, nodes);
+    for (Collective collective : kPredicted) {
+      for (size_t bytes : {size_t{64}, size_t{65536}, size_t{4} << 20}) {
+        PredictionCase call;
+        call.collective = collective;
+        call.ranks = ranks;
+        call.bytes = bytes;
+        const std::string where =
+            absl::StrCat(CollectiveName(collective), " on ", ranks, " ranks, ", bytes, " bytes: ");
+        PredictOptions skipping;
+        skipping.skip_slower = true;
+        const absl::StatusOr<std::vector<Prediction>> all =
+            PredictAlgorithms(call, profile, topology, PredictOptions{});
+        const absl::StatusOr<std::vector<Prediction>> some =
+            PredictAlgorithms(call, profile, topology, skipping);
+        ASSERT_TRUE(all.ok()) << all.status();
+        ASSERT_TRUE(some.ok()) << some.status();
+        ASSERT_EQ(all->size(), some->size()) << where;
+        std::optional<double> fastest_all, fastest_some;
+        for (size_t i = 0; i < all->size(); ++i) {
+          const Prediction& a = (*all)[i];
+          const Prediction& b = (*some)[i];
+          ASSERT_EQ(a.algorithm, b.algorithm) << where;
+          if (a.usec.has_value() && (!fastest_all || *a.usec < *fastest_all)) fastest_all = a.usec;
+          if (b.usec.has_value() && (!fastest_some || *b.usec < *fastest_some)) {
+            fastest_some = b.usec;
+          }
+          if (b.usec.has_value()) {
+            EXPECT_EQ(b.usec, a.usec) << where << b.algorithm;
+          } else if (b.at_least_usec.has_value()) {
+            ++skipped;
+            EXPECT_FALSE(b.chosen) << where << b.algorithm;
+            EXPECT_THAT(b.skipped, HasSubstr("cannot be the fastest"));
+            ASSERT_TRUE(a.usec.has_value()) << where << b.algorithm;
+            EXPECT_LE(*b.at_least_usec, *a.usec * (1 + 1e-12)) << where << b.algorithm;
+          } else {
+            EXPECT_EQ(b.skipped, a.skipped) << where << b.algorithm;
+          }
+        }
+        EXPECT_EQ(fastest_some, fastest_all) << where;
+        for (const Prediction& b : *some) {
+          if (b.at_least_usec.has_value()) {
+            EXPECT_GT(*b.at_least_usec, *fastest_some) << where << b.algorithm;
+          }
+        }
+      }
+    }
+  }
+  // Not vacuous: at these sizes some algorithms are far behind (linear ones at 256
+  // ranks, for one).
+  EXPECT_GT(skipped, 20);
 }
 
 // On one node the chosen algorithm of every collective is the node engine's, and it is

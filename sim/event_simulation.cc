@@ -26,6 +26,12 @@ std::string DescribeStep(const TimedSchedules& schedules, int rank, size_t index
                       StepKindName(s.kind), " with rank ", s.peer, ", tag ", s.tag, ")");
 }
 
+// A transfer's bytes per microsecond on `link` (the fabric's share across nodes).
+double LinkBandwidth(const MachineProfile& profile, LinkClass link) {
+  const double bandwidth = profile.link(link).bytes_per_usec;
+  return link == LinkClass::kNetwork ? bandwidth * profile.bisection : bandwidth;
+}
+
 // A transfer side posted before its partner.
 struct Posting {
   double posted;
@@ -278,11 +284,7 @@ class Simulation {
     return arrival ? Posting{-1, time} : Posting{time, -1};
   }
 
-  // A transfer's bytes per microsecond on `link` (the fabric's share across nodes).
-  double Bandwidth(LinkClass link) const {
-    const double bandwidth = profile_.link(link).bytes_per_usec;
-    return link == LinkClass::kNetwork ? bandwidth * profile_.bisection : bandwidth;
-  }
+  double Bandwidth(LinkClass link) const { return LinkBandwidth(profile_, link); }
 
   bool Eager(const TimedStep& send) const {
     return send.kind == StepKind::kSend && send.bytes <= profile_.eager_bytes;
@@ -630,6 +632,43 @@ absl::Status TimedSchedules::MatchTransfers() {
 
 size_t TimedSchedules::MemoryBytes() const {
   return steps_.MemoryBytes() + dependents_.MemoryBytes() + rank_begin_.capacity() * sizeof(size_t);
+}
+
+double RankLowerBoundUsec(const Schedule& schedule, size_t element_bytes, TransferModel transfers,
+                          const Topology& topology, const MachineProfile& profile) {
+  if (transfers == TransferModel::kNodeEngine) return 0;
+  const int rank = schedule.rank();
+  // Busy time of each timeline the rank's steps hold, as Simulation books them: its
+  // CPU, its port (both directions on a half-duplex link, whose one timeline is the
+  // out one) and its node's NIC likewise.
+  double cpu = 0;
+  double port_out = 0;
+  double port_in = 0;
+  double nic_out = 0;
+  double nic_in = 0;
+  for (const Step& step : schedule.steps()) {
+    const double bytes = static_cast<double>(step.count()) * static_cast<double>(element_bytes);
+    switch (step.kind) {
+      case StepKind::kReduce:
+        cpu += (std::max<double>(static_cast<double>(step.inputs.size()), 2) - 1) * bytes /
+               profile.reduce_bytes_per_usec;
+        continue;
+      case StepKind::kCopy:
+        cpu += bytes / profile.copy_bytes_per_usec;
+        continue;
+      default:
+        break;
+    }
+    const LinkClass link = LinkBetween(topology, rank, step.peer);
+    const LinkCost& cost = profile.link(link);
+    const double duration = bytes / LinkBandwidth(profile, link);
+    const bool sends = IsSenderSide(step.kind);
+    cpu += cost.overhead_usec + (cost.cpu_copies ? duration : 0);
+    double& out = link == LinkClass::kNetwork ? nic_out : port_out;
+    double& in = link == LinkClass::kNetwork ? nic_in : port_in;
+    (sends || cost.half_duplex ? out : in) += duration;
+  }
+  return std::max({cpu, port_out, port_in, nic_out, nic_in});
 }
 
 LinkClass LinkBetween(const Topology& topology, int a, int b) {

@@ -212,6 +212,17 @@ struct SimulationResult {
 absl::StatusOr<SimulationResult> Simulate(TimedSchedules& schedules, const Topology& topology,
                                           const MachineProfile& profile);
 
+// A lower bound on the time `schedule` (rank schedule.rank()'s, its element counts
+// turned into bytes by `element_bytes`) takes under Simulate's model of messages,
+// from that rank's own steps alone: the largest of the work its CPU does (the
+// overheads, reductions, copies and the bytes a CPU copies) and the time its bytes hold
+// its port and its node's NIC. Each of those serves one thing at a time from time 0,
+// so the rank's last step cannot complete sooner, whatever the other ranks do. For
+// pruning candidates that cannot win (collective_model.h's PredictOptions). 0 for the
+// node engine's data flow, which is not bounded here.
+double RankLowerBoundUsec(const Schedule& schedule, size_t element_bytes, TransferModel transfers,
+                          const Topology& topology, const MachineProfile& profile);
+
 // The link class between two ranks of `topology`.
 LinkClass LinkBetween(const Topology& topology, int a, int b);
 

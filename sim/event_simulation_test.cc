@@ -1,5 +1,6 @@
 #include "sim/event_simulation.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "collectives/algorithms.h"
@@ -231,6 +232,71 @@ TEST(EventSimulationTest, RanksShareTheHostsCores) {
   EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), profile), 20.0);
   profile.host_cores = 4;
   EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(4), profile), 10.0);
+}
+
+// The largest RankLowerBoundUsec of `schedules`' ranks.
+double LargestRankBound(const std::vector<Schedule>& schedules, const Topology& topology,
+                        const MachineProfile& profile) {
+  double largest = 0;
+  for (const Schedule& schedule : schedules) {
+    largest = std::max(
+        largest, RankLowerBoundUsec(schedule, 1, TransferModel::kMessages, topology, profile));
+  }
+  return largest;
+}
+
+TEST(RankLowerBoundTest, TheBusiestTimelineOfARanksOwnSteps) {
+  const MachineProfile profile = RoundProfile(4096);
+  // The ring allreduce's ranks each send and receive 4 blocks of 1000 bytes (40 us
+  // each way through the NIC) and their CPUs do 8 overheads and 2 reductions (24 us):
+  // 40, against the 72 simulated.
+  const std::vector<Schedule> ring = RingAllreduce(3, 1000);
+  EXPECT_DOUBLE_EQ(LargestRankBound(ring, OneRankPerNode(3), profile), 40.0);
+  EXPECT_DOUBLE_EQ(
+      RankLowerBoundUsec(ring[1], 1, TransferModel::kMessages, OneRankPerNode(3), profile), 40.0);
+  // Half the bisection: the NIC's 100 bytes/us become 50, so 80.
+  MachineProfile thin = profile;
+  thin.bisection = 0.5;
+  EXPECT_DOUBLE_EQ(LargestRankBound(ring, OneRankPerNode(3), thin), 80.0);
+  // The same ranks on one node, one NUMA domain: their own ports, at the same figures.
+  const Topology one_node = *Topology::Create({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
+  EXPECT_DOUBLE_EQ(LargestRankBound(ring, one_node, thin), 40.0);
+  // Element bytes scale every byte term: 4-byte elements, 160 us through the NIC.
+  EXPECT_DOUBLE_EQ(
+      RankLowerBoundUsec(ring[0], 4, TransferModel::kMessages, OneRankPerNode(3), profile), 160.0);
+}
+
+TEST(RankLowerBoundTest, CountsHalfDuplexLinksAndCpuCopiesAsTheSimulationBooksThem) {
+  MachineProfile profile = RoundProfile(4096);
+  // An exchange of 1000 bytes: 10 us each way; the CPU's two overheads, 1 us.
+  EXPECT_DOUBLE_EQ(LargestRankBound(Exchange(), OneRankPerNode(2), profile), 10.0);
+  // Half duplex: both ways on one timeline, 20 (simulated: 25).
+  profile.links[static_cast<int>(LinkClass::kNetwork)].half_duplex = true;
+  EXPECT_DOUBLE_EQ(LargestRankBound(Exchange(), OneRankPerNode(2), profile), 20.0);
+  EXPECT_GE(SimulatedUsec(Exchange(), OneRankPerNode(2), profile), 20.0);
+  // CPUs copying the bytes: each CPU sends 10, receives 10, plus the overheads: 21,
+  // which is what the simulation takes too.
+  profile.links[static_cast<int>(LinkClass::kNetwork)].half_duplex = false;
+  profile.links[static_cast<int>(LinkClass::kNetwork)].cpu_copies = true;
+  EXPECT_DOUBLE_EQ(LargestRankBound(Exchange(), OneRankPerNode(2), profile), 21.0);
+  EXPECT_DOUBLE_EQ(SimulatedUsec(Exchange(), OneRankPerNode(2), profile), 21.0);
+}
+
+TEST(RankLowerBoundTest, ReductionsAndCopiesHoldTheCpu) {
+  // Three operands of 1000 bytes: two operations, 20 us; then a copy of 500 at 50/us,
+  // 10 us more.
+  MachineProfile profile = RoundProfile(4096);
+  profile.copy_bytes_per_usec = 50;
+  Schedule schedule(0, 1, 1000, 3000);
+  schedule.Reduce({Slice{BufferId::Send(), 0, 1000}, Slice{BufferId::Recv(), 0, 1000},
+                   Slice{BufferId::Recv(), 1000, 1000}},
+                  Slice{BufferId::Recv(), 2000, 1000});
+  schedule.Copy(Slice{BufferId::Send(), 0, 500}, Slice{BufferId::Recv(), 0, 500});
+  EXPECT_DOUBLE_EQ(
+      RankLowerBoundUsec(schedule, 1, TransferModel::kMessages, OneRankPerNode(1), profile), 30.0);
+  // The node engine's data flow is not bounded.
+  EXPECT_EQ(RankLowerBoundUsec(schedule, 1, TransferModel::kNodeEngine, OneRankPerNode(1), profile),
+            0.0);
 }
 
 TEST(EventSimulationTest, RunsAreDeterministic) {

@@ -61,7 +61,7 @@ for config in $configs; do
   nodes=${config#*:}
   predicted=$work/predicted.$ranks.$nodes
   "$sim" --profile="$profile" --coll="$colls" --ranks="$ranks" --nodes="$nodes" \
-    --min="$min" --max="$max" --format=csv 2>/dev/null | grep -v '^#' | tail -n +2 \
+    --min="$min" --max="$max" --format=csv --simulate-all 2>/dev/null | grep -v '^#' | tail -n +2 \
     | awk -F, '{ print $1 "," $3 "," $4 "," $5 }' > "$predicted"
   measured=$work/measured.$ranks.$nodes
   : > "$measured"

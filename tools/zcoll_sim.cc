@@ -34,14 +34,19 @@ constexpr char kUsage[] =
     "                 [--factor=F] [--profile=NAME|FILE] [--nodes=K] [--algo=NAME]\n"
     "                 [--noncommutative] [--skew=S]\n"
     "                 [--format=table|csv|json] [--plot=FILE.png] [--max-steps=N]\n"
-    "                 [--print-profile=NAME] [--table] [--verbose] [--version]\n"
+    "                 [--print-profile=NAME] [--table] [--simulate-all] [--verbose]\n"
+    "                 [--version]\n"
     "Predicts each algorithm's time for every size from --min to --max (multiplying by\n"
     "--factor, default 4) and rank count, on the machine of --profile (default\n"
     "'infiniband': 64-rank nodes on HDR InfiniBand; --print-profile shows one). Rows:\n"
     "coll,ranks,bytes,algorithm,predicted_usec,lower_bound_usec,chosen,steps,seconds\n"
     "(chosen: 1 for the algorithm zcoll's selection table picks; seconds: to generate\n"
     "and simulate). Algorithms not simulated are listed with the reason ('#' lines in\n"
-    "CSV). Bytes as zcoll_bench counts them (the vector; scatter, gather, allgather,\n"
+    "CSV): past the step budget (--max-steps), or slower than one already simulated,\n"
+    "which one of its ranks' own steps show (they take longer than that one's whole\n"
+    "call: it cannot be the fastest). --simulate-all simulates those too, as --plot\n"
+    "does; the built-in table's choice is always simulated. Bytes as zcoll_bench counts them (the "
+    "vector; scatter, gather, allgather,\n"
     "alltoall: one rank's block; the v-forms: every rank's block that size). --plot draws time "
     "against bytes, one line per\n"
     "algorithm and one panel per collective and rank count (gnuplot). --verbose: each\n"
@@ -71,6 +76,7 @@ struct Options {
   uint64_t max_steps = PredictOptions().max_steps;
   bool verbose = false;
   bool table = false;
+  bool simulate_all = false;
   int nodes = 0;  // 0: as the profile's ranks_per_node fills them
   double skew = 0;
 };
@@ -78,7 +84,8 @@ struct Options {
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   for (int i = 1; i < argc; ++i) {
     const CommandLineOption option = NextOption(
-        argc, argv, i, {"--help", "--version", "--noncommutative", "--verbose", "--table"});
+        argc, argv, i,
+        {"--help", "--version", "--noncommutative", "--verbose", "--table", "--simulate-all"});
     const std::string& argument = option.name;
     const std::string& value = option.value;
     auto number = [&](auto& out, auto minimum) {
@@ -130,6 +137,8 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       options.verbose = true;
     } else if (argument == "--table") {
       options.table = true;
+    } else if (argument == "--simulate-all") {
+      options.simulate_all = true;
     } else if (argument == "--noncommutative") {
       options.commutative = false;
     } else if (argument == "--skew") {
@@ -226,6 +235,7 @@ bool EmptyBlocks(Collective collective, size_t bytes, int ranks, size_t element_
 int RunTable(const Options& options, const MachineProfile& profile) {
   PredictOptions predict;
   predict.max_steps = options.max_steps;
+  predict.skip_slower = !options.simulate_all;
   std::vector<std::string> ranks_text;
   for (const int ranks : options.ranks) ranks_text.push_back(absl::StrCat(ranks));
   std::printf(
@@ -322,6 +332,8 @@ int Run(const Options& options) {
   PredictOptions predict;
   predict.max_steps = options.max_steps;
   predict.algorithm = options.algorithm;
+  // A plot draws every algorithm's line.
+  predict.skip_slower = !options.simulate_all && options.plot.empty();
   std::vector<TimedRow> plotted;
   std::vector<std::string> json_rows;
   if (options.format == "csv") {
@@ -374,10 +386,13 @@ int Run(const Options& options) {
             json_rows.push_back(absl::StrFormat(
                 "    {\"coll\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"algorithm\": \"%s\", "
                 "\"predicted_usec\": %s, \"lower_bound_usec\": %.3f, \"chosen\": %s, "
-                "\"steps\": %llu, \"seconds\": %.2f%s}",
+                "\"steps\": %llu, \"seconds\": %.2f%s%s}",
                 coll, ranks, bytes, p.algorithm,
                 p.usec.has_value() ? absl::StrFormat("%.3f", *p.usec) : "null", bound,
                 p.chosen ? "true" : "false", static_cast<unsigned long long>(p.steps), seconds,
+                p.at_least_usec.has_value()
+                    ? absl::StrFormat(", \"at_least_usec\": %.3f", *p.at_least_usec)
+                    : "",
                 p.skipped.empty() ? "" : absl::StrCat(", \"skipped\": \"", p.skipped, "\"")));
           } else if (p.usec.has_value()) {
             std::printf("%-21s %7d %10zu %-19s %13.2f %13.2f %7.2f %s\n", coll.c_str(), ranks,

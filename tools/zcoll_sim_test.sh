@@ -2,8 +2,9 @@
 # zcoll_sim on small jobs: the CSV the README promises, the chosen algorithm marked
 # (the node engine's on one node),
 # the same figures run after run, a profile printed and read back giving the same
-# figures, a lower bound no simulated time beats for a bandwidth-bound size, and bad
-# arguments refused with a sentence.
+# figures, a lower bound no simulated time beats for a bandwidth-bound size, algorithms
+# that cannot be the fastest skipped with their bound (and simulated on request), and
+# bad arguments refused with a sentence.
 set -euo pipefail
 sim=tools/zcoll_sim
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -35,7 +36,7 @@ done
 grep -q '^# reduce_scatter_block on 128 ranks: 8 bytes are less than one 4-byte element a rank' \
   <<<"$csv" || fail "an empty block is not said"
 # At 2 MiB the links' time dominates: no algorithm beats the lower bound.
-awk -F, '$3 == 2097152 && $5 < $6 { print; bad = 1 } END { exit bad }' <<<"$csv" \
+awk -F, '!/^#/ && $3 == 2097152 && $5 < $6 { print; bad = 1 } END { exit bad }' <<<"$csv" \
   || fail "a predicted time under the lower bound"
 # Deterministic: the same figures (all but the seconds column) every run.
 again=$("$sim" --coll=allreduce,bcast,reduce,reduce_scatter_block --ranks=16,128 --min=8 \
@@ -100,6 +101,23 @@ budget=$("$sim" --coll=allreduce --ranks=128 --min=2097152 --max=2097152 --max-s
   --format=csv 2>/dev/null)
 grep -q 'would hold about [0-9]* steps .*past the budget of 1000' <<<"$budget" \
   || fail "the step budget's estimate"
+# An algorithm that cannot be the fastest is listed with the bound that shows it, and
+# --simulate-all simulates it: at or above that bound.
+skipping=$("$sim" --coll=bcast --ranks=256 --min=1048576 --max=1048576 --format=csv 2>/dev/null)
+echo "$skipping"
+at_least=$(sed -n 's/^# bcast,256,1048576,linear: not simulated: rank [0-9]*.s own steps take at least \([0-9.]*\) us, more than [a-z_]*.s [0-9.]* us, so it cannot be the fastest$/\1/p' \
+  <<<"$skipping")
+[ -n "$at_least" ] || fail "the slow linear bcast is not skipped with its bound"
+all=$("$sim" --coll=bcast --ranks=256 --min=1048576 --max=1048576 --format=csv --simulate-all \
+  2>/dev/null)
+linear=$(grep '^bcast,256,1048576,linear,' <<<"$all" | cut -d, -f5)
+awk -v t="$linear" -v b="$at_least" 'BEGIN { exit !(t != "" && t >= b) }' \
+  || fail "--simulate-all: linear at '$linear' us, its bound $at_least"
+[ "$(grep -c '^bcast,' <<<"$all")" -gt "$(grep -c '^bcast,' <<<"$skipping")" ] \
+  || fail "--simulate-all simulates no more than the default"
+grep -q '"algorithm": "linear", "predicted_usec": null, .*"at_least_usec": [0-9.]*, "skipped"' \
+  <<<"$("$sim" --coll=bcast --ranks=256 --min=1048576 --max=1048576 --format=json 2>/dev/null)" \
+  || fail "the JSON row of a skipped algorithm has no at_least_usec"
 # Refusals.
 expect_error() {  # expect_error TEXT ARGS...: exits 2 and says TEXT
   local text=$1 output status=0
