@@ -308,6 +308,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
   struct Candidate {
     const Algorithm* algorithm;
     ScheduleGenerator generate;
+    TransferModel transfers;
     size_t prediction;  // its index in `predictions`
     double bound_usec;  // the largest RankLowerBoundUsec of the sampled ranks
     int bound_rank;     // whose that is
@@ -376,7 +377,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     // ranks, pass the budget, the whole would (give or take), and generating it all
     // to find out costs as much as simulating. Their own steps also bound the time.
     uint64_t fewest = UINT64_MAX;
-    Candidate candidate{&algorithm, generate, predictions.size(), 0, 0};
+    Candidate candidate{&algorithm, generate, transfers, predictions.size(), 0, 0};
     for (const int r : {0, call.ranks / 4, call.ranks / 2, call.ranks / 4 * 3, call.ranks - 1}) {
       const Schedule schedule = generate(rank_args(r), topology, r);
       fewest = std::min<uint64_t>(fewest, schedule.steps().size());
@@ -415,8 +416,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       continue;
     }
     const absl::Time generate_start = absl::Now();
-    TimedSchedules timed(candidate.algorithm->on_node() ? TransferModel::kNodeEngine
-                                                        : TransferModel::kMessages);
+    TimedSchedules timed(candidate.transfers);
     uint64_t steps = 0;
     for (int r = 0; r < call.ranks; ++r) {
       const Schedule schedule = candidate.generate(rank_args(r), topology, r);

@@ -92,6 +92,15 @@ TEST(DeriveTuningRulesTest, TheRulesPickEveryPointsWinner) {
   }
 }
 
+// A call of `collective` with `bytes` on `ranks` ranks (commutative, no skew).
+PredictionCase CallOf(Collective collective, int ranks, size_t bytes) {
+  PredictionCase call;
+  call.collective = collective;
+  call.ranks = ranks;
+  call.bytes = bytes;
+  return call;
+}
+
 // The collectives zcoll_sim predicts with their fixed-size algorithms and v-forms.
 constexpr Collective kPredicted[] = {
     Collective::kReduce,     Collective::kAllreduce, Collective::kReduceScatterBlock,
@@ -110,10 +119,7 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
     const Topology topology = *SimulatedTopology(profile, ranks, nodes);
     for (Collective collective : kPredicted) {
       for (size_t bytes : {size_t{65536}, size_t{16} << 20}) {
-        PredictionCase call;
-        call.collective = collective;
-        call.ranks = ranks;
-        call.bytes = bytes;
+        const PredictionCase call = CallOf(collective, ranks, bytes);
         const double bound = LowerBoundUsec(call, profile, topology);
         const absl::StatusOr<std::vector<Prediction>> predictions =
             PredictAlgorithms(call, profile, topology, PredictOptions{});
@@ -139,10 +145,7 @@ TEST(RankLowerBoundTest, NoRanksBoundIsAboveItsAlgorithmsPrediction) {
     const Topology topology = *SimulatedTopology(profile, ranks, nodes);
     for (Collective collective : kPredicted) {
       for (size_t bytes : {size_t{64}, size_t{1} << 20}) {
-        PredictionCase call;
-        call.collective = collective;
-        call.ranks = ranks;
-        call.bytes = bytes;
+        const PredictionCase call = CallOf(collective, ranks, bytes);
         const absl::StatusOr<std::vector<Prediction>> predictions =
             PredictAlgorithms(call, profile, topology, PredictOptions{});
         ASSERT_TRUE(predictions.ok()) << predictions.status();
@@ -179,10 +182,7 @@ TEST(SkipSlowerTest, KeepsTheFastestAndTheChoiceAndBoundsWhatItSkips) {
     const Topology topology = *SimulatedTopology(profile, ranks, nodes);
     for (Collective collective : kPredicted) {
       for (size_t bytes : {size_t{64}, size_t{65536}, size_t{4} << 20}) {
-        PredictionCase call;
-        call.collective = collective;
-        call.ranks = ranks;
-        call.bytes = bytes;
+        const PredictionCase call = CallOf(collective, ranks, bytes);
         const std::string where =
             absl::StrCat(CollectiveName(collective), " on ", ranks, " ranks, ", bytes, " bytes: ");
         PredictOptions skipping;
