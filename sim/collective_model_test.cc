@@ -1,5 +1,6 @@
 #include "sim/collective_model.h"
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -488,6 +489,44 @@ TEST(PipelinedRabenseifnerTest, PredictedFasterThanRabenseifner) {
       EXPECT_LT(usec[1], 0.9 * usec[0]) << ranks << " ranks, " << bytes << " bytes";
     }
   }
+}
+
+// A segment's messages are chunked at an eighth of it (SegmentChunkBytes): 4 MiB on 128
+// ranks is 32 segments of 128 KiB, so no message is over 16 KiB, and its reductions
+// start a quarter of the way into each first stage. The model puts it at 1.27x the
+// bound there; with the call's 256 KiB chunks (each segment's stages whole) it was
+// 1.51x.
+TEST(PipelinedRabenseifnerTest, SegmentsPipelineWithinTheirStages) {
+  const MachineProfile profile = *LoadMachineProfile("infiniband");
+  const Topology topology = *SimulatedTopology(profile, 128);
+  PredictionCase call;
+  call.ranks = 128;
+  call.bytes = size_t{4} << 20;
+  PredictOptions options;
+  options.algorithm = "pipelined_rabenseifner";
+  const absl::StatusOr<std::vector<Prediction>> predictions =
+      PredictAlgorithms(call, profile, topology, options);
+  ASSERT_TRUE(predictions.ok()) << predictions.status();
+  ASSERT_EQ(predictions->size(), 1u);
+  ASSERT_TRUE(predictions->front().usec.has_value()) << predictions->front().skipped;
+  const double bound = LowerBoundUsec(call, profile, topology);
+  EXPECT_LT(*predictions->front().usec, 1.35 * bound) << "bound " << bound;
+
+  const Algorithm& algorithm = **FindAlgorithm(Collective::kAllreduce, "pipelined_rabenseifner");
+  CollectiveArgs args;
+  args.collective = Collective::kAllreduce;
+  args.size = 128;
+  args.element_bytes = 4;
+  args.count = call.bytes / 4;
+  args.commutative = true;
+  args.chunk_bytes = DefaultChunkBytes(args.size);
+  size_t largest = 0, transfers = 0;
+  for (const Step& step : algorithm.generate(args, topology, 5).steps()) {
+    if (!step.is_transfer()) continue;
+    ++transfers;
+    largest = std::max(largest, step.count() * args.element_bytes);
+  }
+  EXPECT_EQ(largest, size_t{16} << 10) << transfers << " transfers";
 }
 
 // The shipped table derived from the infiniband profile (sim/tuning/, made by
