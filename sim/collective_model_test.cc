@@ -521,7 +521,8 @@ TEST(PipelinedRabenseifnerTest, SegmentsPipelineWithinTheirStages) {
   args.commutative = true;
   args.chunk_bytes = DefaultChunkBytes(args.size);
   size_t largest = 0, transfers = 0;
-  for (const Step& step : algorithm.generate(args, topology, 5).steps()) {
+  const Schedule schedule = algorithm.generate(args, topology, 5);
+  for (const Step& step : schedule.steps()) {
     if (!step.is_transfer()) continue;
     ++transfers;
     largest = std::max(largest, step.count() * args.element_bytes);
