@@ -423,9 +423,9 @@ Halving RabenseifnerAllreducePart(ScheduleBuilder& builder, const CollectiveArgs
 // of 3 alternating runs), as the model with this machine's profile predicts too: a
 // table derived for such a machine picks rabenseifner there, and a larger
 // ZCOLL_CHUNK_BYTES raises the floor with the chunk.
-size_t SegmentChunkBytes(const CollectiveArgs& args, size_t segment_count) {
+size_t SegmentChunkBytes(const CollectiveArgs& args, size_t segment_elements) {
   return std::min(args.chunk_bytes,
-                  std::max(args.chunk_bytes / 16, segment_count * args.element_bytes / 8));
+                  std::max(args.chunk_bytes / 16, segment_elements * args.element_bytes / 8));
 }
 
 // The vector cut into `segments`, each reduced by its own Rabenseifner allreduce in its

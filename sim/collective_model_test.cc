@@ -472,21 +472,10 @@ TEST(PipelinedRabenseifnerTest, PredictedFasterThanRabenseifner) {
   for (int ranks : {128, 512}) {
     const Topology topology = *SimulatedTopology(profile, ranks);
     for (size_t bytes : {size_t{1} << 20, size_t{16} << 20}) {
-      PredictionCase call;
-      call.ranks = ranks;
-      call.bytes = bytes;
-      double usec[2] = {0, 0};
-      for (int pipelined = 0; pipelined < 2; ++pipelined) {
-        PredictOptions options;
-        options.algorithm = pipelined ? "pipelined_rabenseifner" : "rabenseifner";
-        const absl::StatusOr<std::vector<Prediction>> predictions =
-            PredictAlgorithms(call, profile, topology, options);
-        ASSERT_TRUE(predictions.ok()) << predictions.status();
-        ASSERT_EQ(predictions->size(), 1u);
-        ASSERT_TRUE(predictions->front().usec.has_value()) << predictions->front().skipped;
-        usec[pipelined] = *predictions->front().usec;
-      }
-      EXPECT_LT(usec[1], 0.9 * usec[0]) << ranks << " ranks, " << bytes << " bytes";
+      const PredictionCase call = CallOf(Collective::kAllreduce, ranks, bytes);
+      EXPECT_LT(PredictedUsec(call, profile, topology, "pipelined_rabenseifner"),
+                0.9 * PredictedUsec(call, profile, topology, "rabenseifner"))
+          << ranks << " ranks, " << bytes << " bytes";
     }
   }
 }
@@ -499,33 +488,18 @@ TEST(PipelinedRabenseifnerTest, PredictedFasterThanRabenseifner) {
 TEST(PipelinedRabenseifnerTest, SegmentsPipelineWithinTheirStages) {
   const MachineProfile profile = *LoadMachineProfile("infiniband");
   const Topology topology = *SimulatedTopology(profile, 128);
-  PredictionCase call;
-  call.ranks = 128;
-  call.bytes = size_t{4} << 20;
-  PredictOptions options;
-  options.algorithm = "pipelined_rabenseifner";
-  const absl::StatusOr<std::vector<Prediction>> predictions =
-      PredictAlgorithms(call, profile, topology, options);
-  ASSERT_TRUE(predictions.ok()) << predictions.status();
-  ASSERT_EQ(predictions->size(), 1u);
-  ASSERT_TRUE(predictions->front().usec.has_value()) << predictions->front().skipped;
+  const PredictionCase call = CallOf(Collective::kAllreduce, 128, size_t{4} << 20);
   const double bound = LowerBoundUsec(call, profile, topology);
-  EXPECT_LT(*predictions->front().usec, 1.35 * bound) << "bound " << bound;
+  EXPECT_LT(PredictedUsec(call, profile, topology, "pipelined_rabenseifner"), 1.35 * bound)
+      << "bound " << bound;
 
   const Algorithm& algorithm = **FindAlgorithm(Collective::kAllreduce, "pipelined_rabenseifner");
-  CollectiveArgs args;
-  args.collective = Collective::kAllreduce;
-  args.size = 128;
-  args.element_bytes = 4;
-  args.count = call.bytes / 4;
-  args.commutative = true;
-  args.chunk_bytes = DefaultChunkBytes(args.size);
+  const Schedule schedule = algorithm.generate(ArgsFor(call), topology, 5);
   size_t largest = 0, transfers = 0;
-  const Schedule schedule = algorithm.generate(args, topology, 5);
   for (const Step& step : schedule.steps()) {
     if (!step.is_transfer()) continue;
     ++transfers;
-    largest = std::max(largest, step.count() * args.element_bytes);
+    largest = std::max(largest, step.count() * call.element_bytes);
   }
   EXPECT_EQ(largest, size_t{16} << 10) << transfers << " transfers";
 }
