@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "collectives/algorithms.h"
 #include "collectives/communicator.h"
+#include "collectives/node_engine_limits.h"
 #include "collectives/node_segment.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -900,6 +901,21 @@ void CheckWithZcollBuffers(Communicator& comm) {
         ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
         ASSERT_TRUE(comm.Scan(send.data(), recv.data(), count, op_case.type, op_case.op).ok());
         ASSERT_EQ(recv.contents(), expected_scan[rank]) << "scan " << where;
+        ZcollBuffer in_place(inputs[rank], shared_recv);
+        ASSERT_TRUE(comm.Scan(kInPlace, in_place.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_EQ(in_place.contents(), expected_scan[rank]) << "scan in place " << where;
+        const RankBytes expected_exscan =
+            *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, true);
+        ZcollBuffer exscan_recv(inputs[rank], shared_recv);
+        ASSERT_TRUE(
+            comm.Exscan(send.data(), exscan_recv.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_EQ(exscan_recv.contents(), rank == 0 ? inputs[0] : expected_exscan[rank])
+            << "exscan " << where;
+        ZcollBuffer exscan_in_place(inputs[rank], shared_recv);
+        ASSERT_TRUE(
+            comm.Exscan(kInPlace, exscan_in_place.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_EQ(exscan_in_place.contents(), rank == 0 ? inputs[0] : expected_exscan[rank])
+            << "exscan in place " << where;
       }
     }
   }
@@ -947,6 +963,65 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) 
   });
   EXPECT_TRUE(status.ok()) << status;
 }
+
+// Scans and Exscans beyond a slot on 3 ranks or more run as a chain
+// (node_engine_limits::Chained): each rank makes its result a chunk at a time from its
+// predecessor's, as that rank makes it. On 5 and 9 ranks (NodeEngineLargeTest has 3
+// and 4), every op of CheckScans (a non-commutative one and MINLOC among them), in
+// place and not, at sizes of one to several chunks; then two chains in flight at once,
+// waited for in the opposite order (each call's progress is its parity's word).
+class NodeEngineChainTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  static void SetUpTestSuite() {
+    large_node_sizes = true;
+    only_node_algorithms = true;
+  }
+  static void TearDownTestSuite() {
+    large_node_sizes = false;
+    only_node_algorithms = false;
+  }
+};
+
+TEST_P(NodeEngineChainTest, ChainedScansMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    CheckScans(comm);
+    const int size = comm.size(), rank = comm.rank();
+    const OpCase digits = OpCases()[1];
+    const size_t width = DataTypeSize(digits.type);
+    const size_t count = (size_t{3} << 20) / width + 7;  // 12 chunks and a bit
+    ASSERT_TRUE(
+        node_engine_limits::Chained(Collective::kScan, count * width, kNodeSlotBytes, size));
+    const RankBytes scan_inputs = AllInputs(digits.type, size, count, 901);
+    const RankBytes exscan_inputs = AllInputs(digits.type, size, count, 902);
+    const RankBytes scanned =
+        *testing::ReferenceScan(digits.op, digits.type, scan_inputs, count, false);
+    const RankBytes exscanned =
+        *testing::ReferenceScan(digits.op, digits.type, exscan_inputs, count, true);
+    for (int round = 0; round < 3; ++round) {
+      Bytes scan_recv(count * width, 0), exscan_recv = exscan_inputs[rank];
+      absl::StatusOr<Request> scan =
+          comm.IScan(scan_inputs[rank].data(), scan_recv.data(), count, digits.type, digits.op);
+      ASSERT_TRUE(scan.ok()) << scan.status();
+      absl::StatusOr<Request> exscan =
+          comm.IExscan(kInPlace, exscan_recv.data(), count, digits.type, digits.op);
+      ASSERT_TRUE(exscan.ok()) << exscan.status();
+      ASSERT_TRUE(exscan->Wait().ok()) << "rank " << rank << " round " << round;
+      ASSERT_TRUE(scan->Wait().ok()) << "rank " << rank << " round " << round;
+      ASSERT_EQ(scan_recv, scanned[rank]) << "nonblocking scan on rank " << rank;
+      ASSERT_EQ(exscan_recv, rank == 0 ? exscan_inputs[0] : exscanned[rank])
+          << "nonblocking exscan in place on rank " << rank;
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineChainTest,
+                         ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 5},
+                                           CommunicatorJob{.size = 9}),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
 
 // Plans are cached by the arguments and the algorithm asked for: forcing another
 // algorithm between calls with equal arguments runs that algorithm, not the cached

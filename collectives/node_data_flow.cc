@@ -42,7 +42,11 @@ class NodeFlow {
         break;
       case Collective::kScan:
       case Collective::kExscan:
-        Scan();
+        if (Chained(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_)) {
+          ChainedScan();
+        } else {
+          Scan();
+        }
         break;
       case Collective::kScatter:
       case Collective::kScatterv:
@@ -410,6 +414,52 @@ class NodeFlow {
       }
     }
     if (deferred && count > 0) builder_.Copy(result, Whole(BufferId::Recv(), count));
+  }
+
+  // Beyond a slot from 3 ranks, a chain: rank r reads rank r - 1's publication a chunk
+  // at a time (rank 0's vector; a Scan's result, an Exscan's inclusive prefix, each
+  // made in place of a chunk the reader may then read: the builder's dependency from
+  // the chunk's reduction to its Send is the engine's progress word) and makes its own
+  // from it (Scan: that op its vector; Exscan: that is its result, and that op its
+  // vector its prefix, in scratch, but on the last rank).
+  void ChainedScan() {
+    const bool exclusive = args_.collective == Collective::kExscan;
+    const bool last = me_ == p_ - 1;
+    const size_t count = args_.count;
+    // (Chunks bigger than the engine's only where the chunk tags would run out; the
+    // simulated node has a core per rank.)
+    const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
+    const std::vector<ElementRange> chunks =
+        SplitIntoChunks(count, std::max(ChainChunkElements(count, args_.element_bytes, p_, false),
+                                        (count + most - 1) / most));
+    const Slice input = Whole(Input(), count);
+    const Slice result = Whole(BufferId::Recv(), count);
+    const Slice prefix =
+        exclusive && me_ > 0 && !last ? Whole(builder_.AddScratch(count), count) : Empty();
+    const Slice published = me_ == 0 ? input : exclusive ? prefix : result;
+    Words();
+    // A reader of its predecessor's chunk into staging where the result's chunk holds
+    // its own vector still to be reduced (in place).
+    const bool staged = me_ > 0 && args_.in_place && (!exclusive || !last);
+    const size_t chunk = chunks.empty() ? 0 : chunks.front().count;
+    const Slice staging = staged ? Whole(builder_.AddScratch(chunk), chunk) : Empty();
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      const uint32_t tag = kNodeChunkTag + static_cast<uint32_t>(k);
+      const Slice mine = Sub(result, chunks[k]);
+      if (me_ == 0) {
+        if (!exclusive) Combine({Sub(input, chunks[k])}, mine);
+      } else {
+        const Slice theirs = staged ? Slice{staging.buffer, 0, chunks[k].count} : mine;
+        builder_.Recv(me_ - 1, tag, theirs);
+        if (!exclusive) {
+          builder_.Reduce({theirs, Sub(input, chunks[k])}, mine);
+        } else {
+          if (!last) builder_.Reduce({theirs, Sub(input, chunks[k])}, Sub(prefix, chunks[k]));
+          if (staged) builder_.Copy(theirs, mine);
+        }
+      }
+      if (!last) builder_.Send(me_ + 1, tag, Sub(published, chunks[k]));
+    }
   }
 
   void Scatter() {

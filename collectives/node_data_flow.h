@@ -25,7 +25,9 @@
 //     it reads two calls later.)
 //   - Reductions from peers' own buffers read them in chunks (tags kNodeChunkTag + k)
 //     into a staging buffer that each chunk reuses; a partitioned Allreduce's blocks of
-//     result are read with kNodeStageTag.
+//     result are read with kNodeStageTag. A chained Scan's or Exscan's rank reads its
+//     predecessor's chunks with the same tags, each once the predecessor's step that
+//     made it is done (the builder's dependency is the engine's progress word).
 //   - A result that would overwrite what peers still read (in place, beyond the slots)
 //     is made in scratch and copied in once they have read it, as the engine defers it.
 // The ranks are assumed able to read each other's memory (single copy), as the

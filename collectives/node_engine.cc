@@ -327,6 +327,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   }
   partitioned_ =
       node_engine_limits::Partitioned(call.collective, bytes(), engine_.segment().slot_bytes());
+  chained_ = node_engine_limits::Chained(call.collective, bytes(), engine_.segment().slot_bytes(),
+                                         ranks());
+  if (chained_) {
+    chain_chunk_ = node_engine_limits::ChainChunkElements(call.count, call.element_bytes, ranks(),
+                                                          engine_.oversubscribed());
+    chain_made_ = 0;
+    chain_available_ = 0;
+  }
   exposed_ = false;
   deferred_ = false;
   consumed_ = false;
@@ -340,12 +348,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::End() {
   finished_ = true;
   mapped_.clear();
   if (deferred_result_ != nullptr) scratch_pool_.Release(std::move(deferred_result_));
+  if (chain_prefix_ != nullptr) scratch_pool_.Release(std::move(chain_prefix_));
   engine_.Ended(this);
 }
 
 void NodeExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
   Leave();
+  // A successor may still be reading this rank's chain prefix (it finds out from the
+  // mark Leave set, after its read): the arena stays until the transport goes rather
+  // than back to a pool that may free it under a reader of this process.
+  if (chain_prefix_ != nullptr) transport_.KeepUntilDestroyed(std::move(chain_prefix_));
   End();
 }
 
@@ -499,10 +512,15 @@ absl::Status NodeExecution::Publish() {
       status = Expose(root ? recv : nullptr, root ? bytes() : 0);
       if (!root) ExposeDestination(recv, bytes());
       break;
-    case Collective::kReduce:
-    case Collective::kAllreduce:
     case Collective::kScan:
     case Collective::kExscan:
+      if (chained_) {
+        status = PublishChained(input);
+        break;
+      }
+      [[fallthrough]];
+    case Collective::kReduce:
+    case Collective::kAllreduce:
       status = Expose(input, bytes());
       // A partitioned Reduce's leaves write their blocks into the root's buffer.
       if (root && call_.collective == Collective::kReduce) {
@@ -571,7 +589,9 @@ absl::Status NodeExecution::Publish() {
     case Collective::kExscan:
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
-      deferred_ = exposed_ && call_.in_place;
+      // (A chain's ranks overwrite only what they themselves read, or chunks their
+      // successor reads once made.)
+      deferred_ = exposed_ && call_.in_place && !chained_;
       break;
     default:
       break;
@@ -587,6 +607,70 @@ absl::Status NodeExecution::Publish() {
   // scratch while in place): rank 0 writes the first share of it there.
   if (call_.collective == Collective::kExscan && me() == 1 && ExscanShare() > 0) {
     ExposeDestination(Output(), bytes());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::PublishChained(const char* input) {
+  NodeSegment& segment = engine_.segment();
+  segment.ResetProgress(me(), call_.sequence);
+  if (me() == 0) return Expose(input, bytes());
+  if (me() == ranks() - 1) return Expose(nullptr, 0);
+  if (call_.collective == Collective::kScan) return Expose(static_cast<char*>(call_.recv), bytes());
+  chain_prefix_ = scratch_pool_.Acquire(bytes());
+  return Expose(chain_prefix_->data(), bytes());
+}
+
+uint32_t NodeExecution::ChainChunks() const {
+  return static_cast<uint32_t>((call_.count + chain_chunk_ - 1) / chain_chunk_);
+}
+
+absl::Status NodeExecution::ChainChunk(uint32_t chunk) {
+  const size_t element_bytes = call_.element_bytes;
+  const size_t chunk_elements = chain_chunk_;
+  const size_t first = chunk * chunk_elements;
+  const size_t count = std::min(chunk_elements, call_.count - first);
+  const size_t at = first * element_bytes, length = count * element_bytes;
+  const bool scan = call_.collective == Collective::kScan;
+  char* recv = static_cast<char*>(call_.recv) + at;
+  const char* own = call_.in_place ? recv : static_cast<const char*>(call_.send) + at;
+  if (me() == 0) {
+    // Scan: its result is its vector. Exscan: it has none.
+    if (scan && !call_.in_place) std::memcpy(recv, own, length);
+    return absl::OkStatus();
+  }
+  const int previous = me() - 1;
+  const bool last = me() == ranks() - 1;
+  // The predecessor's chunk where it lies (a rank of this process, a zcoll buffer
+  // mapped here), else read: into the result where nothing this rank still needs is
+  // there, else into staging.
+  const char* theirs = Direct(previous, at);
+  const bool read_in_place = theirs != nullptr;
+  if (!read_in_place) {
+    char* into = recv;
+    if (call_.in_place && (scan || !last)) {
+      if (staging_.size() < length) staging_.resize(chunk_elements * element_bytes);
+      into = staging_.data();
+    }
+    const NodeSegment& segment = engine_.segment();
+    RETURN_IF_ERROR(ReadPeer(previous, NodeSegment::Exposed::kPublication,
+                             segment.address(previous, call_.sequence) + at, length, into));
+    theirs = into;
+  }
+  if (scan || !last) {
+    if (!ReductionResolved()) RETURN_IF_ERROR(ResolveReduction());
+    const void* inputs[2] = {theirs, own};
+    char* out = scan ? recv : chain_prefix_->data() + at;
+    absl::Status status = reduction_->Run(absl::MakeConstSpan(inputs, 2), out, count);
+    if (!status.ok()) return NamingThisRank(std::move(status));
+  }
+  // Exscan: the predecessor's prefix is this rank's result (after its own vector, in
+  // place, went into its prefix above).
+  if (!scan && theirs != recv) std::memcpy(recv, theirs, length);
+  if (read_in_place) {
+    // Its memory read in place: still in the call?
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (engine_.segment().left(previous)) return Departed(previous);
   }
   return absl::OkStatus();
 }
@@ -804,7 +888,7 @@ absl::Status NodeExecution::VerifyEagerCall() {
 }
 
 size_t NodeExecution::ExscanShare() const {
-  if (!engine_.single_copy()) return 0;
+  if (!engine_.single_copy() || chained_) return 0;
   return node_engine_limits::ExscanShare(bytes());
 }
 
@@ -1246,7 +1330,14 @@ Transport::PollResult NodeExecution::Step() {
     phase_ = Phase::kGather;
     // (An eager rank waits for no word: Gather does its own part alone, a Scatter
     // root's own block.)
-    ChooseReads(MayDeferChecks());
+    if (chained_) {
+      // A chain's rank needs its predecessor alone to start; it checks the others'
+      // words once its chunks are made (kChain), before it returns.
+      read_first_ = std::max(0, me() - 1);
+      read_last_ = me();
+    } else {
+      ChooseReads(MayDeferChecks());
+    }
     next_peer_ = read_first_;
   }
   if (phase_ == Phase::kGather) {
@@ -1264,15 +1355,19 @@ Transport::PollResult NodeExecution::Step() {
       }
       engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
     }
-    // (An Allreduce within a slot, the commonest small call, skips Gather's dispatch.)
-    absl::Status status =
-        call_.collective == Collective::kAllreduce && !partitioned_
-            ? ReduceFrom(0, ranks() - 1, 0, call_.count, static_cast<char*>(call_.recv))
-            : Gather();
-    if (!status.ok()) return fail(std::move(status));
     next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
-    phase_ = awaits_stage_ ? Phase::kStage : Phase::kDrain;
+    if (chained_) {
+      phase_ = Phase::kChain;  // (its reading, below)
+    } else {
+      // (An Allreduce within a slot, the commonest small call, skips Gather's dispatch.)
+      absl::Status status =
+          call_.collective == Collective::kAllreduce && !partitioned_
+              ? ReduceFrom(0, ranks() - 1, 0, call_.count, static_cast<char*>(call_.recv))
+              : Gather();
+      if (!status.ok()) return fail(std::move(status));
+      phase_ = awaits_stage_ ? Phase::kStage : Phase::kDrain;
+    }
   }
   if (phase_ == Phase::kStage) {
     // The ranks whose second publication this rank needs: the other blocks of a
@@ -1287,6 +1382,38 @@ Transport::PollResult NodeExecution::Step() {
         }
       }
       result = Transport::PollResult::kAdvanced;
+    }
+    next_peer_ = 0;
+    phase_ = Phase::kDrain;
+  }
+  if (phase_ == Phase::kChain) {
+    // Each chunk once the predecessor has made it; the successor told of each. (Rank 0
+    // reads nothing, and its publication, its vector, is there from the start.)
+    const uint32_t chunks = ChainChunks();
+    const bool first = me() == 0, last = me() == ranks() - 1;
+    if (me() <= 1) chain_available_ = chunks;
+    while (chain_made_ < chunks) {
+      if (chain_available_ <= chain_made_) {
+        chain_available_ = segment.progress(me() - 1, sequence);
+        if (chain_available_ <= chain_made_) return waiting(me() - 1);
+      }
+      if (absl::Status status = ChainChunk(chain_made_); !status.ok()) {
+        return fail(std::move(status));
+      }
+      ++chain_made_;
+      if (!first && !last) segment.PublishProgress(me(), sequence, chain_made_, me() + 1);
+      result = Transport::PollResult::kAdvanced;
+    }
+    // The words kGather did not wait for.
+    for (; next_peer_ < ranks(); ++next_peer_) {
+      if (next_peer_ >= read_first_ && next_peer_ <= read_last_) continue;
+      if (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
+        return waiting(next_peer_);
+      }
+      if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
+        return fail(Disagreement(next_peer_, theirs));
+      }
+      engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
     }
     next_peer_ = 0;
     phase_ = Phase::kDrain;
@@ -1503,6 +1630,12 @@ std::vector<int> NodeExecution::PendingPeers() const {
         break;
       case Phase::kStage:
         waiting = rank != me() && !SequenceReached(segment.stage(rank), call_.sequence);
+        break;
+      case Phase::kChain:
+        waiting = chain_made_ < ChainChunks()
+                      ? rank == me() - 1 && rank > 0 &&
+                            segment.progress(rank, call_.sequence) <= chain_made_
+                      : !SequenceReached(segment.published(rank, call_.sequence), call_.sequence);
         break;
       case Phase::kDrain:
         waiting = !SequenceReached(segment.consumed(rank), call_.sequence);

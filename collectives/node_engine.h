@@ -32,7 +32,11 @@
 //     the count alone), each rank reduces its block reading the peers' buffers in
 //     chunks, publishes the result (a second, `stage` publication), and the others copy
 //     it (Allreduce) or the root does (Reduce). ReduceScatter(Block) is the first half
-//     alone, Scan and Exscan each rank's prefix.
+//     alone. Scan and Exscan: up to a slot each rank reduces the vectors up to its own;
+//     beyond it, from 3 ranks, a chain (node_engine_limits::Chained): rank r makes its
+//     result from rank r - 1's a chunk at a time, as r - 1 says it has made each (its
+//     `progress` word), so the node does p - 1 reductions of the vector, pipelined,
+//     instead of p(p - 1)/2.
 //   - A rank whose memory others read returns only once they all say they have read
 //     the call (their `consumed`), since its caller may then reuse the buffer; a
 //     result that would overwrite what peers still read (in place: ReduceScatter's,
@@ -251,8 +255,10 @@ class NodeExecution final : public CallExecution {
   // kPublish: waits until every rank consumed the call before last (this rank's slot
   // of this parity is free), publishes; kGather: waits until every rank published,
   // checks their words, reads; kStage: waits for the ranks' second publication, reads
-  // it; kDrain: waits until every rank has read this rank's memory.
-  enum class Phase : uint8_t { kPublish, kGather, kStage, kDrain };
+  // it; kChain (a chained Scan or Exscan instead of kGather's reading and kStage):
+  // makes its result a chunk at a time as its predecessor's progress allows; kDrain:
+  // waits until every rank has read this rank's memory.
+  enum class Phase : uint8_t { kPublish, kGather, kStage, kChain, kDrain };
   // Restart's work (inlined into RunToEnd).
   void Start();
   // Advances this call alone.
@@ -271,6 +277,17 @@ class NodeExecution final : public CallExecution {
   int ranks() const { return engine_.local_size(); }
   // Publishes this rank's part (before its sequence number).
   absl::Status Publish();
+  // Publish for a chained Scan or Exscan (node_engine_limits::Chained): what this
+  // rank's successor reads (rank 0: its vector; Scan: its result, made in place;
+  // Exscan: its inclusive prefix, in scratch; the last rank: nothing), its progress
+  // at none.
+  absl::Status PublishChained(const char* input);
+  // kChain's work on chunk `chunk` (its predecessor has made it): Scan, the
+  // predecessor's result op this rank's vector; Exscan, the predecessor's prefix as
+  // this rank's result and, but on the last rank, that op its vector as its own prefix.
+  absl::Status ChainChunk(uint32_t chunk);
+  // How many chunks a chained call's vector has (chain_chunk_ elements each).
+  uint32_t ChainChunks() const;
   // Publishes `bytes` (at most NodeSegment::kInlineBytes) at `data` in the control line.
   void ExposeInline(const void* data, size_t bytes);
   // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is.
@@ -430,6 +447,15 @@ class NodeExecution final : public CallExecution {
   bool consumed_ = false;
   // It waits for some peers' second publication (kStage).
   bool awaits_stage_ = false;
+  // A chained Scan or Exscan (node_engine_limits::Chained: ranks agree, by the count):
+  // the chunks made, and how many its predecessor had made when last looked at.
+  bool chained_ = false;
+  size_t chain_chunk_ = 1;  // elements (node_engine_limits::ChainChunkElements)
+  uint32_t chain_made_ = 0;
+  uint32_t chain_available_ = 0;
+  // A chained Exscan's inclusive prefix (but on its last rank), from scratch_pool_ for
+  // the call alone.
+  std::shared_ptr<ScratchArena> chain_prefix_;
   // The op's kernels for the last reduction (calls in a loop share them).
   std::optional<ResolvedReduction> reduction_;
   std::vector<char> staging_;        // peers' chunks, read for a reduction

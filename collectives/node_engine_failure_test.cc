@@ -35,6 +35,11 @@ struct NodeCall {
   const char* name;
   std::function<absl::Status(Communicator&, std::vector<float>&, std::vector<float>&)> call;
   size_t elements;  // per buffer
+  // The rank that dies or stops (-1: the last).
+  int failing = -1;
+  int FailingRank(const Communicator& comm) const {
+    return failing < 0 ? comm.size() - 1 : failing;
+  }
 };
 
 std::vector<NodeCall> NodeCalls() {
@@ -60,13 +65,26 @@ std::vector<NodeCall> NodeCalls() {
          return comm.Alltoall(in.data(), out.data(), in.size() / comm.size(), DataType::kFloat);
        },
        3 << 12},
+      // A chain (node_engine_limits::Chained): the last rank reads its predecessor's
+      // result as it is made; in the Exscan, the middle rank is the one that fails, so
+      // that its successor waits for its progress.
+      {"scan_chained",
+       [](Communicator& comm, std::vector<float>& in, std::vector<float>& out) {
+         return comm.Scan(in.data(), out.data(), in.size(), DataType::kFloat, PredefinedOp::kSum);
+       },
+       1 << 18},
+      {"exscan_chained_middle_rank",
+       [](Communicator& comm, std::vector<float>& in, std::vector<float>& out) {
+         return comm.Exscan(in.data(), out.data(), in.size(), DataType::kFloat, PredefinedOp::kSum);
+       },
+       1 << 18, 1},
   };
 }
 
 class NodeEngineFailureTest : public ::testing::TestWithParam<NodeCall> {};
 
-// The last rank dies at the 5th call; the others end within the deadline with the
-// death named.
+// The last rank (or the call's failing rank) dies at the 5th call; the others end
+// within the deadline with the death named.
 TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
   const NodeCall& node_call = GetParam();
   const CommunicatorJob job{
@@ -79,20 +97,23 @@ TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
         absl::Time died_at = absl::InfiniteFuture(), failed_at = absl::InfiniteFuture();
         for (int i = 0; i < 200 && result.ok(); ++i) {
           if (i == 5) {
-            if (comm.rank() == comm.size() - 1) control.Die();
+            if (comm.rank() == node_call.FailingRank(comm)) control.Die();
             died_at = absl::Now();
           }
           result = node_call.call(comm, in, out);
           if (!result.ok()) failed_at = absl::Now();
         }
         ASSERT_FALSE(result.ok()) << "rank " << comm.rank() << ": 200 calls without the dead rank";
-        EXPECT_THAT(std::string(result.message()), HasSubstr("rank 2")) << result;
+        EXPECT_THAT(std::string(result.message()),
+                    HasSubstr(absl::StrCat("rank ", node_call.FailingRank(comm))))
+            << result;
         EXPECT_LT(failed_at - died_at, absl::Seconds(5)) << result;
       });
   EXPECT_TRUE(status.ok()) << status;
 }
 
-// The last rank stops itself (SIGSTOP) at the 5th call: the others end at their
+// The last rank (or the call's failing rank) stops itself (SIGSTOP) at the 5th call:
+// the others end at their
 // deadline, naming it stopped, and then let it go on (SIGCONT), after which it finds
 // the job failed.
 TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
@@ -100,7 +121,7 @@ TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
   const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
   const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
     ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
-    const int stopping = comm.size() - 1;
+    const int stopping = node_call.FailingRank(comm);
     std::vector<int64_t> pids(comm.size());
     const int64_t mine = getpid();
     ASSERT_TRUE(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64).ok());
@@ -122,7 +143,8 @@ TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
     // Resumed by whichever rank fails first (a stopped process ignores the second).
     kill(static_cast<pid_t>(pids[stopping]), SIGCONT);
     ASSERT_FALSE(result.ok()) << "rank " << comm.rank() << ": 200 calls past a stopped rank";
-    EXPECT_THAT(std::string(result.message()), AnyOf(HasSubstr("stopped"), HasSubstr("rank 2")))
+    EXPECT_THAT(std::string(result.message()),
+                AnyOf(HasSubstr("stopped"), HasSubstr(absl::StrCat("rank ", stopping))))
         << result;
     EXPECT_LT(failed_at - stopped_at, kTimeout + absl::Seconds(1)) << result;
   });

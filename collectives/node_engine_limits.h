@@ -6,6 +6,7 @@
 #ifndef ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
 #define ZCOLL_COLLECTIVES_NODE_ENGINE_LIMITS_H_
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -139,6 +140,47 @@ inline size_t ExscanShare(size_t bytes) {
 inline bool Partitioned(Collective collective, size_t bytes, size_t slot_bytes) {
   return (collective == Collective::kReduce || collective == Collective::kAllreduce) &&
          bytes > slot_bytes;
+}
+
+// Whether a Scan or Exscan of `bytes` on `ranks` ranks runs as a chain: beyond a slot,
+// from 3 ranks, rank r makes its result a chunk at a time from rank r - 1's as that
+// rank makes it (Scan: r - 1's result op r's vector; Exscan: r - 1's inclusive prefix,
+// which every rank but the last keeps in scratch, op r's vector), so the node does
+// p - 1 reductions of the vector in all, pipelined, where each rank reducing every
+// vector up to its own does p(p - 1)/2 and its last rank p - 1 alone (64 ranks, 8 MiB,
+// the infiniband profile's node: 228 ms). 2 ranks are a chain already.
+inline bool Chained(Collective collective, size_t bytes, size_t slot_bytes, int ranks) {
+  return (collective == Collective::kScan || collective == Collective::kExscan) && ranks >= 3 &&
+         bytes > slot_bytes;
+}
+
+// The elements of a chained Scan's or Exscan's chunk (its `count` elements of
+// `element_bytes`, on `ranks` ranks). A chain of p ranks and c chunks takes about
+// p - 1 + c chunk times, a chunk's time being a fixed cost (its reader's look at the
+// progress word, its process_vm_readv, a wakeup) and its bytes' copy and reduction:
+// c = sqrt((p - 1) n / k) chunks, of sqrt(n k / (p - 1)) bytes, minimise it, with k
+// the fixed cost in bytes' worth of the rest. Where ranks outnumber cores a waiting
+// successor sleeps and each chunk costs a wakeup, so k is larger there. Bounds: 16 KiB
+// (a process_vm_readv per chunk) to kReduceChunkBytes (a chunk and what it is reduced
+// with stay in cache).
+inline size_t ChainChunkElements(size_t count, size_t element_bytes, int ranks,
+                                 bool oversubscribed) {
+  // About a microsecond (a system call, a cache line's trip) against 0.4 ns a byte (a
+  // copy and a reduction at 5 GB/s each). Oversubscribed, a wakeup of tens of
+  // microseconds: 4 ranks on 2 cores, 128 KiB-8 MiB, medians of 7 alternating runs,
+  // 512 KiB took 0.59-1.08x the time of 32 KiB and 0.68-1.08x that of 128 KiB.
+  constexpr double kFixedCostBytes = 4096;
+  constexpr double kFixedCostBytesOversubscribed = 512 * 1024;
+  constexpr size_t kFewestBytes = 16 * 1024;
+  const double bytes = static_cast<double>(count) * static_cast<double>(element_bytes);
+  const double best =
+      std::sqrt(bytes * (oversubscribed ? kFixedCostBytesOversubscribed : kFixedCostBytes) /
+                static_cast<double>(ranks > 1 ? ranks - 1 : 1));
+  const size_t chunk = best < static_cast<double>(kFewestBytes) ? kFewestBytes
+                       : best > static_cast<double>(kReduceChunkBytes)
+                           ? kReduceChunkBytes
+                           : static_cast<size_t>(best) / 64 * 64;
+  return chunk / element_bytes > 0 ? chunk / element_bytes : 1;
 }
 
 // A partitioned Reduce's or Allreduce's block of local rank `rank` of `ranks`: its

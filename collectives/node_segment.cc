@@ -23,7 +23,7 @@ namespace zcoll {
 namespace {
 
 constexpr uint64_t kMagic = 0x646f6e6c6f63637aULL;  // "zccolnod"
-constexpr uint32_t kVersion = 7;  // 7: the asymmetric fences' verdict in the header
+constexpr uint32_t kVersion = 8;  // 8: a chain's progress words in the exposure lines
 constexpr size_t kHeaderBytes = 4096;
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -342,13 +342,15 @@ void NodeSegment::EndSleep(int rank) {
 }
 
 void NodeSegment::RingSleepers() {
-  for (int rank = 0; rank < ranks_; ++rank) {
-    SleepLine* line = sleep_line(rank);
-    if (line->sleeping.load(std::memory_order_seq_cst) == 0) continue;
-    line->doorbell.fetch_add(1, std::memory_order_seq_cst);
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line->doorbell), FUTEX_WAKE, 1, nullptr,
-            nullptr, 0);
-  }
+  for (int rank = 0; rank < ranks_; ++rank) RingIfSleeping(rank);
+}
+
+void NodeSegment::RingIfSleeping(int rank) {
+  SleepLine* line = sleep_line(rank);
+  if (line->sleeping.load(std::memory_order_seq_cst) == 0) return;
+  line->doorbell.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line->doorbell), FUTEX_WAKE, 1, nullptr, nullptr,
+          0);
 }
 
 }  // namespace zcoll

@@ -20,8 +20,8 @@
 //   R sleep lines       rank i's futex doorbell and whether it sleeps on it
 //   R exposure lines    rank i's process id, how its publication of a call is read
 //                       (inline, slot or its own memory) and where, its `stage`
-//                       sequence number (a second publication within a call) and
-//                       whether it left a call unfinished
+//                       sequence number (a second publication within a call),
+//                       whether it left a call unfinished, and a chain's progress
 //   2R slots            rank i's two slots (by the parity of the call's sequence)
 //
 // Control, consumed lines and slots have a single writer, their rank (no atomic
@@ -246,6 +246,21 @@ class NodeSegment {
     exposure(rank)->stage.store(sequence, std::memory_order_seq_cst);
     WakeSleepers();
   }
+  // A chained call's progress (a Scan's or Exscan's chain, node_engine_limits::Chained):
+  // how many chunks of what its successor reads the rank has made in its call of
+  // `sequence`'s parity. Reset before the rank publishes that call (its successor looks
+  // only after seeing the publication, and the rank publishes the same parity again
+  // only once every rank has consumed the call), then advanced chunk by chunk, ringing
+  // `reader`, the one rank that waits for it, if it sleeps.
+  void ResetProgress(int rank, uint32_t sequence) {
+    exposure(rank)->progress[sequence & 1].store(0, std::memory_order_relaxed);
+  }
+  void PublishProgress(int rank, uint32_t sequence, uint32_t chunks, int reader) {
+    Announce(exposure(rank)->progress[sequence & 1], chunks, reader);
+  }
+  uint32_t progress(int rank, uint32_t sequence) const {
+    return exposure(rank)->progress[sequence & 1].load(std::memory_order_seq_cst);
+  }
   // The rank left a call before its end (its job failed): its memory may be reused, so
   // whatever a peer read from it since is suspect.
   bool left(int rank) const { return exposure(rank)->left.load(std::memory_order_seq_cst) != 0; }
@@ -325,7 +340,8 @@ class NodeSegment {
     std::atomic<uint32_t> writers;  // peers inside a write into this rank's memory
     uint64_t destination[2];
     uint64_t destination_extent[2];
-    BufferRef buffers[3][2];  // by Exposed, by parity
+    BufferRef buffers[3][2];            // by Exposed, by parity
+    std::atomic<uint32_t> progress[2];  // by parity
   };
   static_assert(sizeof(ControlLine) == 64 && sizeof(ConsumedLine) == 64 &&
                 sizeof(SleepLine) == 64 && sizeof(ExposureLine) == 192);
@@ -356,7 +372,10 @@ class NodeSegment {
   // sleeper pays instead (BeginSleep's membarrier makes every running registered
   // process's CPU fence, so either this store is visible to the sleeper's check after
   // it, or this load comes after the fence and sees the sleeper counted).
-  void Announce(std::atomic<uint32_t>& word, uint32_t value) {
+  // With `reader` (0 or more), only that rank waits for the word: only it is rung (a
+  // chain's progress, whose other ranks, woken by every chunk, would take the cores
+  // that ranks sharing them need).
+  void Announce(std::atomic<uint32_t>& word, uint32_t value, int reader = -1) {
     if (asymmetric_fences_) {
       word.store(value, std::memory_order_release);
       // (Only the compiler must keep the load below after the store.)
@@ -364,7 +383,13 @@ class NodeSegment {
     } else {
       word.store(value, std::memory_order_seq_cst);
     }
-    WakeSleepers();
+    if (reader < 0) {
+      WakeSleepers();
+    } else if (sleepers().load(std::memory_order_seq_cst) != 0) {
+      // (A sleeper sets its flag before it counts itself in: one this load counts has
+      // its flag seen below.)
+      RingIfSleeping(reader);
+    }
   }
   // Rings the doorbell of every rank that announced it sleeps (after each publication:
   // the count is looked at here, inline, and is usually 0).
@@ -374,6 +399,7 @@ class NodeSegment {
     if (sleepers().load(std::memory_order_seq_cst) != 0) RingSleepers();
   }
   void RingSleepers();
+  void RingIfSleeping(int rank);
   // Node-wide counts, each in a line of its own in the header page after Header: how
   // many ranks announced they sleep (a publisher with none to wake looks at no rank's
   // line), and how many times ranks left a call unfinished.
