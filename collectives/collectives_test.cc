@@ -1679,6 +1679,46 @@ TEST(NodeEngineOrderTest, ARankAheadWaitsForItsPeerToReadBeforeReusingItsBuffer)
   }
 }
 
+// A chain's rank (a Scan beyond a slot on 3 ranks) returns only once its successor has
+// read its result: rank 2 posts an IScan and leaves it alone for a while; ranks 0 and 1
+// come later and run theirs to the end; rank 1 then overwrites its result with a
+// canary, which rank 2, reading rank 1's result once it waits, must not see. Between
+// processes and between threads.
+TEST(NodeEngineOrderTest, AChainsRankWaitsForItsSuccessorToReadItsResult) {
+  constexpr size_t kCount = size_t{1} << 18;  // 1 MiB of int32: chained
+  constexpr int32_t kCanary = -1000;
+  for (const char* provider : {"shm", "loopback"}) {
+    const absl::Status status = RunCommunicatorJob(
+        {.local_provider = provider, .size = 3}, [&](Communicator& comm, RankControl&) {
+          ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots";
+          const int rank = comm.rank();
+          std::vector<int32_t> send(kCount), recv(kCount, 0);
+          for (size_t i = 0; i < kCount; ++i) send[i] = static_cast<int32_t>(i % 7) + rank;
+          if (rank == 2) {
+            absl::StatusOr<Request> request =
+                comm.IScan(send.data(), recv.data(), kCount, DataType::kInt32, PredefinedOp::kSum);
+            ASSERT_TRUE(request.ok()) << request.status();
+            absl::SleepFor(absl::Milliseconds(400));
+            ASSERT_TRUE(request->Wait().ok());
+          } else {
+            absl::SleepFor(absl::Milliseconds(100));
+            ASSERT_TRUE(
+                comm.Scan(send.data(), recv.data(), kCount, DataType::kInt32, PredefinedOp::kSum)
+                    .ok());
+          }
+          for (size_t i = 0; i < kCount; ++i) {
+            const int32_t expected =
+                static_cast<int32_t>(i % 7) * (rank + 1) + rank * (rank + 1) / 2;
+            ASSERT_EQ(recv[i], expected) << provider << ": rank " << rank << ", element " << i;
+          }
+          if (rank == 1) std::fill(recv.begin(), recv.end(), kCanary);
+          // (Rank 1's buffer stays until the job ends: only its contents change.)
+          ASSERT_TRUE(comm.Barrier().ok());
+        });
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
 // A nonblocking collective starts when it is posted: a root that posts an IBcast and
 // then computes, calling neither Wait nor Test, has already sent, so the other rank's
 // blocking Bcast completes meanwhile. (Ranks are threads here: the flag is shared.)

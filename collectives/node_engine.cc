@@ -1444,7 +1444,10 @@ Transport::PollResult NodeExecution::Step() {
     }
   }
   // Peers read this rank's memory: its caller may not reuse it before they are done.
+  // (A chain's rank is read by its successor alone: it need not wait for the chain's
+  // end, as a pipeline's stage hands on and goes.)
   for (; next_peer_ < ranks(); ++next_peer_) {
+    if (chained_ && next_peer_ != me() + 1) continue;
     if (!SequenceReached(segment.consumed(next_peer_), sequence)) return waiting(next_peer_);
   }
   if (deferred_) {
@@ -1638,7 +1641,8 @@ std::vector<int> NodeExecution::PendingPeers() const {
                       : !SequenceReached(segment.published(rank, call_.sequence), call_.sequence);
         break;
       case Phase::kDrain:
-        waiting = !SequenceReached(segment.consumed(rank), call_.sequence);
+        waiting = (!chained_ || !consumed_ || rank == me() + 1) &&
+                  !SequenceReached(segment.consumed(rank), call_.sequence);
         break;
     }
     if (waiting) peers.push_back(rank);
