@@ -662,6 +662,35 @@ TEST(SelectionTest, ABarrierOnAnOversubscribedNodeIsLinear) {
 // One node with NUMA levels (node_levels.h): from 32 ranks its small allreduce,
 // reduce, bcast and barrier go through the domains' levels, a non-commutative op and
 // fewer ranks stay flat on the node's segment, and without levels nothing changes.
+// Larger ones stay flat: from 2 KiB on 32 ranks, from 4 KiB (bcast, reduce) or 8 KiB
+// (allreduce) on 64.
+TEST(SelectionTest, LargerCallsOverNumaDomainsStayFlat) {
+  struct Case {
+    Collective collective;
+    int size;
+    size_t bytes;
+    bool levels;
+  };
+  const Case cases[] = {
+      {Collective::kAllreduce, 32, 1024, true}, {Collective::kAllreduce, 32, 2048, false},
+      {Collective::kAllreduce, 64, 4096, true}, {Collective::kAllreduce, 64, 8192, false},
+      {Collective::kReduce, 32, 1024, true},    {Collective::kReduce, 32, 2048, false},
+      {Collective::kReduce, 64, 2048, true},    {Collective::kReduce, 64, 4096, false},
+      {Collective::kBcast, 32, 1024, true},     {Collective::kBcast, 32, 2048, false},
+      {Collective::kBcast, 64, 2048, true},     {Collective::kBcast, 64, 4096, false},
+  };
+  for (const Case& c : cases) {
+    CollectiveArgs args = MakeArgs(c.collective, c.size, c.bytes / 4, 0, false);
+    args.element_bytes = 4;
+    args.commutative = true;
+    const SelectionInputs inputs = AgreedSelectionInputs(
+        args, *Topology::Uniform(1, c.size), /*node_engine=*/true, /*node_single_copy=*/true,
+        /*node_oversubscribed=*/false, /*levels=*/true);
+    EXPECT_EQ(SelectAlgorithm(inputs).name, c.levels ? "node_levels" : "node")
+        << CollectiveName(c.collective) << " " << c.size << " ranks, " << c.bytes << " bytes";
+  }
+}
+
 TEST(SelectionTest, ManyRanksOverNumaDomainsUseTheLevels) {
   for (const int size : {16, 32, 64}) {
     for (const bool levels : {false, true}) {

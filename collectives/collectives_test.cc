@@ -26,6 +26,7 @@
 #include "testing/block_layouts.h"
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
+#include "transport/transport.h"
 
 namespace zcoll {
 namespace {
@@ -963,6 +964,43 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) 
   });
   EXPECT_TRUE(status.ok()) << status;
 }
+
+// Reduces and Allreduces within a slot on 4 ranks or more, where the node's ranks have
+// a core each, are partitioned in the slots (node_engine_limits::PartitionedInSlots):
+// each rank reduces its block from the slots into its own slot, the others or the root
+// copy the blocks from there. ZCOLL_CORES declares the cores this 2-core machine lacks.
+// Every op of CheckReductions (a non-commutative one and MINLOC among them), in place
+// and not, at both roots, at sizes around the partition's threshold and up to a slot.
+class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("ZCOLL_CORES", "64", 1);
+    only_node_algorithms = true;
+  }
+  static void TearDownTestSuite() {
+    unsetenv("ZCOLL_CORES");
+    only_node_algorithms = false;
+  }
+};
+
+TEST_P(NodeEngineInSlotsTest, PartitionedReductionsMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_TRUE(node_engine_limits::PartitionedInSlots(Collective::kAllreduce, 4100, kNodeSlotBytes,
+                                                       comm.size(), false));
+    CheckReductions(comm);
+    large_node_sizes = true;  // (each rank its own copy: the ranks are processes)
+    CheckReductions(comm);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
+                         ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 4},
+                                           CommunicatorJob{.local_provider = "shm", .size = 9}),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
 
 // Scans and Exscans beyond a slot on 3 ranks or more run as a chain
 // (node_engine_limits::Chained): each rank makes its result a chunk at a time from its

@@ -30,7 +30,10 @@ class NodeFlow {
         break;
       case Collective::kReduce:
       case Collective::kAllreduce:
-        if (Partitioned(args_.collective, Bytes(args_.count), kNodeSlotBytes)) {
+        // (The simulated node has a core per rank.)
+        if (PartitionedInSlots(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_, false)) {
+          SlotPartitionedReduction();
+        } else if (Partitioned(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_, false)) {
           PartitionedReduction();
         } else {
           WholeReduction();
@@ -332,6 +335,36 @@ class NodeFlow {
       const Slice out{reduced, 0, chunks[k].count};
       Combine(operands, out);
       builder_.Send(args_.root, kNodeWriteTag + static_cast<uint32_t>(k), out);
+    }
+  }
+
+  // Within a slot on many ranks (PartitionedInSlots): each rank reduces its block
+  // reading the others' slots in place into its own slot's block (which only it read),
+  // then the others (Allreduce) or the root (Reduce) copy the blocks from the slots.
+  void SlotPartitionedReduction() {
+    const size_t count = args_.count;
+    const bool everywhere = args_.collective == Collective::kAllreduce;
+    const Slice input = Whole(Input(), count);
+    const Slice published = Publish(input);  // (its copy in the slot)
+    auto block = [&](int r) {
+      const auto [first, length] =
+          ReductionBlock(args_.collective, count, args_.element_bytes, p_, args_.root, r);
+      return ElementRange{first, length};
+    };
+    const ElementRange mine = block(me_);
+    const std::vector<Slice> staged = WholeStaging(mine.count, 0, p_ - 1);
+    Lines([&](int r) { return Sub(published, block(r)); }, [&](int q) { return staged[q]; },
+          [](int) { return true; });
+    const Slice reduced = Sub(published, mine);
+    ReduceRange(0, p_ - 1, mine.count, reduced, staged, false, reduced);
+    const Slice result = Whole(BufferId::Recv(), count);
+    if (everywhere || Root()) Combine({reduced}, Sub(result, mine));
+    for (int r = 0; r < p_; ++r) {
+      if (r != me_ && (everywhere || r == args_.root)) builder_.Send(r, kNodeStageTag, reduced);
+    }
+    if (!everywhere && !Root()) return;
+    for (int q = 0; q < p_; ++q) {
+      if (q != me_) builder_.Recv(q, kNodeStageTag, Sub(result, block(q)));
     }
   }
 

@@ -325,8 +325,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
       small_ = false;
       break;
   }
-  partitioned_ =
-      node_engine_limits::Partitioned(call.collective, bytes(), engine_.segment().slot_bytes());
+  partitioned_ = node_engine_limits::Partitioned(
+      call.collective, bytes(), engine_.segment().slot_bytes(), ranks(), engine_.oversubscribed());
+  partitioned_in_slots_ = partitioned_ && bytes() <= engine_.segment().slot_bytes();
   chained_ = node_engine_limits::Chained(call.collective, bytes(), engine_.segment().slot_bytes(),
                                          ranks());
   if (chained_) {
@@ -1126,6 +1127,19 @@ absl::Status NodeExecution::Gather() {
       // Reduce: a leaf writes its block into the root's buffer a chunk at a time as it
       // reduces it (the chunk still in cache), and the root waits for those writes.
       const auto [first, length] = Block(me());
+      if (partitioned_in_slots_) {
+        // From the slots into its own slot's block, which it alone read; the others
+        // (Allreduce) or the root (Reduce) copy it from there (kStage).
+        char* reduced = engine_.segment().Slot(me(), call_.sequence) + first * element_bytes;
+        RETURN_IF_ERROR(ReduceFrom(0, last, first * element_bytes, length, reduced));
+        if (everywhere || root) {
+          if (length > 0)
+            std::memcpy(recv + first * element_bytes, reduced, length * element_bytes);
+          awaits_stage_ = true;
+        }
+        segment.PublishStage(me(), call_.sequence);
+        return absl::OkStatus();
+      }
       exposed_ = true;
       if (everywhere || root) {
         RETURN_IF_ERROR(
@@ -1288,9 +1302,14 @@ absl::Status NodeExecution::ReadStage(int rank) {
   const size_t element_bytes = call_.element_bytes;
   if (length == 0) return absl::OkStatus();
   NodeSegment& segment = engine_.segment();
+  char* into = static_cast<char*>(call_.recv) + first * element_bytes;
+  if (partitioned_in_slots_) {
+    std::memcpy(into, segment.Slot(rank, call_.sequence) + first * element_bytes,
+                length * element_bytes);
+    return absl::OkStatus();
+  }
   const uint64_t address = segment.result_address(rank, call_.sequence) + first * element_bytes;
-  return ReadPeer(rank, NodeSegment::Exposed::kResult, address, length * element_bytes,
-                  static_cast<char*>(call_.recv) + first * element_bytes);
+  return ReadPeer(rank, NodeSegment::Exposed::kResult, address, length * element_bytes, into);
 }
 
 Transport::PollResult NodeExecution::Advance() {
@@ -1376,7 +1395,7 @@ Transport::PollResult NodeExecution::Step() {
     for (; next_peer_ < ranks(); ++next_peer_) {
       if (!AwaitsStageOf(next_peer_)) continue;
       if (!SequenceReached(segment.stage(next_peer_), sequence)) return waiting(next_peer_);
-      if (partitioned_ && call_.collective == Collective::kAllreduce) {
+      if (partitioned_ && (call_.collective == Collective::kAllreduce || partitioned_in_slots_)) {
         if (absl::Status status = ReadStage(next_peer_); !status.ok()) {
           return fail(std::move(status));
         }

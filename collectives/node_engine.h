@@ -27,7 +27,9 @@
 //   - Reductions combine all contributions in rank order with the ops' SIMD kernels, so
 //     any op (non-commutative included) is reduced in the canonical order and
 //     Allreduce's result is bit-identical on every rank. Up to a slot every rank of an
-//     Allreduce (the root of a Reduce) reduces the whole vector from the slots; beyond
+//     Allreduce (the root of a Reduce) reduces the whole vector from the slots, but on
+//     many ranks with a core each (node_engine_limits::PartitionedInSlots) each rank
+//     its block into its own slot, which the others (the root) then copy; beyond
 //     it the vector is split into one block per rank (cache-line aligned, a function of
 //     the count alone), each rank reduces its block reading the peers' buffers in
 //     chunks, publishes the result (a second, `stage` publication), and the others copy
@@ -436,8 +438,11 @@ class NodeExecution final : public CallExecution {
   int read_first_ = 0;  // kGather waits for ranks read_first_..read_last_ (ChooseReads)
   int read_last_ = 0;
   uint32_t idle_polls_ = 0;  // polls that found a peer not there yet
-  // Beyond a slot, a Reduce or Allreduce splits the vector (ranks agree: the count).
+  // Beyond a slot, a Reduce or Allreduce splits the vector (ranks agree: the count),
+  // and within one on many ranks (node_engine_limits::PartitionedInSlots: its blocks
+  // reduced from the slots into the slots).
   bool partitioned_ = false;
+  bool partitioned_in_slots_ = false;
   // Peers read this rank's memory: it waits for them before it ends.
   bool exposed_ = false;
   // The result goes to result_ first (exposed_, in place, and overlapping what peers

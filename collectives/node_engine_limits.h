@@ -134,12 +134,36 @@ inline size_t ExscanShare(size_t bytes) {
   return bytes / 2 / 64 * 64;
 }
 
-// Whether a Reduce or Allreduce of `bytes` is partitioned: beyond a slot every rank
-// reduces a block of the vector (ReductionBlock) reading the others' buffers, instead
-// of each reducer reducing the whole from the slots.
-inline bool Partitioned(Collective collective, size_t bytes, size_t slot_bytes) {
+// Whether a Reduce or Allreduce of `bytes` on `ranks` ranks that fits a slot is
+// partitioned all the same (InSlots): each rank reduces its block reading the others'
+// slots in place and leaves it in its own slot, where it alone read its block of its
+// own vector, and the others (Allreduce) or the root (Reduce) copy the blocks from
+// there. Each reducer reading every slot whole costs it p times the vector, which on
+// many ranks outweighs the second wait: from 4 ranks, beyond kEagerBytes (a Reduce's
+// leaves stay eager up to it) and from 16 KiB of all the ranks' vectors (the
+// infiniband profile's node, against each reducer reading every slot: allreduce 4, 8,
+// 16 and 64 ranks at 4 KiB 0.66, 0.39, 0.25, 0.13x the time; at 1 KiB on 8 ranks and
+// more 0.40-0.63x; 64 KiB on 64 ranks 1047 -> 46 us; 256 B 1.04-1.35x, not taken).
+// Not where ranks outnumber cores, where the second wait costs a wakeup (4 ranks on 2
+// cores, medians of 7 alternating runs: allreduce 4 and 16 KiB 1.51x and 1.15x the
+// time, reduce even).
+inline bool PartitionedInSlots(Collective collective, size_t bytes, size_t slot_bytes, int ranks,
+                               bool oversubscribed) {
+  constexpr size_t kFewestAllBytes = 16 * 1024;
   return (collective == Collective::kReduce || collective == Collective::kAllreduce) &&
-         bytes > slot_bytes;
+         !oversubscribed && ranks >= 4 && bytes <= slot_bytes && bytes > kEagerBytes &&
+         bytes * static_cast<size_t>(ranks) >= kFewestAllBytes;
+}
+
+// Whether a Reduce or Allreduce of `bytes` is partitioned: every rank reduces a block
+// of the vector (ReductionBlock), beyond a slot reading the others' buffers, within one
+// on many ranks their slots (PartitionedInSlots), instead of each reducer reducing the
+// whole from the slots.
+inline bool Partitioned(Collective collective, size_t bytes, size_t slot_bytes, int ranks,
+                        bool oversubscribed) {
+  return ((collective == Collective::kReduce || collective == Collective::kAllreduce) &&
+          bytes > slot_bytes) ||
+         PartitionedInSlots(collective, bytes, slot_bytes, ranks, oversubscribed);
 }
 
 // Whether a Scan or Exscan of `bytes` on `ranks` ranks runs as a chain: beyond a slot,

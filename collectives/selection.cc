@@ -48,11 +48,20 @@ constexpr SelectionRule kTable[] = {
     // so that a flat call's every-rank-reads-every-line (half of them across the
     // socket link) becomes a few lines per domain. Not measured: this machine has one
     // NUMA domain. From 32 ranks, as Open MPI's xhc reports its hierarchy paying on
-    // machines of 64 cores and more; with the thresholds the rules across nodes
-    // measured (below), which these also serve.
-    {Collective::kAllreduce, "node_levels", 64 * KiB, 32},
-    {Collective::kReduce, "node_levels", 8 * KiB, 32},
-    {Collective::kBcast, "node_levels", 8 * KiB, 32},
+    // machines of 64 cores and more; up to the sizes where the model (zcoll_sim, the
+    // infiniband profile's node of 8 domains) has the levels faster than the flat
+    // engine, whose Reduce and Allreduce from 1 KiB are partitioned in the slots
+    // (allreduce 32 ranks 1 / 2 KiB: levels 4.3 / 5.3 us, flat 9.8 / 4.6; 64 ranks
+    // 4 / 8 KiB: 8.3 / 14.5 against 9.1 / 11.6; bcast 32 ranks 1 / 2 KiB 1.7 / 2.8
+    // against 1.7 / 2.1, 64 ranks 2 / 4 KiB 2.8 / 5.1 against 3.7 / 4.0). Across nodes
+    // the rules below keep their own thresholds (these match there first, and where
+    // they stop those go on).
+    {Collective::kAllreduce, "node_levels", 4 * KiB, 64},
+    {Collective::kAllreduce, "node_levels", 1 * KiB, 32},
+    {Collective::kReduce, "node_levels", 2 * KiB, 64},
+    {Collective::kReduce, "node_levels", 1 * KiB, 32},
+    {Collective::kBcast, "node_levels", 2 * KiB, 64},
+    {Collective::kBcast, "node_levels", 1 * KiB, 32},
     {Collective::kBarrier, "node_levels", kAnySize, 32},
     {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
     {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},

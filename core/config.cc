@@ -110,6 +110,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Bytes per chunk of the pipelined collective algorithms (unset, a 2-rank "
      "communicator sends each vector whole: it has nothing to pipeline).",
      true, Form::kCount},
+    {"ZCOLL_CORES", "0",
+     "Cores a machine gives the job: its ranks there beyond them oversubscribe it (waits "
+     "then yield at once, and the node engine keeps to its one-wait paths); 0: the cores "
+     "online, which a CPU quota does not lower.",
+     false, Form::kCount},
     {"ZCOLL_EMULATE_NODES", "",
      "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
      "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host.",

@@ -94,7 +94,9 @@ std::optional<int> PeerOfError(const absl::Status& status) {
 std::string Transport::DescribePeer(int peer) const { return absl::StrCat("rank ", peer); }
 
 void SetRanksOnThisMachine(int ranks) {
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const uint64_t declared = EnvironmentUnsigned("ZCOLL_CORES");
+  const long cores = declared > 0 ? static_cast<long>(std::min<uint64_t>(declared, 1 << 20))
+                                  : sysconf(_SC_NPROCESSORS_ONLN);
   cores_oversubscribed.store(cores > 0 && ranks > cores, std::memory_order_relaxed);
 }
 
