@@ -319,20 +319,38 @@ std::optional<size_t> CollectiveArgs::AgreedMessageBytes() const {
 }
 
 std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology) {
-  // Groups are met in rank order, so the order they are met in is their lowest ranks'.
-  std::map<int, size_t> index_of_group;
-  std::vector<std::vector<int>> groups;
-  bool several_in_a_group = false;
-  for (int r = 0; r < topology.size(); ++r) {
-    const int group = topology.num_nodes() > 1 ? topology.node_of(r) : topology.location(r).numa;
-    if (group == kUnknownId) return {};
-    const auto [entry, added] = index_of_group.emplace(group, groups.size());
-    if (added) groups.emplace_back();
-    groups[entry->second].push_back(r);
-    several_in_a_group = several_in_a_group || groups[entry->second].size() > 1;
+  // The ranks grouped by `tier`'s id; empty if a rank's is unknown. Groups are met in
+  // rank order, so the order they are met in is their lowest ranks'.
+  auto group_by = [&](auto tier) {
+    std::map<int, size_t> index_of_group;
+    std::vector<std::vector<int>> groups;
+    for (int r = 0; r < topology.size(); ++r) {
+      const int group = tier(topology.location(r));
+      if (group == kUnknownId) return std::vector<std::vector<int>>{};
+      const auto [entry, added] = index_of_group.emplace(group, groups.size());
+      if (added) groups.emplace_back();
+      groups[entry->second].push_back(r);
+    }
+    return groups;
+  };
+  auto levels = [](std::vector<std::vector<int>> groups) {
+    for (const std::vector<int>& group : groups) {
+      if (group.size() > 1 && groups.size() > 1) return groups;
+    }
+    return std::vector<std::vector<int>>{};
+  };
+  if (topology.num_nodes() > 1) {
+    return levels(group_by([](const RankLocation& at) { return at.node; }));
   }
-  if (groups.size() < 2 || !several_in_a_group) return {};
-  return groups;
+  // The first tier that splits the node: beyond it every group is a single rank, and
+  // before it there is one group.
+  for (std::vector<std::vector<int>> groups :
+       {group_by([](const RankLocation& at) { return at.package; }),
+        group_by([](const RankLocation& at) { return at.numa; }),
+        group_by([](const RankLocation& at) { return at.l3; })}) {
+    if (groups.size() > 1) return levels(std::move(groups));
+  }
+  return {};
 }
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,

@@ -194,10 +194,13 @@ struct SelectionInputs {
 };
 // The groups of a communicator's node levels (node_levels.h), a function of its
 // topology alone so that every rank makes the same levels: its nodes when it spans
-// several; on one node, its NUMA domains when every rank's is known (bound). Each
-// group's ranks ascending, the groups in the order of their lowest ranks (the leaders'
-// communicator's order). Empty when there are no levels: fewer than two groups, none
-// of them holding several ranks (the leaders would be everyone), or a domain unknown.
+// several; on one node, the first of its packages, NUMA domains and L3 groups that
+// splits it, where every rank's is known (bound), so that the levels nest down the
+// hierarchy (a group's own communicator splits by the next tier). Each group's ranks
+// ascending, the groups in the order of their lowest ranks (the leaders'
+// communicator's order). Empty when there are no levels: no tier splits the ranks
+// into two groups or more, one holding several ranks (else the leaders would be
+// everyone).
 std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology);
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,

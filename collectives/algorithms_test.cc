@@ -733,6 +733,34 @@ TEST(NodeLevelGroupsTest, NodesThenNumaDomains) {
             Groups{});
 }
 
+// On one node the first tier that splits it: packages, then NUMA domains, then L3
+// groups; a tier whose ids are unknown or alike passes to the next, so a package's own
+// communicator (one package) splits by its domains, and a domain's by its L3 groups.
+TEST(NodeLevelGroupsTest, PackagesThenNumaDomainsThenL3Groups) {
+  using Groups = std::vector<std::vector<int>>;
+  // Two packages of two domains of two L3 groups, a rank in each.
+  std::vector<RankLocation> machine;
+  for (int r = 0; r < 8; ++r) machine.push_back({0, r / 4, r / 2, r});
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create(machine)), (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  const std::vector<RankLocation> package(machine.begin(), machine.begin() + 4);
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create(package)), (Groups{{0, 1}, {2, 3}}));
+  const std::vector<RankLocation> domain(machine.begin(), machine.begin() + 2);
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create(domain)), Groups{});  // one rank an L3
+  // One package and domain (unknown or alike), L3 groups in a round robin.
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, kUnknownId, kUnknownId, 0},
+                                               {0, kUnknownId, kUnknownId, 1},
+                                               {0, kUnknownId, kUnknownId, 0}})),
+            (Groups{{0, 2}, {1}}));
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0, 3}, {0, 0, 0, 3}, {0, 0, 0, 1}})),
+            (Groups{{0, 1}, {2}}));
+  // An L3 group unknown: no levels at that tier.
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0, 3}, {0, 0, 0, 3}, {0, 0, 0, -1}})),
+            Groups{});
+  // Across nodes the nodes alone, whatever lies inside them.
+  EXPECT_EQ(NodeLevelGroups(*Topology::Create({{0, 0, 0, 0}, {0, 0, 0, 1}, {1, 0, 0, 0}})),
+            (Groups{{0, 1}, {2}}));
+}
+
 TEST(AlgorithmLookupTest, UnknownNamesAreRefusedWithTheKnownOnes) {
   absl::StatusOr<const Algorithm*> found = FindAlgorithm(Collective::kReduce, "ring");
   ASSERT_FALSE(found.ok());

@@ -147,27 +147,13 @@ bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
   return comm.node_segment_bytes() > 0 && (comm.node_single_copy() || bytes <= kNodeSlotBytes);
 }
 
-// The group of `rank` that levels would form (node_levels.h): its node, or on one
-// node its NUMA domain.
-int LevelGroupOf(const Topology& topology, int rank) {
-  return topology.num_nodes() > 1 ? topology.node_of(rank) : topology.location(rank).numa;
-}
-
 // Whether `comm` has levels (node_levels.h): several nodes, or on one node several
-// known NUMA domains, one of them (nodes or domains) with several ranks.
-bool HasNodeLevels(const Communicator& comm) {
-  const Topology& topology = comm.topology();
-  std::map<int, int> ranks_in_group;
-  for (int rank = 0; rank < topology.size(); ++rank) {
-    const int group = LevelGroupOf(topology, rank);
-    if (group == kUnknownId) return false;
-    ++ranks_in_group[group];
-  }
-  if (ranks_in_group.size() < 2) return false;
-  for (const auto& [group, ranks] : ranks_in_group) {
-    if (ranks > 1) return true;
-  }
-  return false;
+// packages, NUMA domains or L3 groups, one of them with several ranks.
+bool HasNodeLevels(const Communicator& comm) { return !NodeLevelGroups(comm.topology()).empty(); }
+
+// Whether a job's communicator has levels.
+bool JobHasLevels(const CommunicatorJob& job) {
+  return job.nodes > 1 || job.numa_domains > 1 || job.l3_groups > 1;
 }
 
 // The algorithms of `collective` that can run `op` (some need a commutative one), and
@@ -638,8 +624,8 @@ TEST_P(CollectivesTest, BarriersHoldEveryRankUntilAllEntered) {
 // group's ranks are consecutive, runs every algorithm (node_levels putting the groups'
 // blocks back in rank order) against the reference.
 TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
-  if (GetParam().nodes < 2 && GetParam().numa_domains < 2) {
-    GTEST_SKIP() << "one node of one NUMA domain: no groups to interleave";
+  if (!JobHasLevels(GetParam())) {
+    GTEST_SKIP() << "one node of one NUMA domain and L3 group: no groups to interleave";
   }
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
     const int key = (comm.rank() % 2) * comm.size() + comm.rank();
@@ -650,12 +636,8 @@ TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
       // (With 4 or more ranks the even-first order leaves some group not a run of
       // consecutive ranks.)
       const Topology& topology = split.topology();
-      std::map<int, std::vector<int>> groups;
-      for (int r = 0; r < split.size(); ++r) {
-        groups[LevelGroupOf(topology, r)].push_back(r);
-      }
       bool runs = true;
-      for (const auto& [group, ranks] : groups) {
+      for (const std::vector<int>& ranks : NodeLevelGroups(topology)) {
         runs = runs && ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
       }
       EXPECT_FALSE(runs) << topology.ToString();
@@ -674,8 +656,8 @@ TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
 // matter of timing, yet every rank must start them on a level's communicator in one
 // order (node_levels.h). Then a blocking call while the nonblocking ones are pending.
 TEST_P(CollectivesTest, NonblockingLevelCallsCompleteInAnyOrder) {
-  if (GetParam().nodes < 2 && GetParam().numa_domains < 2) {
-    GTEST_SKIP() << "one node of one NUMA domain: no levels";
+  if (!JobHasLevels(GetParam())) {
+    GTEST_SKIP() << "one node of one NUMA domain and L3 group: no levels";
   }
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
     ASSERT_TRUE(HasNodeLevels(comm));
@@ -1818,6 +1800,8 @@ std::vector<CommunicatorJob> Jobs() {
   jobs.push_back({.size = 5, .numa_domains = 2});
   jobs.push_back({.size = 7, .nodes = 2, .numa_domains = 2});
   jobs.push_back({.local_provider = "shm", .size = 4, .numa_domains = 2});
+  // L3 levels on one node (every rank's NUMA domain alike).
+  jobs.push_back({.size = 6, .l3_groups = 3});
   jobs.push_back({.local_provider = "shm", .size = 3});
   jobs.push_back({.local_provider = "shm", .network_provider = "ofi:tcp", .size = 5, .nodes = 2});
   jobs.push_back({.local_provider = "ofi:shm", .size = 2});

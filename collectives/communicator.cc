@@ -70,9 +70,42 @@ std::vector<RankLocation> WithEmulatedNuma(const Topology& topology, int domains
   return locations;
 }
 
+// Splits each NUMA domain's ranks (each node's, where domains are unknown) into `groups`
+// emulated L3 groups in even blocks: the domain's i-th rank of n in group i*groups/n,
+// numbered across the node's domains.
+std::vector<RankLocation> WithEmulatedL3(const Topology& topology, int groups) {
+  std::map<std::pair<int, int>, int64_t> in_domain, seen;
+  for (int rank = 0; rank < topology.size(); ++rank) {
+    ++in_domain[{topology.node_of(rank), topology.location(rank).numa}];
+  }
+  std::vector<RankLocation> locations;
+  for (int rank = 0; rank < topology.size(); ++rank) {
+    RankLocation location = topology.location(rank);
+    const std::pair<int, int> domain{location.node, location.numa};
+    const int64_t index = seen[domain]++;
+    location.l3 = static_cast<int>(std::max(location.numa, 0) * int64_t{groups} +
+                                   index * groups / in_domain[domain]);
+    locations.push_back(location);
+  }
+  return locations;
+}
+
+// A count of emulated groups from its CommunicatorOptions field (`option`, 0: unset)
+// or environment variable; `problem` gets a sentence if it is not 1 or more.
+int EmulatedGroups(int option, absl::string_view option_name, absl::string_view variable,
+                   absl::string_view what, std::string& setting, std::string& problem) {
+  setting = option != 0 ? absl::StrCat(option) : EnvironmentValue(variable);
+  int groups = 0;
+  if (!setting.empty() && problem.empty() && (!absl::SimpleAtoi(setting, &groups) || groups < 1)) {
+    problem = absl::StrCat(option != 0 ? option_name : variable, " is '", setting, "'; it is a ",
+                           what, ", 1 or more");
+  }
+  return groups;
+}
+
 // `problem`: what is wrong with this rank's settings (empty: nothing).
 absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_nodes,
-                                            int emulated_numa, std::string problem,
+                                            int emulated_numa, int emulated_l3, std::string problem,
                                             absl::Time deadline) {
   const int size = bootstrap.size();
   const std::string emulated =
@@ -90,21 +123,19 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
           described.status().message());
     }
   }
-  const std::string numa_setting =
-      emulated_numa != 0 ? absl::StrCat(emulated_numa) : EnvironmentValue("ZCOLL_EMULATE_NUMA");
-  int numa_domains = 0;
-  if (!numa_setting.empty() && problem.empty() &&
-      (!absl::SimpleAtoi(numa_setting, &numa_domains) || numa_domains < 1)) {
-    problem = absl::StrCat(
-        emulated_numa != 0 ? "CommunicatorOptions::emulated_numa_domains" : "ZCOLL_EMULATE_NUMA",
-        " is '", numa_setting, "'; it is a count of NUMA domains per node, 1 or more");
-  }
+  std::string numa_setting, l3_setting;
+  const int numa_domains =
+      EmulatedGroups(emulated_numa, "CommunicatorOptions::emulated_numa_domains",
+                     "ZCOLL_EMULATE_NUMA", "count of NUMA domains per node", numa_setting, problem);
+  const int l3_groups =
+      EmulatedGroups(emulated_l3, "CommunicatorOptions::emulated_l3_groups", "ZCOLL_EMULATE_L3",
+                     "count of L3 groups per NUMA domain", l3_setting, problem);
   // What every rank must see alike (algorithms, chunks, transports, placement, the
   // tuning table's rules, by hash: its files may have different paths).
   const absl::StatusOr<std::vector<SelectionRule>>& tuned = TuningFromEnvironment();
   const std::string settings = absl::StrCat(
       JobWideSettings(), "emulated nodes=", emulated, "\nemulated NUMA domains=", numa_setting,
-      "\nZCOLL_TUNING's rules=",
+      "\nemulated L3 groups=", l3_setting, "\nZCOLL_TUNING's rules=",
       tuned.ok() ? absl::StrCat(tuned->size(), " with hash ", absl::Hex(TuningFingerprint(*tuned)))
                  : "(unreadable)");
   // Without hwloc's view the ids stay unknown; that only costs algorithms a hint.
@@ -116,6 +147,7 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
       bootstrap.AllGather(EncodeJoinRecord({.problem = problem,
                                             .package = binding.package,
                                             .numa = binding.numa,
+                                            .l3 = binding.l3,
                                             .settings = settings,
                                             .host = host}),
                           deadline);
@@ -143,6 +175,7 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
     RankLocation& location = locations[rank];
     location.package = record.package;
     location.numa = record.numa;
+    location.l3 = record.l3;
     if (const std::string& theirs = record.settings; theirs != settings) {
       const auto [in_mine, in_theirs] = FirstDifference(settings, theirs);
       return absl::InvalidArgumentError(
@@ -168,7 +201,11 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
   absl::StatusOr<Topology> topology = Topology::Create(std::move(locations), names);
   if (!topology.ok()) return topology.status();
   if (numa_domains > 0) {
-    topology = Topology::Create(WithEmulatedNuma(*topology, numa_domains), std::move(names));
+    topology = Topology::Create(WithEmulatedNuma(*topology, numa_domains), names);
+    if (!topology.ok()) return topology.status();
+  }
+  if (l3_groups > 0) {
+    topology = Topology::Create(WithEmulatedL3(*topology, l3_groups), names);
     if (!topology.ok()) return topology.status();
   }
   return Placement{std::move(*topology), ranks_on_this_host};
@@ -404,8 +441,9 @@ absl::StatusOr<Communicator> Communicator::CreateWithin(CommunicatorOptions opti
     ASSIGN_OR_RETURN(bootstrap, std::move(made));
   }
   const int rank = bootstrap->rank(), size = bootstrap->size();
-  absl::StatusOr<Placement> placement = DiscoverPlacement(
-      *bootstrap, options.emulated_nodes, options.emulated_numa_domains, problem, deadline);
+  absl::StatusOr<Placement> placement =
+      DiscoverPlacement(*bootstrap, options.emulated_nodes, options.emulated_numa_domains,
+                        options.emulated_l3_groups, problem, deadline);
   if (!placement.ok()) return WithRank(rank, placement.status());
   SetRanksOnThisMachine(placement->ranks_on_this_host);
   Topology& topology = placement->topology;

@@ -79,6 +79,10 @@ struct CommunicatorOptions {
   // Each node's ranks are split into this many emulated NUMA domains (and packages), in
   // blocks. Zero: ZCOLL_EMULATE_NUMA if set, else hwloc's view of each rank's binding.
   int emulated_numa_domains = 0;
+  // Each NUMA domain's ranks (each node's, where domains are unknown) are split into
+  // this many emulated L3 groups (cores sharing a last-level cache), in blocks. Zero:
+  // ZCOLL_EMULATE_L3 if set, else hwloc's view of each rank's binding.
+  int emulated_l3_groups = 0;
 };
 
 namespace internal_collectives {

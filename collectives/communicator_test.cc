@@ -507,6 +507,42 @@ TEST(CommunicatorCreateTest, EmulatedNumaDomainsSplitEachNodeInBlocks) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Emulated L3 groups split each NUMA domain's ranks into even blocks, numbered across
+// the node's domains, and a communicator split along them keeps them.
+TEST(CommunicatorCreateTest, EmulatedL3GroupsSplitEachDomainInBlocks) {
+  const absl::Status status = RunCommunicatorJob(
+      {.size = 7, .nodes = 2, .numa_domains = 2, .l3_groups = 2},
+      [](Communicator& comm, RankControl&) {
+        // Node 0: ranks 0-3, domains 0 0 1 1, L3 0 1 2 3; node 1: ranks
+        // 4-6, domains 0 0 1, L3 0 1 2.
+        const std::vector<int> expected = {0, 1, 2, 3, 0, 1, 2};
+        for (int r = 0; r < comm.size(); ++r) {
+          EXPECT_EQ(comm.topology().location(r).l3, expected[r]) << "rank " << r;
+        }
+        absl::StatusOr<std::optional<Communicator>> odd = comm.Split(comm.rank() % 2, comm.rank());
+        ASSERT_TRUE(odd.ok()) << odd.status();
+        for (int r = 0; r < (*odd)->size(); ++r) {
+          EXPECT_EQ((*odd)->topology().location(r).l3, expected[2 * r + comm.rank() % 2])
+              << "rank " << r;
+        }
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(CommunicatorCreateTest, ABadEmulatedL3CountIsRefusedNamingIt) {
+  absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
+  ASSERT_TRUE(bootstraps.ok());
+  CommunicatorOptions options;
+  options.bootstrap = std::move((*bootstraps)[0]);
+  options.transport = *LoopbackFabric::Create(1)->CreateTransport(0);
+  options.emulated_l3_groups = -1;
+  absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(comm.status().message(),
+              HasSubstr("CommunicatorOptions::emulated_l3_groups is '-1'; it is a count of "
+                        "L3 groups per NUMA domain, 1 or more"));
+}
+
 TEST(CommunicatorCreateTest, ABadEmulatedNumaCountIsRefusedNamingIt) {
   absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
   ASSERT_TRUE(bootstraps.ok());

@@ -24,6 +24,7 @@ struct JoinRecord {
   std::string problem;  // not empty: the rank cannot join, and why
   int package = kUnknownId;
   int numa = kUnknownId;
+  int l3 = kUnknownId;
   std::string settings;
   std::string host;
 };

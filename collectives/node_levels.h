@@ -2,9 +2,11 @@
 // ranks, holds two communicators of its own (made at Create, Split and Dup): its
 // node's ranks (whose collectives run on that node's engine, node_engine.h) and, on
 // each node's lowest rank, the nodes' leaders (by messages across the network). On one
-// node, NUMA domains take the nodes' place (when every rank's is known and there are
-// several): the domain's ranks on a segment of their own, the domains' leaders on
-// another; a node's level across nodes is such a communicator, so the levels nest. The
+// node the first of its packages, NUMA domains and L3 groups that splits it takes the
+// nodes' place (NodeLevelGroups: every rank's id known, several groups): the group's
+// ranks on a segment of their own, the groups' leaders on another; a node's level
+// across nodes is such a communicator, and a package's or a domain's too, so the levels
+// nest down the hierarchy. The
 // "node_levels" algorithms of the selection table compose calls on them:
 //   Allreduce: Reduce to the node's leader; Allreduce among the leaders; Bcast from
 //     the leader (commutative ops only: a node's ranks need not be consecutive);

@@ -62,6 +62,7 @@ RankLocation PlacementOf(hwloc_topology_t topology, hwloc_const_cpuset_t cpus) {
   if (hwloc_bitmap_iszero(cpus)) return location;
   location.package = ContainingObject(topology, HWLOC_OBJ_PACKAGE, cpus);
   location.numa = ContainingObject(topology, HWLOC_OBJ_NUMANODE, cpus);
+  location.l3 = ContainingObject(topology, HWLOC_OBJ_L3CACHE, cpus);
   return location;
 }
 
@@ -102,6 +103,7 @@ absl::StatusOr<NodeHardware> DiscoverNodeHardware() {
   if (gethostname(host, sizeof(host) - 1) == 0) hardware.host_name = host;
   hardware.packages = CountObjects(topology.get(), HWLOC_OBJ_PACKAGE);
   hardware.numa_domains = CountObjects(topology.get(), HWLOC_OBJ_NUMANODE);
+  hardware.l3_caches = CountObjects(topology.get(), HWLOC_OBJ_L3CACHE);
   hardware.cores = CountObjects(topology.get(), HWLOC_OBJ_CORE);
   hardware.hardware_threads = CountObjects(topology.get(), HWLOC_OBJ_PU);
   // Data (or unified) caches by level; the first object of a level stands for all.

@@ -115,6 +115,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "then yield at once, and the node engine keeps to its one-wait paths); 0: the cores "
      "online, which a CPU quota does not lower.",
      false, Form::kCount},
+    {"ZCOLL_EMULATE_L3", "",
+     "Splits each NUMA domain's ranks (each node's, where domains are unknown) into K "
+     "emulated L3 groups, in even blocks, as if each block shared a last-level cache; "
+     "unset: hwloc's view of each rank's binding.",
+     true, Form::kPositiveCount},
     {"ZCOLL_EMULATE_NODES", "",
      "Places the job's ranks on emulated nodes (zcoll_run --nodes sets it): a count K "
      "(ranks in even blocks) or node sizes like 3,1; unset: a node is a host.",

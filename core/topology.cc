@@ -43,10 +43,10 @@ absl::StatusOr<Topology> Topology::Create(std::vector<RankLocation> ranks,
                                                      " has node id ", location.node,
                                                      "; node ids start at 0"));
     }
-    if (location.package < kUnknownId || location.numa < kUnknownId) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Topology::Create: rank ", rank, " has package ", location.package,
-                       " and NUMA ", location.numa, "; ids are >= 0, or -1 for unknown"));
+    if (location.package < kUnknownId || location.numa < kUnknownId || location.l3 < kUnknownId) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Topology::Create: rank ", rank, " has package ", location.package, ", NUMA ",
+          location.numa, " and L3 ", location.l3, "; ids are >= 0, or -1 for unknown"));
     }
     max_node = std::max(max_node, location.node);
   }

@@ -6,7 +6,7 @@
 // topologies of 10^5 ranks without any hardware (docs/design.md, "core/").
 //
 // Nodes are numbered 0..num_nodes()-1 and every node holds at least one rank. Package
-// (socket) and NUMA ids are local to a node; -1 means unknown. Ranks are ints, as in
+// (socket), NUMA and L3 ids are local to a node; -1 means unknown. Ranks are ints, as in
 // MPI: communicators never approach 2^31 ranks, and -1 can mean "no rank".
 //
 // NodeHardware describes one machine as hwloc sees it; zcoll_info prints it and the
@@ -32,6 +32,7 @@ struct RankLocation {
   int node = 0;
   int package = kUnknownId;  // socket within the node
   int numa = kUnknownId;     // NUMA domain within the node
+  int l3 = kUnknownId;       // last-level (L3) cache within the node: cores sharing one
 
   friend bool operator==(const RankLocation&, const RankLocation&) = default;
 };
@@ -133,6 +134,7 @@ struct NodeHardware {
   std::string host_name;
   int packages = 0;
   int numa_domains = 0;
+  int l3_caches = 0;  // the node levels' last tier (cores that share one)
   int cores = 0;
   int hardware_threads = 0;
   // Data or unified cache sizes in bytes by level (index 0 = L1); 0 when unknown.

@@ -101,6 +101,8 @@ TEST(TopologyTest, InvalidDescriptionsAreRefused) {
   EXPECT_THAT(message(Topology::Create({{.node = -2}})), HasSubstr("rank 0 has node id -2"));
   EXPECT_THAT(message(Topology::Create({{.node = 0, .package = -3}})),
               HasSubstr("rank 0 has package -3"));
+  EXPECT_THAT(message(Topology::Create({{.node = 0}, {.node = 0, .l3 = -2}})),
+              HasSubstr("rank 1 has package -1, NUMA -1 and L3 -2"));
   EXPECT_THAT(message(Topology::Create({{.node = 0}, {.node = 1}}, {"only-one"})),
               HasSubstr("1 node names given for 2 nodes"));
   EXPECT_THAT(message(Topology::Uniform(0, 4)), HasSubstr("got 0 nodes of 4 ranks"));

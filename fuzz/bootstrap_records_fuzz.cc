@@ -17,6 +17,7 @@ std::vector<std::string> SeedInputs() {
   return {
       EncodeJoinRecord({.package = 0,
                         .numa = 1,
+                        .l3 = 5,
                         .settings = "ZCOLL_CHUNK_BYTES=\nemulated nodes=2",
                         .host = "node17"}),
       EncodeJoinRecord({.problem = "ZCOLL_EMULATE_NODES: 5 nodes for 4 ranks"}),
@@ -40,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(again->problem == record->problem);
     if (record->problem.empty()) {
       FUZZ_CHECK(again->package == record->package && again->numa == record->numa &&
-                 again->settings == record->settings && again->host == record->host);
+                 again->l3 == record->l3 && again->settings == record->settings &&
+                 again->host == record->host);
     }
   }
   if (const absl::StatusOr<std::string> address = ParseAddressEntry(input); address.ok()) {

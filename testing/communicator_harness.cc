@@ -64,6 +64,7 @@ absl::Status RunThreads(const CommunicatorJob& job,
       options.transport = std::move(*transport);
       options.emulated_nodes = job.nodes;
       options.emulated_numa_domains = job.numa_domains;
+      options.emulated_l3_groups = job.l3_groups;
       absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
       if (!comm.ok()) {
         errors[rank] = comm.status().ToString();
@@ -91,6 +92,7 @@ int RunChild(const CommunicatorJob& job, int rank, ForkMeeting& meeting,
   options.bootstrap = std::make_unique<ForkMeetingBootstrap>(meeting, rank, job.size);
   options.emulated_nodes = job.nodes;
   options.emulated_numa_domains = job.numa_domains;
+  options.emulated_l3_groups = job.l3_groups;
   absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
   if (!comm.ok()) {
     std::fprintf(stderr, "rank %d: Create: %s\n", rank, comm.status().ToString().c_str());
@@ -129,8 +131,8 @@ std::string CommunicatorJob::Name() const {
   std::string providers = local_provider;
   if (nodes > 1 && !in_process()) absl::StrAppend(&providers, "_", network_provider);
   return absl::StrCat(absl::StrReplaceAll(providers, {{":", "_"}, {";", "_"}, {",", "_"}}), "_",
-                      size, "x", nodes,
-                      numa_domains > 0 ? absl::StrCat("_numa", numa_domains) : "");
+                      size, "x", nodes, numa_domains > 0 ? absl::StrCat("_numa", numa_domains) : "",
+                      l3_groups > 0 ? absl::StrCat("_l3x", l3_groups) : "");
 }
 
 absl::Status RunCommunicatorJob(const CommunicatorJob& job,

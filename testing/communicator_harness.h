@@ -32,6 +32,8 @@ struct CommunicatorJob {
   int nodes = 1;
   // Emulated NUMA domains per node (CommunicatorOptions::emulated_numa_domains); 0: none.
   int numa_domains = 0;
+  // Emulated L3 groups per NUMA domain (CommunicatorOptions::emulated_l3_groups); 0: none.
+  int l3_groups = 0;
   // The communicators' default timeout (CommunicatorOptions::timeout).
   absl::Duration communicator_timeout = absl::Seconds(30);
   // The whole job must end within this.

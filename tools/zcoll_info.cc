@@ -55,8 +55,9 @@ void PrintNode() {
     return;
   }
   absl::PrintF("Node %s (hwloc API %s)\n", node->host_name, HwlocLibraryVersion());
-  absl::PrintF("  packages %d, NUMA domains %d, cores %d, hardware threads %d\n", node->packages,
-               node->numa_domains, node->cores, node->hardware_threads);
+  absl::PrintF("  packages %d, NUMA domains %d, L3 caches %d, cores %d, hardware threads %d\n",
+               node->packages, node->numa_domains, node->l3_caches, node->cores,
+               node->hardware_threads);
   std::vector<std::string> caches;
   for (size_t level = 0; level < node->cache_bytes_per_level.size(); ++level) {
     caches.push_back(absl::StrCat("L", level + 1, " ", Bytes(node->cache_bytes_per_level[level])));

@@ -17,7 +17,7 @@ grep -A1 '^  ZCOLL_ALGO_BCAST=nope ' <<<"$marked" | grep -q "INVALID.*no algorit
   || fail "an unknown algorithm name is not marked"
 grep -A1 '^  ZCOLL_CHECK=' <<<"$marked" | grep -q INVALID && fail "a valid value is marked"
 grep -Eq '^Reduction kernels: (AVX3|AVX2|SSE4|SSSE3|SCALAR) ' <<<"$output" || fail "no kernel target"
-grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, cores [1-9][0-9]*' <<<"$output" \
+grep -Eq 'packages [1-9][0-9]*, NUMA domains [1-9][0-9]*, L3 caches [0-9]+, cores [1-9][0-9]*' <<<"$output" \
   || fail "no hardware counts"
 grep -Eq '^  shm +[^ ]+ +yes +yes .* yes$' <<<"$output" || fail "libfabric shm does not open"
 grep -Eq '^  posix +memory ' <<<"$output" || fail "UCX posix transport missing"
