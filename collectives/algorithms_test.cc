@@ -715,6 +715,37 @@ TEST(SelectionTest, ManyRanksOverNumaDomainsUseTheLevels) {
   }
 }
 
+// A node's Scan and Exscan on many ranks within the sizes where the model has
+// recursive doubling faster than the engine: 16 ranks from 2 KiB, 32 from 256 B, 64
+// from any size, to 64 KiB (128 KiB on 64); else, fewer ranks, oversubscribed, the
+// engine.
+TEST(SelectionTest, ScansOnManyRanksWithinASlotAreRecursiveDoubling) {
+  struct Case {
+    int size;
+    size_t bytes;
+    bool oversubscribed;
+    bool messages;
+  };
+  const Case cases[] = {
+      {8, 8192, false, false},    {16, 1024, false, false},   {16, 2048, false, true},
+      {16, 65536, false, true},   {16, 131072, false, false}, {32, 128, false, false},
+      {32, 256, false, true},     {64, 8, false, true},       {64, 131072, false, true},
+      {64, 262144, false, false}, {64, 8192, true, false},
+  };
+  for (const Collective collective : {Collective::kScan, Collective::kExscan}) {
+    for (const Case& c : cases) {
+      CollectiveArgs args = MakeArgs(collective, c.size, c.bytes / 4, 0, false);
+      args.element_bytes = 4;
+      const SelectionInputs inputs =
+          AgreedSelectionInputs(args, *Topology::Uniform(1, c.size), /*node_engine=*/true,
+                                /*node_single_copy=*/true, c.oversubscribed);
+      EXPECT_EQ(SelectAlgorithm(inputs).name, c.messages ? "recursive_doubling" : "node")
+          << CollectiveName(collective) << " " << c.size << " ranks, " << c.bytes
+          << " bytes, oversubscribed " << c.oversubscribed;
+    }
+  }
+}
+
 // The levels' groups: nodes (in the order of their lowest ranks, whatever the
 // placement), else one node's NUMA domains when every rank's is known; none where no
 // group holds several ranks or there is one group.

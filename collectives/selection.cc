@@ -87,6 +87,19 @@ constexpr SelectionRule kTable[] = {
     // against 5.2-7.9) but lets every rank go at once, so a root-0 collective after it
     // waits for the root to get a core (8 B bcast 1.8-2.9 us after it against 0.3).
     {Collective::kBarrier, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    // A node's Scan and Exscan within a slot on many ranks by recursive doubling's
+    // messages: in the engine each rank reduces the vectors up to its own from the slots
+    // (its last rank p of them), where the messages take log2(p) steps (the model, the
+    // infiniband profile's node, recursive doubling's time over the engine's: 16 ranks
+    // 2-64 KiB 0.63-0.81, 32 ranks 256 B-64 KiB 0.39-0.85, 64 ranks 8 B-128 KiB
+    // 0.23-0.90; beyond a slot the engine's chain wins, 1.3-2.3x). Not measured here
+    // (2 cores), nor where ranks outnumber cores.
+    {Collective::kScan, "recursive_doubling", 128 * KiB, 64, kAnyRanks, 1, 0, true},
+    {Collective::kScan, "recursive_doubling", 64 * KiB, 32, kAnyRanks, 1, 256, true},
+    {Collective::kScan, "recursive_doubling", 64 * KiB, 16, kAnyRanks, 1, 2 * KiB, true},
+    {Collective::kExscan, "recursive_doubling", 128 * KiB, 64, kAnyRanks, 1, 0, true},
+    {Collective::kExscan, "recursive_doubling", 64 * KiB, 32, kAnyRanks, 1, 256, true},
+    {Collective::kExscan, "recursive_doubling", 64 * KiB, 16, kAnyRanks, 1, 2 * KiB, true},
     {Collective::kScan, "node"},
     {Collective::kExscan, "node"},
     // Across nodes with several ranks on a node: each node's part on its node engine,
