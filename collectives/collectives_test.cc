@@ -947,12 +947,15 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) 
   EXPECT_TRUE(status.ok()) << status;
 }
 
-// Reduces and Allreduces within a slot on 4 ranks or more, where the node's ranks have
-// a core each, are partitioned in the slots (node_engine_limits::PartitionedInSlots):
-// each rank reduces its block from the slots into its own slot, the others or the root
-// copy the blocks from there. ZCOLL_CORES declares the cores this 2-core machine lacks.
-// Every op of CheckReductions (a non-commutative one and MINLOC among them), in place
-// and not, at both roots, at sizes around the partition's threshold and up to a slot.
+// Where the node's ranks have a core each (ZCOLL_CORES declares the cores this 2-core
+// machine lacks), the engine takes paths it leaves where they outnumber its cores:
+// Reduces and Allreduces within a slot on 4 ranks or more are partitioned in the slots
+// (node_engine_limits::PartitionedInSlots: each rank reduces its block from the slots
+// into its own slot, the others or the root copy the blocks from there), and a large
+// Bcast's or Scatter's root writes shares of its leaves' blocks while they read the
+// rest (HubShare). Every op of CheckReductions (a non-commutative one and MINLOC among
+// them), in place and not, at both roots, at sizes around the partition's threshold
+// and up to a slot; the movements at sizes beyond it.
 class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
  protected:
   static void SetUpTestSuite() {
@@ -965,21 +968,30 @@ class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
   }
 };
 
-TEST_P(NodeEngineInSlotsTest, PartitionedReductionsMatchTheReference) {
-  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
-    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
-    ASSERT_TRUE(node_engine_limits::PartitionedInSlots(Collective::kAllreduce, 4100, kNodeSlotBytes,
-                                                       comm.size(), false));
-    CheckReductions(comm);
-    large_node_sizes = true;  // (each rank its own copy: the ranks are processes)
-    CheckReductions(comm);
-  });
+TEST_P(NodeEngineInSlotsTest, ACorePerRanksPathsMatchTheReference) {
+  const absl::Status status =
+      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl& control) {
+        ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+        ASSERT_TRUE(node_engine_limits::PartitionedInSlots(Collective::kAllreduce, 4100,
+                                                           kNodeSlotBytes, comm.size(), false));
+        CheckReductions(comm);
+        // (Set once every rank is past the line above: its threads share the flag.)
+        ASSERT_TRUE(comm.Barrier().ok());
+        if (comm.rank() == 0 || control.is_process()) large_node_sizes = true;
+        ASSERT_TRUE(comm.Barrier().ok());
+        CheckReductions(comm);
+        CheckScatters(comm);
+        CheckBcastAndGathers(comm);
+        ASSERT_TRUE(comm.Barrier().ok());
+        if (comm.rank() == 0 || control.is_process()) large_node_sizes = false;
+      });
   EXPECT_TRUE(status.ok()) << status;
 }
 
 INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
                          ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 4},
-                                           CommunicatorJob{.local_provider = "shm", .size = 9}),
+                                           CommunicatorJob{.local_provider = "shm", .size = 9},
+                                           CommunicatorJob{.size = 4}),
                          [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
                            return info.param.Name();
                          });

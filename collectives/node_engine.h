@@ -341,7 +341,8 @@ class NodeExecution final : public CallExecution {
   size_t CopyInLimit() const;
   // The first bytes of a transfer of `length` that the rank with nothing else to do in
   // the call copies (writing; a Gather's root reading), the other side the rest: 0
-  // below the cooperative size (node_engine.cc).
+  // below the cooperative size, and for a Bcast's or Scatter's root where ranks
+  // outnumber cores (node_engine.cc).
   size_t HubShare(size_t length) const;
   // The first bytes of an Exscan's vector that rank 0 (which computes nothing) writes
   // into rank 1's result, rank 1's own copy of rank 0's vector being the rest: half,
