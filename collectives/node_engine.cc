@@ -1343,6 +1343,17 @@ Transport::PollResult NodeExecution::Step() {
     if (ABSL_PREDICT_TRUE((++idle_polls_ & 15) != 0) || !segment.left(rank)) return result;
     return fail(LeftTheCall(rank));
   };
+  // `rank`'s word of this call: nothing when it published it and agrees (what it had
+  // consumed learned), else what to return (waiting, or the disagreement's failure).
+  auto check_word = [&](int rank)
+                        ABSL_ATTRIBUTE_ALWAYS_INLINE -> std::optional<Transport::PollResult> {
+    if (!SequenceReached(segment.published(rank, sequence), sequence)) return waiting(rank);
+    if (const uint32_t theirs = segment.check(rank, sequence); theirs != call_.check) {
+      return fail(Disagreement(rank, theirs));
+    }
+    engine_.LearnConsumed(rank, segment.consumed_when_published(rank, sequence));
+    return std::nullopt;
+  };
   if (phase_ == Phase::kPublish) {
     // This rank's check word and slot of the call's parity were last read in
     // sequence - 2 (a rank that contributes nothing still publishes its word).
@@ -1374,13 +1385,7 @@ Transport::PollResult NodeExecution::Step() {
     // it. Within it the words of the ranks it reads (ChooseReads); VerifyEagerCall
     // compares the others' later.
     for (; next_peer_ <= read_last_; ++next_peer_) {
-      if (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
-        return waiting(next_peer_);
-      }
-      if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
-        return fail(Disagreement(next_peer_, theirs));
-      }
-      engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
+      if (std::optional<Transport::PollResult> stop = check_word(next_peer_)) return *stop;
     }
     next_peer_ = 0;
     result = Transport::PollResult::kAdvanced;
@@ -1434,13 +1439,7 @@ Transport::PollResult NodeExecution::Step() {
     // The words kGather did not wait for.
     for (; next_peer_ < ranks(); ++next_peer_) {
       if (next_peer_ >= read_first_ && next_peer_ <= read_last_) continue;
-      if (!SequenceReached(segment.published(next_peer_, sequence), sequence)) {
-        return waiting(next_peer_);
-      }
-      if (const uint32_t theirs = segment.check(next_peer_, sequence); theirs != call_.check) {
-        return fail(Disagreement(next_peer_, theirs));
-      }
-      engine_.LearnConsumed(next_peer_, segment.consumed_when_published(next_peer_, sequence));
+      if (std::optional<Transport::PollResult> stop = check_word(next_peer_)) return *stop;
     }
     next_peer_ = 0;
     phase_ = Phase::kDrain;
