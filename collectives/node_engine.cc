@@ -325,11 +325,18 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
       small_ = false;
       break;
   }
-  partitioned_ = node_engine_limits::Partitioned(
-      call.collective, bytes(), engine_.segment().slot_bytes(), ranks(), engine_.oversubscribed());
-  partitioned_in_slots_ = partitioned_ && bytes() <= engine_.segment().slot_bytes();
-  chained_ = node_engine_limits::Chained(call.collective, bytes(), engine_.segment().slot_bytes(),
-                                         ranks());
+  // (Up to kEagerBytes nothing is partitioned or chained: a small call decides it in one
+  // comparison.)
+  static_assert(NodeEngine::kSlotBytes >= node_engine_limits::kEagerBytes);
+  if (ABSL_PREDICT_TRUE(bytes() <= node_engine_limits::kEagerBytes)) {
+    partitioned_ = partitioned_in_slots_ = chained_ = false;
+  } else {
+    const size_t slot_bytes = engine_.segment().slot_bytes();
+    partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
+                                                   engine_.oversubscribed());
+    partitioned_in_slots_ = partitioned_ && bytes() <= slot_bytes;
+    chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
+  }
   if (chained_) {
     chain_chunk_ = node_engine_limits::ChainChunkElements(call.count, call.element_bytes, ranks(),
                                                           engine_.oversubscribed());
