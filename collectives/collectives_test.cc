@@ -1002,17 +1002,8 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
 // and 4), every op of CheckScans (a non-commutative one and MINLOC among them), in
 // place and not, at sizes of one to several chunks; then two chains in flight at once,
 // waited for in the opposite order (each call's progress is its parity's word).
-class NodeEngineChainTest : public ::testing::TestWithParam<CommunicatorJob> {
- protected:
-  static void SetUpTestSuite() {
-    large_node_sizes = true;
-    only_node_algorithms = true;
-  }
-  static void TearDownTestSuite() {
-    large_node_sizes = false;
-    only_node_algorithms = false;
-  }
-};
+// (NodeEngineLargeTest's sizes and node algorithms, other jobs and checks.)
+class NodeEngineChainTest : public NodeEngineLargeTest {};
 
 TEST_P(NodeEngineChainTest, ChainedScansMatchTheReference) {
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {

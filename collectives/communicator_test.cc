@@ -529,32 +529,24 @@ TEST(CommunicatorCreateTest, EmulatedL3GroupsSplitEachDomainInBlocks) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-TEST(CommunicatorCreateTest, ABadEmulatedL3CountIsRefusedNamingIt) {
-  absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
-  ASSERT_TRUE(bootstraps.ok());
-  CommunicatorOptions options;
-  options.bootstrap = std::move((*bootstraps)[0]);
-  options.transport = *LoopbackFabric::Create(1)->CreateTransport(0);
-  options.emulated_l3_groups = -1;
-  absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
-  EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(comm.status().message(),
-              HasSubstr("CommunicatorOptions::emulated_l3_groups is '-1'; it is a count of "
-                        "L3 groups per NUMA domain, 1 or more"));
-}
-
-TEST(CommunicatorCreateTest, ABadEmulatedNumaCountIsRefusedNamingIt) {
-  absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
-  ASSERT_TRUE(bootstraps.ok());
-  CommunicatorOptions options;
-  options.bootstrap = std::move((*bootstraps)[0]);
-  options.transport = *LoopbackFabric::Create(1)->CreateTransport(0);
-  options.emulated_numa_domains = -2;
-  absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
-  EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(comm.status().message(),
-              HasSubstr("CommunicatorOptions::emulated_numa_domains is '-2'; it is a count of "
-                        "NUMA domains per node, 1 or more"));
+// A bad count of emulated NUMA domains or L3 groups is refused, naming the option.
+TEST(CommunicatorCreateTest, ABadEmulatedCountIsRefusedNamingIt) {
+  for (const bool l3 : {false, true}) {
+    absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps =
+        CreateInProcessBootstraps(1);
+    ASSERT_TRUE(bootstraps.ok());
+    CommunicatorOptions options;
+    options.bootstrap = std::move((*bootstraps)[0]);
+    options.transport = *LoopbackFabric::Create(1)->CreateTransport(0);
+    (l3 ? options.emulated_l3_groups : options.emulated_numa_domains) = -2;
+    absl::StatusOr<Communicator> comm = Communicator::Create(std::move(options));
+    EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(comm.status().message(),
+                HasSubstr(l3 ? "CommunicatorOptions::emulated_l3_groups is '-2'; it is a count "
+                               "of L3 groups per NUMA domain, 1 or more"
+                             : "CommunicatorOptions::emulated_numa_domains is '-2'; it is a "
+                               "count of NUMA domains per node, 1 or more"));
+  }
 }
 
 // Context ids are per process and come back when a communicator goes.

@@ -30,7 +30,6 @@ class NodeFlow {
         break;
       case Collective::kReduce:
       case Collective::kAllreduce:
-        // (The simulated node has a core per rank.)
         if (PartitionedInSlots(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_, false)) {
           SlotPartitionedReduction();
         } else if (Partitioned(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_, false)) {
@@ -236,7 +235,8 @@ class NodeFlow {
 
   void Bcast() {
     const size_t count = args_.count;
-    const size_t share = std::min(count, Elements(HubShare(Bytes(count), p_)));
+    const size_t share =
+        std::min(count, Elements(HubShare(args_.collective, Bytes(count), p_, false)));
     const Slice buffer = Whole(BufferId::Recv(), count);
     const ElementRange rest{share, count - share};
     const Slice published = Root() ? Publish(buffer) : Empty();
@@ -459,8 +459,7 @@ class NodeFlow {
     const bool exclusive = args_.collective == Collective::kExscan;
     const bool last = me_ == p_ - 1;
     const size_t count = args_.count;
-    // (Chunks bigger than the engine's only where the chunk tags would run out; the
-    // simulated node has a core per rank.)
+    // (Chunks bigger than the engine's only where the chunk tags would run out.)
     const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
     const std::vector<ElementRange> chunks =
         SplitIntoChunks(count, std::max(ChainChunkElements(count, args_.element_bytes, p_, false),
@@ -502,7 +501,7 @@ class NodeFlow {
       return vectored ? args_.displs[r] : args_.count * static_cast<size_t>(r);
     };
     auto share = [&](size_t elements) {
-      return std::min(elements, Elements(HubShare(Bytes(elements), p_)));
+      return std::min(elements, Elements(HubShare(args_.collective, Bytes(elements), p_, false)));
     };
     // The root's publication: its blocks, packed into the slot when they fit.
     std::vector<Slice> blocks(static_cast<size_t>(p_), Empty());
@@ -552,7 +551,7 @@ class NodeFlow {
   void Gather() {
     const bool vectored = args_.collective == Collective::kGatherv;
     auto share = [&](size_t elements) {
-      return std::min(elements, Elements(HubShare(Bytes(elements), p_)));
+      return std::min(elements, Elements(HubShare(args_.collective, Bytes(elements), p_, false)));
     };
     const size_t mine = args_.count;
     auto block = [&](int r) {

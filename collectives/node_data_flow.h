@@ -30,8 +30,8 @@
 //     made it is done (the builder's dependency is the engine's progress word).
 //   - A result that would overwrite what peers still read (in place, beyond the slots)
 //     is made in scratch and copied in once they have read it, as the engine defers it.
-// The ranks are assumed able to read each other's memory (single copy), as the
-// simulator's communicators are.
+// The ranks are assumed able to read each other's memory (single copy) and to have a
+// core each (not oversubscribed), as the simulator's communicators are.
 
 #ifndef ZCOLL_COLLECTIVES_NODE_DATA_FLOW_H_
 #define ZCOLL_COLLECTIVES_NODE_DATA_FLOW_H_

@@ -833,15 +833,7 @@ size_t NodeExecution::CopyInLimit() const {
 
 size_t NodeExecution::HubShare(size_t length) const {
   if (!engine_.single_copy()) return 0;
-  // Where ranks outnumber cores a Bcast's or Scatter's root writing shares into its
-  // leaves only moves copying from their cores to its own, and they wait for it (4
-  // ranks on 2 cores, 32 KiB-2 MiB, medians of 7 alternating runs, without the shares:
-  // bcast 0.84-0.98x the time, scatter 0.83-1.05x); a Gather's leaves writing into the
-  // root still halve its reading (without: 1.12-2.27x).
-  const bool gather =
-      call_.collective == Collective::kGather || call_.collective == Collective::kGatherv;
-  if (engine_.oversubscribed() && !gather) return 0;
-  return node_engine_limits::HubShare(length, ranks());
+  return node_engine_limits::HubShare(call_.collective, length, ranks(), engine_.oversubscribed());
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const {
