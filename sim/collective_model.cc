@@ -505,25 +505,55 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
   // The fastest and nearest link a rank's port may use within its node: the bound must
   // hold for a schedule that keeps its bytes within NUMA domains.
   LinkCost within = profile.link(LinkClass::kNode);
-  if (q / std::max(1, profile.numa_per_node) >= 2) {
+  const bool numa_usable = q / std::max(1, profile.numa_per_node) >= 2;
+  if (numa_usable) {
     const LinkCost& numa = profile.link(LinkClass::kNuma);
     within.bytes_per_usec = std::max(within.bytes_per_usec, numa.bytes_per_usec);
     within.latency_usec = std::min(within.latency_usec, numa.latency_usec);
   }
-  double port_usec = port / within.bytes_per_usec;
+  const double operations_usec = operations / profile.reduce_bytes_per_usec;
+  // What the node's ranks must copy in all, as an even share per CPU: every rank's
+  // result but its own contribution for Allgather and Alltoall, (q - 1) blocks each;
+  // q - 1 vectors or blocks over q CPUs for the others (Allreduce twice: its
+  // reduce-scatter and allgather).
+  double copied = share(q) * n;
+  if (collective == Collective::kAllreduce) copied = 2 * share(q) * n;
+  if (collective == Collective::kAllgather || collective == Collective::kAlltoall) {
+    copied = (q - 1) * n;
+  }
+  // The CPU time of a node's copies, `bytes` an even share of them per CPU at
+  // `usec_per_byte` of CPU time each, with the CPU's share of the reductions (both hold
+  // the same CPU). On more than one node the NIC might bring a rank some of those bytes
+  // instead, at most B * T of them in a time T: then q * T >= q * o + (q * bytes - B * T)
+  // * k, so T >= q * (o + bytes * k) / (q + B * k); and T >= o whatever the NIC brings.
+  const double nic_relief = nodes > 1 ? network.bytes_per_usec : 0;
+  auto cpu_usec = [&](double bytes, double usec_per_byte) {
+    return std::max(operations_usec, q * (operations_usec + bytes * usec_per_byte) /
+                                         (q + nic_relief * usec_per_byte));
+  };
+  // Messages within a node: the busiest port's bytes at the link's speed, and where
+  // the node's links are the CPUs' copies (a shared-memory transport), every byte also
+  // holds its sender's CPU and its receiver's.
+  const bool cpus_copy_messages = profile.link(LinkClass::kNode).cpu_copies &&
+                                  (!numa_usable || profile.link(LinkClass::kNuma).cpu_copies);
+  double within_usec = port / within.bytes_per_usec;
+  if (cpus_copy_messages && q > 1) {
+    within_usec = std::max(within_usec, cpu_usec(copied, 2 / within.bytes_per_usec));
+  }
   // The node engine, where the profile has it, has no ports: a node call's bytes are
-  // copied by the CPUs of the ranks that read (or write) them, and the busiest copies
-  // at least an even share of what must be copied in all. Allgather and Alltoall: every
-  // rank's result but its own contribution, (q - 1) blocks each; the others: q - 1
-  // vectors or blocks over q CPUs (Allreduce twice: its reduce-scatter and allgather).
+  // copied by the CPUs of the ranks that read (or write) them, once. Its reductions may
+  // read the peers' memory directly (buffers from AllocateBuffer), so a reduction's
+  // reading need not be a copy: what must be copied is Allreduce's allgather half, and
+  // nothing of Reduce's and Reduce_scatter's.
   const bool engine = profile.has_engine() && q > 1;
   if (engine) {
-    double copied = share(q) * n;
-    if (collective == Collective::kAllreduce) copied = 2 * share(q) * n;
-    if (collective == Collective::kAllgather || collective == Collective::kAlltoall) {
-      copied = (q - 1) * n;
+    double engine_copied = copied;
+    if (collective == Collective::kAllreduce) engine_copied = share(q) * n;
+    if (collective == Collective::kReduce || collective == Collective::kReduceScatter ||
+        collective == Collective::kReduceScatterBlock) {
+      engine_copied = 0;
     }
-    port_usec = std::min(port_usec, copied / profile.engine.bytes_per_usec);
+    within_usec = std::min(within_usec, cpu_usec(engine_copied, 1 / profile.engine.bytes_per_usec));
     within.latency_usec = std::min(within.latency_usec, profile.engine.latency_usec);
   }
   const double nic_usec = nic / (network.bytes_per_usec * profile.bisection);
@@ -531,9 +561,9 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
   // the reductions' time), against the rounds of latency the data must travel:
   // log2 of the ranks for the collectives where every rank's data reaches every
   // other's through others, one hop for those where it may go directly.
-  const double busiest_usec = std::max({nic > 0 ? nic_usec + network.latency_usec : 0.0,
-                                        port > 0 ? port_usec + within.latency_usec : 0.0,
-                                        operations / profile.reduce_bytes_per_usec});
+  const double busiest_usec =
+      std::max({nic > 0 ? nic_usec + network.latency_usec : 0.0,
+                port > 0 ? within_usec + within.latency_usec : 0.0, operations_usec});
   const bool direct = collective == Collective::kScatter || collective == Collective::kGather ||
                       collective == Collective::kAlltoall;
   const double rounds_usec =

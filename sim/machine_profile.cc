@@ -29,7 +29,11 @@ constexpr absl::string_view kInfinibandHdr =
 # mode): shared-memory latency 0.25 us within a domain and 0.45 us across; a core's
 # copy bandwidth with every core busy about 5.5 GB/s (a node's ~350 GB/s STREAM copy
 # over 64 cores) and more within the domain; the reduction kernels run at memory speed
-# (a two-operand float sum reads two bytes per byte written).
+# (a two-operand float sum reads two bytes per byte written). Messages within a node
+# are copied by the CPUs (numa.cpu_copies, node.cpu_copies): a shared-memory transport
+# (zcoll's, Open MPI's vader, MPICH's nemesis) has no DMA engine, so a message's bytes
+# hold its sender's core while they go into shared memory and its receiver's while they
+# come out.
 # The node engine: a control line's trip between two cores about 0.02 us within a core
 # complex, 0.1 us across complexes and 0.2 us across sockets (AnandTech's EPYC Milan
 # review, inter-core bounce test), so 0.15 us for a flat engine whose peers are mostly
@@ -42,9 +46,11 @@ numa_per_node = 8
 numa.latency_usec = 0.25
 numa.bytes_per_usec = 8000
 numa.overhead_usec = 0.05
+numa.cpu_copies = 1
 node.latency_usec = 0.45
 node.bytes_per_usec = 5500
 node.overhead_usec = 0.05
+node.cpu_copies = 1
 network.latency_usec = 1.1
 network.bytes_per_usec = 24000
 network.overhead_usec = 0.2
@@ -69,9 +75,11 @@ numa_per_node = 8
 numa.latency_usec = 0.25
 numa.bytes_per_usec = 8000
 numa.overhead_usec = 0.05
+numa.cpu_copies = 1
 node.latency_usec = 0.45
 node.bytes_per_usec = 5500
 node.overhead_usec = 0.05
+node.cpu_copies = 1
 network.latency_usec = 1.0
 network.bytes_per_usec = 48000
 network.overhead_usec = 0.2
