@@ -206,6 +206,8 @@ bool NodeEngineCanRun(const SelectionInputs& inputs) {
 // A communicator's levels: several nodes (or NUMA domains of one node), one with
 // several ranks.
 bool NodeLevelsCanRun(const SelectionInputs& inputs) { return inputs.node_levels; }
+// And the nodes hold as many ranks each.
+bool NodeStripesCanRun(const SelectionInputs& inputs) { return inputs.node_stripes; }
 
 constexpr Algorithm kAlgorithms[] = {
     {"node", Collective::kReduce, true, NodeEngineCanRun, nullptr},
@@ -223,6 +225,8 @@ constexpr Algorithm kAlgorithms[] = {
     {"two_level", Collective::kAllreduce, true, nullptr, TwoLevelAllreduce},
     // (Commutative ops only: a node's ranks need not be consecutive.)
     {"node_levels", Collective::kAllreduce, false, NodeLevelsCanRun, nullptr, true},
+    // (Commutative ops only, as node_levels.)
+    {"node_stripes", Collective::kAllreduce, false, NodeStripesCanRun, nullptr, true},
     {"node", Collective::kReduceScatterBlock, true, NodeEngineCanRun, nullptr},
     {"pairwise", Collective::kReduceScatterBlock, true, nullptr, PairwiseReduceScatter},
     {"recursive_halving", Collective::kReduceScatterBlock, false, nullptr,
@@ -353,12 +357,28 @@ std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology) {
   return {};
 }
 
+bool NodeStripesPossible(const Topology& topology) {
+  if (topology.num_nodes() < 2) return false;
+  const size_t per_node = topology.ranks_on_node(0).size();
+  for (int node = 1; node < topology.num_nodes(); ++node) {
+    if (topology.ranks_on_node(node).size() != per_node) return false;
+  }
+  return per_node >= 2;
+}
+
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
                                       bool node_engine, bool node_single_copy,
                                       bool node_oversubscribed, bool node_levels) {
-  return {args.collective,  args.AgreedMessageBytes(), args.size,
-          args.commutative, topology.num_nodes(),      node_engine,
-          node_single_copy, node_oversubscribed,       node_levels};
+  return {args.collective,
+          args.AgreedMessageBytes(),
+          args.size,
+          args.commutative,
+          topology.num_nodes(),
+          node_engine,
+          node_single_copy,
+          node_oversubscribed,
+          node_levels,
+          node_levels && NodeStripesPossible(topology)};
 }
 
 std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<size_t> bytes,

@@ -189,6 +189,9 @@ struct SelectionInputs {
   // The communicator spans nodes, one of which has several of its ranks, and so has
   // its node levels (node_levels.h; a function of the topology alone).
   bool node_levels = false;
+  // And its nodes hold as many ranks each, so that the ranks at one place of every
+  // node make a communicator of their own (NodeStripesPossible).
+  bool node_stripes = false;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
@@ -202,6 +205,11 @@ struct SelectionInputs {
 // into two groups or more, one holding several ranks (else the leaders would be
 // everyone).
 std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology);
+// Whether a communicator with node levels also has stripes (node_levels.h): it spans
+// two nodes or more, each with the same number of its ranks, two or more; then the
+// ranks at place i of every node's ranks (ascending) make the stripe communicator of
+// place i. A function of the topology alone, as the levels are.
+bool NodeStripesPossible(const Topology& topology);
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
                                       bool node_engine = false, bool node_single_copy = false,
@@ -239,8 +247,8 @@ struct Algorithm {
   // segment instead of a Schedule (node_engine.h), and for "node_levels".
   ScheduleGenerator generate;
   // A composition of calls on the communicator's node levels (node_levels.h): each
-  // node's ranks through their own communicator (its node engine), its leaders'
-  // through theirs.
+  // node's ranks through their own communicator (its node engine), its leaders' (or
+  // for "node_stripes", each place's stripe) through theirs.
   bool node_levels = false;
 
   bool runs_schedule() const { return generate != nullptr; }

@@ -502,11 +502,12 @@ size_t Communicator::OwnCount(absl::Span<const size_t> counts) const {
 }
 
 void Communicator::RestartNodeLevels(State& state, const CollectiveCall& call, const ReduceOp& op,
-                                     CallExecution& execution) {
+                                     bool stripes, CallExecution& execution) {
   const int rank = state.transport->rank();
   NodeLevelsExecution::Call levels{.collective = call.args.collective,
                                    .node = state.node_level.get(),
                                    .leaders = state.leader_level.get(),
+                                   .stripe = stripes ? state.stripe_level.get() : nullptr,
                                    .send = call.send,
                                    .recv = call.recv,
                                    .in_place = call.args.in_place,
@@ -782,6 +783,7 @@ absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const Col
                   agreed_bytes.has_value() ? *agreed_bytes : ~uint64_t{0}});
     state.plans.push_back({std::move(key), std::move(plan), 0, plan_check});
     state.plans.back().node_levels = algorithm->node_levels;
+    state.plans.back().node_stripes = algorithm->name == "node_stripes";
     state.last_plan = state.plans.size() - 1;
   }
   return &state.plans[state.last_plan];
@@ -924,7 +926,7 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
   if (cached.node_levels) {
     pending = take_request(state.idle_level_requests,
                            [] { return std::make_shared<NodeLevelsExecution>(); });
-    RestartNodeLevels(state, call, op, *pending->execution);
+    RestartNodeLevels(state, call, op, cached.node_stripes, *pending->execution);
   } else if (plan == nullptr) {
     // On the node's segment.
     pending = take_request(state.idle_node_requests, [&] {

@@ -404,6 +404,38 @@ TEST(DeathTest, AKilledRankEndsTheCollectiveOnTheOthers) {
   }
 }
 
+// The same on an Allreduce by stripes (node_levels.h): a rank dies in the stripes'
+// calls across the network or its node's calls on the engine, wherever its peers are.
+TEST(DeathTest, AKilledRankEndsAnAllreduceByStripesOnTheOthers) {
+  const CommunicatorJob job{.local_provider = "shm",
+                            .network_provider = "ofi:tcp",
+                            .size = 4,
+                            .nodes = 2,
+                            .communicator_timeout = absl::Seconds(60)};
+  const absl::Status status = RunCommunicatorJob(job, [](Communicator& comm, RankControl& control) {
+    ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
+    std::vector<float> send(1 << 18, 1.0f), recv(1 << 18);
+    absl::Status result;
+    absl::Time failed_at = absl::InfiniteFuture(), died_at = absl::InfiniteFuture();
+    for (int i = 0; i < 200 && result.ok(); ++i) {
+      if (comm.rank() == 1 && i == 5) control.Die();
+      if (i == 5) died_at = absl::Now();
+      result = comm.Allreduce(send.data(), recv.data(), send.size(), DataType::kFloat,
+                              PredefinedOp::kSum);
+      if (result.ok()) {
+        ASSERT_EQ(recv.front(), static_cast<float>(comm.size()));
+        ASSERT_EQ(recv.back(), static_cast<float>(comm.size()));
+      } else {
+        failed_at = absl::Now();
+      }
+    }
+    EXPECT_THAT(result.code(), AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kAborted))
+        << result;
+    EXPECT_LT(failed_at - died_at, absl::Seconds(20));
+  });
+  EXPECT_TRUE(status.ok()) << job.Name() << ": " << status;
+}
+
 // Nonblocking collectives of different kinds in flight together, completed out of
 // order, with Test polling one of them.
 TEST(NonblockingTest, OverlappingCollectivesAllComplete) {

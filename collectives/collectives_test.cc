@@ -151,6 +151,13 @@ bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
 // packages, NUMA domains or L3 groups, one of them with several ranks.
 bool HasNodeLevels(const Communicator& comm) { return !NodeLevelGroups(comm.topology()).empty(); }
 
+// Whether `algorithm`, one of the node levels', runs on `comm`: where it has levels,
+// and node_stripes where its nodes hold as many ranks each.
+bool LevelsRunHere(const Algorithm& algorithm, const Communicator& comm) {
+  if (!HasNodeLevels(comm)) return false;
+  return algorithm.name != "node_stripes" || NodeStripesPossible(comm.topology());
+}
+
 // Whether a job's communicator has levels.
 bool JobHasLevels(const CommunicatorJob& job) {
   return job.nodes > 1 || job.numa_domains > 1 || job.l3_groups > 1;
@@ -165,7 +172,7 @@ std::vector<absl::string_view> AlgorithmsOf(Collective collective,
   std::vector<absl::string_view> names;
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, bytes))) continue;
-    if (algorithm.node_levels && (comm == nullptr || !HasNodeLevels(*comm))) continue;
+    if (algorithm.node_levels && (comm == nullptr || !LevelsRunHere(algorithm, *comm))) continue;
     if (only_node_algorithms && !algorithm.on_node()) continue;
     if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
       names.push_back(algorithm.name);
@@ -563,7 +570,7 @@ void CheckBarriers(Communicator& comm) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.collective != Collective::kBarrier) continue;
     if (algorithm.on_node() && !NodeEngineRunsHere(comm, 0)) continue;
-    if (algorithm.node_levels && !HasNodeLevels(comm)) continue;
+    if (algorithm.node_levels && !LevelsRunHere(algorithm, comm)) continue;
     ASSERT_TRUE(comm.SetAlgorithm(Collective::kBarrier, algorithm.name).ok());
     for (int late = 0; late < std::min(size, 3); ++late) {
       if (rank == late) absl::SleepFor(absl::Milliseconds(20));
@@ -655,6 +662,7 @@ TEST_P(CollectivesTest, RanksInterleavedOverTheGroupsMatchTheReference) {
 // order): each call's level calls start as its earlier steps complete, which is a
 // matter of timing, yet every rank must start them on a level's communicator in one
 // order (node_levels.h). Then a blocking call while the nonblocking ones are pending.
+// (The Allreduces by stripes where the nodes hold as many ranks each.)
 TEST_P(CollectivesTest, NonblockingLevelCallsCompleteInAnyOrder) {
   if (!JobHasLevels(GetParam())) {
     GTEST_SKIP() << "one node of one NUMA domain and L3 group: no levels";
@@ -664,6 +672,11 @@ TEST_P(CollectivesTest, NonblockingLevelCallsCompleteInAnyOrder) {
     for (Collective collective : {Collective::kAllreduce, Collective::kReduce, Collective::kBcast,
                                   Collective::kAllgather, Collective::kBarrier}) {
       ASSERT_TRUE(comm.SetAlgorithm(collective, "node_levels").ok());
+    }
+    // Where the nodes hold as many ranks each, the Allreduces by stripes (three level
+    // calls on every rank, two of them on the node's communicator).
+    if (NodeStripesPossible(comm.topology())) {
+      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
     }
     const int size = comm.size(), rank = comm.rank();
     constexpr size_t kCount = 1000;
@@ -1799,6 +1812,8 @@ std::vector<CommunicatorJob> Jobs() {
   for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});
   jobs.push_back({.size = 5, .nodes = 2});
   jobs.push_back({.size = 7, .nodes = 3});
+  // As many ranks on each node (node_stripes).
+  jobs.push_back({.size = 6, .nodes = 2});
   // NUMA levels on one node, and within each node's level across nodes.
   jobs.push_back({.size = 5, .numa_domains = 2});
   jobs.push_back({.size = 7, .nodes = 2, .numa_domains = 2});

@@ -530,6 +530,13 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
   if (!leader_level.ok()) return leader_level.status();
   state.node_level = std::make_unique<Communicator>(std::move(**node_level));
   if (leader) state.leader_level = std::make_unique<Communicator>(std::move(**leader_level));
+  if (NodeStripesPossible(topology)) {
+    // Every node's ranks at one place, in the nodes' order.
+    absl::StatusOr<std::optional<Communicator>> stripe =
+        communicator.Split(position[rank], leader_index[rank], deadline);
+    if (!stripe.ok()) return stripe.status();
+    state.stripe_level = std::make_unique<Communicator>(std::move(**stripe));
+  }
   // Each group a run of consecutive ranks: then every group's index is its
   // predecessor's or the next.
   state.levels_in_blocks = true;

@@ -869,9 +869,9 @@ class Communicator {
                                         CachedPlan& cached, bool blocking);
   static absl::Time DeadlineAfterTimeout(const State& state);
   // Starts `call` on the node levels in `execution`, a NodeLevelsExecution
-  // (node_levels.h), with `op` (AVG's sum).
+  // (node_levels.h), with `op` (AVG's sum); an Allreduce by stripes where `stripes`.
   static void RestartNodeLevels(State& state, const CollectiveCall& call, const ReduceOp& op,
-                                CallExecution& execution);
+                                bool stripes, CallExecution& execution);
   // `communicator` with its node engine set up (node_engine.h; every rank of a new
   // communicator calls it); an error fails the job.
   // Create with its settings checked: `timeout` (from `timeout_source`) bounds it;

@@ -55,6 +55,8 @@ struct Communicator::CachedPlan {
   uint32_t call_check_key = ~uint32_t{0};
   // The algorithm composes calls on the node levels (node_levels.h); plan is null.
   bool node_levels = false;
+  // Of them, the allreduce by stripes ("node_stripes").
+  bool node_stripes = false;
 };
 
 struct Communicator::State {
@@ -140,6 +142,8 @@ struct Communicator::State {
   // levels: their finished requests belong to them).
   std::unique_ptr<Communicator> node_level;
   std::unique_ptr<Communicator> leader_level;
+  // The ranks at this rank's place of every node (NodeStripesPossible; else null).
+  std::unique_ptr<Communicator> stripe_level;
   std::vector<int> level_position;
   std::vector<int> level_leader_index;
   // Each group's ranks (ascending), groups in their leaders' order; whether that order

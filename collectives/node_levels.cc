@@ -16,6 +16,21 @@ void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecut
   if (call_.collective == Collective::kReduce && call_.leaders != nullptr && call_.node_root != 0) {
     partial_.resize(call_.count * DataTypeSize(call_.type));
   }
+  if (call_.stripe != nullptr) {
+    // The vector's blocks, one per place in a node, as equal as they can be: alike on
+    // every rank (count and the node's size are).
+    const size_t places = static_cast<size_t>(call_.node->size());
+    counts_.assign(places, call_.count / places);
+    displs_.resize(places);
+    size_t at = 0;
+    for (size_t place = 0; place < places; ++place) {
+      if (place < call_.count % places) ++counts_[place];
+      displs_[place] = at;
+      at += counts_[place];
+    }
+    stripe_displ_bytes_ =
+        displs_[static_cast<size_t>(call_.node->rank())] * DataTypeSize(call_.type);
+  }
   next_ = 0;
   current_ = Request();
   finished_ = false;
@@ -49,6 +64,7 @@ bool NodeLevelsExecution::AdvanceEarlierCalls() {
 std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) {
   Communicator& node = *call_.node;
   Communicator* leaders = call_.leaders;
+  if (call_.stripe != nullptr) return StartStripeStep(step);
   switch (call_.collective) {
     case Collective::kAllreduce:
       // A Reduce to the node's leader (its local rank 0), which gets the node's result
@@ -164,6 +180,27 @@ std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) 
       }
       return node.IBarrier();
   }
+}
+
+std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStripeStep(int step) {
+  Communicator& node = *call_.node;
+  char* recv = static_cast<char*>(call_.recv);
+  const size_t place = static_cast<size_t>(node.rank());
+  if (step == 0) {
+    // In place the node's Reduce_scatter leaves this rank's block at the start of
+    // `recv` (moved to its place before the stripe's call); else straight there.
+    return call_.in_place ? node.IReduceScatter(kInPlace, recv, counts_, call_.type, call_.op)
+                          : node.IReduceScatter(call_.send, recv + stripe_displ_bytes_, counts_,
+                                                call_.type, call_.op);
+  }
+  if (step == 1) {
+    if (call_.in_place && stripe_displ_bytes_ > 0) {
+      std::memmove(recv + stripe_displ_bytes_, recv, counts_[place] * DataTypeSize(call_.type));
+    }
+    return call_.stripe->IAllreduce(kInPlace, recv + stripe_displ_bytes_, counts_[place],
+                                    call_.type, call_.op);
+  }
+  return node.IAllgatherv(kInPlace, 0, recv, counts_, displs_, call_.type);
 }
 
 bool NodeLevelsExecution::StartNext() {

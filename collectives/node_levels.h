@@ -1,7 +1,9 @@
 // Node levels: a communicator that spans nodes, one of which has several of its
 // ranks, holds two communicators of its own (made at Create, Split and Dup): its
 // node's ranks (whose collectives run on that node's engine, node_engine.h) and, on
-// each node's lowest rank, the nodes' leaders (by messages across the network). On one
+// each node's lowest rank, the nodes' leaders (by messages across the network); a
+// third where every node holds as many of its ranks: the ranks at its place of
+// every node (its stripe). On one
 // node the first of its packages, NUMA domains and L3 groups that splits it takes the
 // nodes' place (NodeLevelGroups: every rank's id known, several groups): the group's
 // ranks on a segment of their own, the groups' leaders on another; a node's level
@@ -20,6 +22,13 @@
 //     blocks, put in rank order by the leader unless the nodes hold runs of
 //     consecutive ranks); Bcast of the whole from the leader;
 //   Barrier: within the node; among the leaders; within the node.
+// and the "node_stripes" Allreduce, where every node holds q ranks (NodeStripesPossible):
+//   Reduce_scatter within each node, the vector cut into q blocks (block i, the first
+//     count % q one element longer, to the node's rank at place i); Allreduce of block
+//     i among the ranks at place i of every node (the stripe), q of them at once
+//     across the network; Allgatherv of the blocks within each node (commutative ops
+//     only). Each rank reduces and sends 1/q of the vector across nodes, where the
+//     leaders of node_levels send all of it.
 // How each level runs is that level's own choice from its own agreed inputs (a node
 // whose ranks cannot share a segment runs its level by messages), so the ranks of a
 // node agree on it and nothing else needs to.
@@ -61,6 +70,9 @@ class NodeLevelsExecution final : public CallExecution {
     Collective collective = Collective::kBarrier;
     Communicator* node = nullptr;     // this node's ranks
     Communicator* leaders = nullptr;  // the nodes' leaders; null but on a node's leader
+    // Allreduce by stripes ("node_stripes"): the ranks at this rank's place of every
+    // node (null: by the leaders).
+    Communicator* stripe = nullptr;
     const void* send = nullptr;
     void* recv = nullptr;  // Bcast: the buffer
     bool in_place = false;
@@ -106,6 +118,8 @@ class NodeLevelsExecution final : public CallExecution {
   // Level call `step` of the call, on its level's communicator; nullopt where this rank
   // takes no part in it.
   std::optional<absl::StatusOr<Request>> StartStep(int step);
+  // The same for an Allreduce by stripes.
+  std::optional<absl::StatusOr<Request>> StartStripeStep(int step);
   // Starts the next step, or finishes when none is left; false on an error.
   bool StartNext();
   void Fail(absl::Status status);
@@ -125,10 +139,11 @@ class NodeLevelsExecution final : public CallExecution {
   std::vector<char> partial_;  // a Reduce's partial result (Restart)
   // Allgather's blocks in group order where they are not in rank order: this group's
   // (gathered) and every group's (among the leaders); the leaders' counts and
-  // displacements.
+  // displacements, or a stripes call's blocks of the vector (Restart).
   std::vector<char> group_blocks_;
   std::vector<char> all_blocks_;
   std::vector<size_t> counts_, displs_;
+  size_t stripe_displ_bytes_ = 0;  // where this rank's block of a stripes call begins
 };
 
 }  // namespace zcoll

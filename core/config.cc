@@ -33,7 +33,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      true, Form::kAlgorithm},
     {"ZCOLL_ALGO_ALLREDUCE", "",
      "Forces the allreduce algorithm (node, recursive_doubling, rabenseifner, "
-     "pipelined_rabenseifner, two_level, node_levels); unset: "
+     "pipelined_rabenseifner, two_level, node_levels, node_stripes); unset: "
      "the "
      "selection table (zcoll_info --algorithms prints it).",
      true, Form::kAlgorithm},

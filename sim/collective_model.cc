@@ -71,9 +71,14 @@ Topology SubTopology(const Topology& topology, absl::Span<const int> members) {
 // a step run at once on every group; a group starts its next call when its own ends,
 // which the sum of the slowest ones ignores: an upper estimate by the spread.)
 // Allgatherv among the leaders is timed as an Allgather of the largest group's blocks.
+// node_stripes (`stripes`): a Reduce_scatter_block of the vector on every node, an
+// Allreduce of the largest block on one stripe (every node's first rank) with the
+// network's bandwidth shared by the node's q stripes, which cross it at once, and an
+// Allgather of the blocks on every node.
 absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const MachineProfile& profile,
                                          const Topology& topology, const PredictOptions& options,
-                                         uint64_t& steps, std::string& not_simulated) {
+                                         bool stripes, uint64_t& steps,
+                                         std::string& not_simulated) {
   const std::vector<std::vector<int>> groups = NodeLevelGroups(topology);
   std::vector<int> leaders;
   size_t largest = 0;
@@ -84,21 +89,23 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   // A call of `collective` with `bytes` on `members`, as their chosen algorithm runs it
   // (groups laid out alike are predicted once).
   std::map<std::string, std::optional<double>> known;
-  auto level_usec = [&](Collective collective, size_t bytes,
-                        absl::Span<const int> members) -> absl::StatusOr<std::optional<double>> {
+  // (`own_profile`: the level's links, where they are not the profile's.)
+  auto level_usec = [&](Collective collective, size_t bytes, absl::Span<const int> members,
+                        const MachineProfile* own_profile =
+                            nullptr) -> absl::StatusOr<std::optional<double>> {
     if (members.size() < 2) return std::optional<double>(0.0);
     PredictionCase level = call;
     level.collective = collective;
     level.bytes = bytes;
     level.ranks = static_cast<int>(members.size());
     const Topology level_topology = SubTopology(topology, members);
-    const std::string key =
-        absl::StrCat(CollectiveName(collective), " ", bytes, " ", level_topology.ToString());
+    const std::string key = absl::StrCat(CollectiveName(collective), " ", bytes, " ",
+                                         level_topology.ToString(), own_profile ? " own" : "");
     if (const auto found = known.find(key); found != known.end()) return found->second;
     PredictOptions level_options = options;
     level_options.algorithm = std::string(ChosenAlgorithm(level, level_topology).name);
-    absl::StatusOr<std::vector<Prediction>> predicted =
-        PredictAlgorithms(level, profile, level_topology, level_options);
+    absl::StatusOr<std::vector<Prediction>> predicted = PredictAlgorithms(
+        level, own_profile != nullptr ? *own_profile : profile, level_topology, level_options);
     if (!predicted.ok()) return predicted.status();
     const Prediction& chosen = predicted->front();
     steps += chosen.steps;
@@ -127,7 +134,26 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   };
   const size_t n = call.bytes;
   std::vector<std::function<absl::StatusOr<std::optional<double>>()>> level_calls;
-  switch (call.collective) {
+  // node_stripes: each node's q ranks hold as many blocks of the vector, the first
+  // ones an element longer.
+  const size_t places = groups.front().size();
+  const size_t elements = n / call.element_bytes;
+  const size_t block = (elements + places - 1) / places * call.element_bytes;
+  std::vector<int> stripe;
+  for (const std::vector<int>& group : groups) stripe.push_back(group.front());
+  MachineProfile shared_network = profile;
+  shared_network.name = profile.name + " (the network shared by a node's stripes)";
+  shared_network.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /=
+      static_cast<double>(places);
+  switch (stripes ? Collective::kReduceScatterBlock : call.collective) {
+    case Collective::kReduceScatterBlock:  // (node_stripes' Allreduce)
+      level_calls = {
+          [&] {
+            return groups_usec(Collective::kReduceScatterBlock, block * places, Which::kEvery);
+          },
+          [&] { return level_usec(Collective::kAllreduce, block, stripe, &shared_network); },
+          [&] { return groups_usec(Collective::kAllgather, block, Which::kEvery); }};
+      break;
     case Collective::kAllreduce:
       level_calls = {[&] { return groups_usec(Collective::kReduce, n, Which::kEvery); },
                      [&] { return level_usec(Collective::kAllreduce, n, leaders); },
@@ -351,7 +377,8 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     if (algorithm.node_levels) {
       const absl::Time start = absl::Now();
       absl::StatusOr<double> usec =
-          PredictNodeLevels(call, profile, topology, options, prediction.steps, prediction.skipped);
+          PredictNodeLevels(call, profile, topology, options, algorithm.name == "node_stripes",
+                            prediction.steps, prediction.skipped);
       if (!usec.ok()) return usec.status();
       if (*usec >= 0) prediction.usec = *usec;
       prediction.simulate_seconds = SecondsSince(start);
