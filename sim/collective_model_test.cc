@@ -312,31 +312,35 @@ double PredictedUsec(const PredictionCase& call, const MachineProfile& profile,
   return *predictions->front().usec;
 }
 
+// The time of `call` as `topology`'s communicator chooses to run it.
+double ChosenUsec(const PredictionCase& call, const MachineProfile& profile,
+                  const Topology& topology) {
+  return PredictedUsec(call, profile, topology, std::string(ChosenAlgorithm(call, topology).name));
+}
+
+// 2 nodes of 4 ranks, each of a node's 4 ranks in a NUMA domain of its own (the
+// profile's 8 domains a node), for the level calls' models.
+struct TwoNodesOfFour {
+  MachineProfile profile = *LoadMachineProfile("infiniband");
+  Topology topology = *SimulatedTopology(profile, 8, 2);
+  Topology node = *Topology::Create({{0, 0, 0}, {0, 2, 2}, {0, 4, 4}, {0, 6, 6}});
+  Topology one_rank_a_node = *Topology::Uniform(2, 1);  // the leaders, or a stripe
+};
+
 // node_levels is its level calls one after another, each as its level's communicator
 // would run it: on 2 nodes of 4 ranks an allreduce is the node engine's reduce on 4
 // ranks, the leaders' allreduce on 2 ranks of 2 nodes, the node engine's bcast on 4.
 TEST(NodeLevelsModelTest, TheLevelCallsAddUp) {
-  const MachineProfile profile = *LoadMachineProfile("infiniband");
-  const Topology topology = *SimulatedTopology(profile, 8, 2);
-  // (The profile's 8 domains a node: each of a node's 4 ranks in a domain of its own.)
-  const Topology node = *Topology::Create({{0, 0, 0}, {0, 2, 2}, {0, 4, 4}, {0, 6, 6}});
-  const Topology leaders = *Topology::Uniform(2, 1);
+  const TwoNodesOfFour machine;
   for (size_t bytes : {size_t{8}, size_t{65536}}) {
-    PredictionCase call;
-    call.ranks = 8;
-    call.bytes = bytes;
-    call.collective = Collective::kAllreduce;
-    const double composed = PredictedUsec(call, profile, topology, "node_levels");
-    PredictionCase level = call;
-    level.ranks = 4;
-    level.collective = Collective::kReduce;
-    const double reduce = PredictedUsec(level, profile, node, "node");
-    level.collective = Collective::kBcast;
-    const double bcast = PredictedUsec(level, profile, node, "node");
-    level.ranks = 2;
-    level.collective = Collective::kAllreduce;
-    const double among_leaders =
-        PredictedUsec(level, profile, leaders, std::string(ChosenAlgorithm(level, leaders).name));
+    const double composed = PredictedUsec(CallOf(Collective::kAllreduce, 8, bytes), machine.profile,
+                                          machine.topology, "node_levels");
+    const double reduce =
+        PredictedUsec(CallOf(Collective::kReduce, 4, bytes), machine.profile, machine.node, "node");
+    const double bcast =
+        PredictedUsec(CallOf(Collective::kBcast, 4, bytes), machine.profile, machine.node, "node");
+    const double among_leaders = ChosenUsec(CallOf(Collective::kAllreduce, 2, bytes),
+                                            machine.profile, machine.one_rank_a_node);
     EXPECT_DOUBLE_EQ(composed, reduce + among_leaders + bcast) << bytes << " bytes";
   }
 }
@@ -346,37 +350,25 @@ TEST(NodeLevelsModelTest, TheLevelCallsAddUp) {
 // with the network's bandwidth shared by the node's 4 stripes, the engine's allgather
 // of the quarters on 4 (37 floats: blocks of 10, 9, 9, 9 timed as the largest).
 TEST(NodeLevelsModelTest, TheStripesCallsAddUp) {
-  const MachineProfile profile = *LoadMachineProfile("infiniband");
-  const Topology topology = *SimulatedTopology(profile, 8, 2);
-  const Topology node = *Topology::Create({{0, 0, 0}, {0, 2, 2}, {0, 4, 4}, {0, 6, 6}});
-  const Topology stripe = *Topology::Uniform(2, 1);
-  MachineProfile shared = profile;
+  const TwoNodesOfFour machine;
+  MachineProfile shared = machine.profile;
   shared.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /= 4;
   for (auto [bytes, block] :
        {std::pair{size_t{37} * 4, size_t{10} * 4}, std::pair{size_t{1} << 20, size_t{1} << 18}}) {
-    PredictionCase call;
-    call.ranks = 8;
-    call.bytes = bytes;
-    call.collective = Collective::kAllreduce;
-    const double composed = PredictedUsec(call, profile, topology, "node_stripes");
-    PredictionCase level = call;
-    level.ranks = 4;
-    level.collective = Collective::kReduceScatterBlock;
-    level.bytes = 4 * block;
-    const double reduce_scatter = PredictedUsec(level, profile, node, "node");
-    level.collective = Collective::kAllgather;
-    level.bytes = block;
-    const double allgather = PredictedUsec(level, profile, node, "node");
-    level.ranks = 2;
-    level.collective = Collective::kAllreduce;
-    const double across =
-        PredictedUsec(level, shared, stripe, std::string(ChosenAlgorithm(level, stripe).name));
+    const double composed = PredictedUsec(CallOf(Collective::kAllreduce, 8, bytes), machine.profile,
+                                          machine.topology, "node_stripes");
+    const double reduce_scatter =
+        PredictedUsec(CallOf(Collective::kReduceScatterBlock, 4, 4 * block), machine.profile,
+                      machine.node, "node");
+    const double allgather = PredictedUsec(CallOf(Collective::kAllgather, 4, block),
+                                           machine.profile, machine.node, "node");
+    const PredictionCase across_call = CallOf(Collective::kAllreduce, 2, block);
+    const double across = ChosenUsec(across_call, shared, machine.one_rank_a_node);
     EXPECT_DOUBLE_EQ(composed, reduce_scatter + across + allgather) << bytes << " bytes";
     // The stripes share the NIC: at 1 MiB the stripe's allreduce takes longer than on a
     // NIC of its own.
     if (bytes == size_t{1} << 20) {
-      EXPECT_GT(across, PredictedUsec(level, profile, stripe,
-                                      std::string(ChosenAlgorithm(level, stripe).name)));
+      EXPECT_GT(across, ChosenUsec(across_call, machine.profile, machine.one_rank_a_node));
     }
   }
 }
