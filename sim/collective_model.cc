@@ -139,22 +139,22 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   const size_t places = groups.front().size();
   const size_t elements = n / call.element_bytes;
   const size_t block = (elements + places - 1) / places * call.element_bytes;
-  std::vector<int> stripe;
-  for (const std::vector<int>& group : groups) stripe.push_back(group.front());
   MachineProfile shared_network = profile;
   shared_network.name = profile.name + " (the network shared by a node's stripes)";
   shared_network.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /=
       static_cast<double>(places);
-  switch (stripes ? Collective::kReduceScatterBlock : call.collective) {
-    case Collective::kReduceScatterBlock:  // (node_stripes' Allreduce)
-      level_calls = {
-          [&] {
-            return groups_usec(Collective::kReduceScatterBlock, block * places, Which::kEvery);
-          },
-          [&] { return level_usec(Collective::kAllreduce, block, stripe, &shared_network); },
-          [&] { return groups_usec(Collective::kAllgather, block, Which::kEvery); }};
-      break;
+  switch (call.collective) {
     case Collective::kAllreduce:
+      if (stripes) {
+        level_calls = {
+            [&] {
+              return groups_usec(Collective::kReduceScatterBlock, block * places, Which::kEvery);
+            },
+            // (Stripe 0, every node's first rank: the leaders.)
+            [&] { return level_usec(Collective::kAllreduce, block, leaders, &shared_network); },
+            [&] { return groups_usec(Collective::kAllgather, block, Which::kEvery); }};
+        break;
+      }
       level_calls = {[&] { return groups_usec(Collective::kReduce, n, Which::kEvery); },
                      [&] { return level_usec(Collective::kAllreduce, n, leaders); },
                      [&] { return groups_usec(Collective::kBcast, n, Which::kEvery); }};
