@@ -435,9 +435,24 @@ absl::Status CheckAlgorithmCanRun(const Algorithm& algorithm, const SelectionInp
                                                    "' needs a commutative op, and this op is not"));
   }
   if (algorithm.can_run != nullptr && !algorithm.can_run(inputs)) {
+    // What the communicator lacks, where the algorithm's condition is one of its own.
+    absl::string_view needs;
+    if (algorithm.can_run == NodeEngineCanRun) {
+      needs =
+          ": it needs the node engine (every rank on one node, sharing its segment) and, beyond "
+          "a slot, ranks that can read each other's memory";
+    } else if (algorithm.can_run == NodeLevelsCanRun) {
+      needs =
+          ": it needs node levels (several nodes, or packages, NUMA domains or L3 groups of one "
+          "node, one of them with several ranks)";
+    } else if (algorithm.can_run == NodeStripesCanRun) {
+      needs =
+          ": it needs two nodes or more, each with as many of the communicator's ranks, two "
+          "or more";
+    }
     return absl::InvalidArgumentError(absl::StrCat(CollectiveName(algorithm.collective),
                                                    " algorithm '", algorithm.name,
-                                                   "' cannot run these arguments"));
+                                                   "' cannot run these arguments", needs));
   }
   return absl::OkStatus();
 }

@@ -291,6 +291,34 @@ TEST(AlgorithmNamesTest, EachForcingVariableListsItsAlgorithms) {
   }
 }
 
+// An algorithm the communicator cannot run is refused with what it needs: node_stripes
+// on 3 ranks over 2 nodes (2 and 1), but not on 4 (2 and 2).
+TEST(CheckAlgorithmCanRunTest, SaysWhatTheStripesNeed) {
+  const Algorithm& stripes = **FindAlgorithm(Collective::kAllreduce, "node_stripes");
+  CollectiveArgs args;
+  args.collective = Collective::kAllreduce;
+  args.count = 1000;
+  args.element_bytes = 4;
+  args.size = 3;
+  const Topology uneven = *Topology::Create({{0, 0, 0}, {0, 0, 0}, {1, 0, 0}});
+  const absl::Status refused = CheckAlgorithmCanRun(
+      stripes, AgreedSelectionInputs(args, uneven, false, false, false, /*node_levels=*/true));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::HasSubstr("'node_stripes' cannot run these arguments: it needs two "
+                                   "nodes or more, each with as many of the communicator's ranks"));
+  args.size = 4;
+  EXPECT_TRUE(CheckAlgorithmCanRun(stripes, AgreedSelectionInputs(args, *Topology::Uniform(2, 2),
+                                                                  false, false, false, true))
+                  .ok());
+  // The levels' own need, on one node without them.
+  const Algorithm& levels = **FindAlgorithm(Collective::kAllreduce, "node_levels");
+  EXPECT_THAT(std::string(CheckAlgorithmCanRun(
+                              levels, AgreedSelectionInputs(args, *Topology::Uniform(1, 4)))
+                              .message()),
+              ::testing::HasSubstr("it needs node levels"));
+}
+
 class AlgorithmTest : public ::testing::TestWithParam<const Algorithm*> {};
 
 // Schedules of size-1 messages or steps per rank, or whose ranks each hold the whole
