@@ -135,6 +135,11 @@ struct ScalarArgs {
   size_t element_bytes = 1;
   // Pipelined algorithms move data in chunks of about this many bytes.
   size_t chunk_bytes = kDefaultChunkBytes;
+  // For the node engine's data-flow model alone (node_data_flow.h; zcoll_sim
+  // --buffers=zcoll): every rank's buffers are AllocateBuffer memory its node's peers
+  // have mapped, so a reduction reads a peer's contribution where it lies. Calls never
+  // set it: their engine finds that out buffer by buffer.
+  bool mapped_buffers = false;
 
   friend bool operator==(const ScalarArgs&, const ScalarArgs&) = default;
 };

@@ -479,7 +479,8 @@ std::vector<const Algorithm*> Every() {
 
 // The node models at the sizes where the engine changes its ways: elements of 1 KiB
 // (whose symbolic values cost no more than 4-byte ones) so that a few elements pass
-// the control line, a slot, the cooperative size and several reduction chunks.
+// the control line, a slot, the cooperative size and several reduction chunks; with
+// ordinary buffers and with mapped ones (whose chunks are reduced where they lie).
 TEST(NodeDataFlowTest, ExactResultsAtTheEnginesThresholds) {
   constexpr size_t kElement = 1024;
   const size_t slot = kNodeSlotBytes / kElement;
@@ -491,19 +492,48 @@ TEST(NodeDataFlowTest, ExactResultsAtTheEnginesThresholds) {
           if (root != 0 && !IsRooted(model.collective)) continue;
           for (bool in_place : {false, true}) {
             for (bool commutative : OpKinds(model)) {
-              CollectiveArgs args =
-                  MakeArgs(model.collective, size, count, root, in_place, commutative);
-              args.element_bytes = kElement;
-              const std::string problem = Check(model, args, *Topology::Uniform(1, size));
-              ASSERT_EQ(problem, "")
-                  << model.name << " " << CollectiveName(model.collective) << " with " << size
-                  << " ranks, count " << count << ", root " << root
-                  << (in_place ? ", in place" : "") << (commutative ? ", commutative" : "");
+              for (bool mapped : {false, true}) {
+                CollectiveArgs args =
+                    MakeArgs(model.collective, size, count, root, in_place, commutative);
+                args.element_bytes = kElement;
+                args.mapped_buffers = mapped;
+                const std::string problem = Check(model, args, *Topology::Uniform(1, size));
+                ASSERT_EQ(problem, "")
+                    << model.name << " " << CollectiveName(model.collective) << " with " << size
+                    << " ranks, count " << count << ", root " << root
+                    << (in_place ? ", in place" : "") << (commutative ? ", commutative" : "")
+                    << (mapped ? ", mapped buffers" : "");
+              }
             }
           }
         }
       }
     }
+  }
+}
+
+// With mapped buffers a chained Scan's rank reduces its predecessor's chunks where they
+// lie, but an Exscan's last rank reads its result, its predecessor's prefix, straight
+// into its buffer: a copy still (5 ranks, 4 MiB, chained beyond a slot).
+TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
+  constexpr int kRanks = 5;
+  for (Collective collective : {Collective::kScan, Collective::kExscan}) {
+    CollectiveArgs args = MakeArgs(collective, kRanks, size_t{1} << 20, 0, false, true);
+    args.element_bytes = 4;
+    args.mapped_buffers = true;
+    const Schedule last = NodeEngineDataFlow(args, *Topology::Uniform(1, kRanks), kRanks - 1);
+    int chunk_reads = 0, in_place = 0;
+    for (const Step& step : last.steps()) {
+      if (step.kind != StepKind::kRecv || step.peer != kRanks - 2) continue;
+      // (Not the control line's read: the chunks', copied or not.)
+      const bool copied = step.tag >= kNodeChunkTag && step.tag < kNodeInPlaceReadTag;
+      const bool reduced_in_place = step.tag >= kNodeInPlaceChunkTag && step.tag < kNodeStageTag;
+      if (copied || reduced_in_place) ++chunk_reads;
+      if (reduced_in_place) ++in_place;
+    }
+    EXPECT_GT(chunk_reads, 1) << CollectiveName(collective);
+    EXPECT_EQ(in_place, collective == Collective::kScan ? chunk_reads : 0)
+        << CollectiveName(collective);
   }
 }
 

@@ -170,6 +170,12 @@ class NodeFlow {
   // The most operands of one Reduce step (TimedSchedules keeps a step's count in a byte).
   static constexpr size_t kMostOperands = 255;
 
+  // The tag of chunk k of a peer's buffer that a reduction reads: reduced where it lies
+  // where the buffers are mapped (mapped_buffers), else read into staging.
+  uint32_t OperandChunkTag(size_t k) const {
+    return (args_.mapped_buffers ? kNodeInPlaceChunkTag : kNodeChunkTag) + static_cast<uint32_t>(k);
+  }
+
   // Chunks of `count` elements a reduction reads of a peer's own buffer at a time
   // (bigger where the chunk tags would run out).
   std::vector<ElementRange> ReadChunks(size_t count) const {
@@ -205,7 +211,7 @@ class NodeFlow {
           continue;
         }
         const Slice into{staging, static_cast<size_t>(staged++) * chunk, chunks[k].count};
-        builder_.Recv(r, kNodeChunkTag + static_cast<uint32_t>(k), into);
+        builder_.Recv(r, OperandChunkTag(k), into);
         operands.push_back(into);
       }
       Combine(operands, Sub(out, chunks[k]));
@@ -216,8 +222,7 @@ class NodeFlow {
   void ServeChunks(int reader, const Slice& published, const ElementRange& range) {
     const std::vector<ElementRange> chunks = ReadChunks(range.count);
     for (size_t k = 0; k < chunks.size(); ++k) {
-      builder_.Send(reader, kNodeChunkTag + static_cast<uint32_t>(k),
-                    Sub(Sub(published, range), chunks[k]));
+      builder_.Send(reader, OperandChunkTag(k), Sub(Sub(published, range), chunks[k]));
     }
   }
   // Staging for whole reads: one range of `count` for each rank but this one.
@@ -329,7 +334,7 @@ class NodeFlow {
           continue;
         }
         const Slice into{staging, static_cast<size_t>(staged++) * chunk, chunks[k].count};
-        builder_.Recv(r, kNodeChunkTag + static_cast<uint32_t>(k), into);
+        builder_.Recv(r, OperandChunkTag(k), into);
         operands.push_back(into);
       }
       const Slice out{reduced, 0, chunks[k].count};
@@ -475,14 +480,21 @@ class NodeFlow {
     const bool staged = me_ > 0 && args_.in_place && (!exclusive || !last);
     const size_t chunk = chunks.empty() ? 0 : chunks.front().count;
     const Slice staging = staged ? Whole(builder_.AddScratch(chunk), chunk) : Empty();
+    // A chunk read is a reduction's operand (reduced where it lies, where the buffers
+    // are mapped) but where an Exscan's reader reads its result's chunk straight in: a
+    // copy. `reader`'s tags, as it and its predecessor both know them.
+    auto read_tag = [&](int reader, size_t k) {
+      const bool reader_staged = reader > 0 && args_.in_place && (!exclusive || reader != p_ - 1);
+      return !exclusive || reader_staged ? OperandChunkTag(k)
+                                         : kNodeChunkTag + static_cast<uint32_t>(k);
+    };
     for (size_t k = 0; k < chunks.size(); ++k) {
-      const uint32_t tag = kNodeChunkTag + static_cast<uint32_t>(k);
       const Slice mine = Sub(result, chunks[k]);
       if (me_ == 0) {
         if (!exclusive) Combine({Sub(input, chunks[k])}, mine);
       } else {
         const Slice theirs = staged ? Slice{staging.buffer, 0, chunks[k].count} : mine;
-        builder_.Recv(me_ - 1, tag, theirs);
+        builder_.Recv(me_ - 1, read_tag(me_, k), theirs);
         if (!exclusive) {
           builder_.Reduce({theirs, Sub(input, chunks[k])}, mine);
         } else {
@@ -490,7 +502,7 @@ class NodeFlow {
           if (staged) builder_.Copy(theirs, mine);
         }
       }
-      if (!last) builder_.Send(me_ + 1, tag, Sub(published, chunks[k]));
+      if (!last) builder_.Send(me_ + 1, read_tag(me_ + 1, k), Sub(published, chunks[k]));
     }
   }
 

@@ -24,10 +24,11 @@
 //     data, RoleReads, reads their lines alone; the model leaves out the others', which
 //     it reads two calls later.)
 //   - Reductions from peers' own buffers read them in chunks (tags kNodeChunkTag + k)
-//     into a staging buffer that each chunk reuses; a partitioned Allreduce's blocks of
-//     result are read with kNodeStageTag. A chained Scan's or Exscan's rank reads its
-//     predecessor's chunks with the same tags, each once the predecessor's step that
-//     made it is done (the builder's dependency is the engine's progress word).
+//     into a staging buffer that each chunk reuses (kNodeInPlaceChunkTag + k, reduced
+//     where they lie, where the buffers are mapped: CollectiveArgs::mapped_buffers); a partitioned
+//     Allreduce's blocks of result are read with kNodeStageTag. A chained Scan's or Exscan's rank
+//     reads its predecessor's chunks with the same tags, each once the predecessor's step that made
+//     it is done (the builder's dependency is the engine's progress word).
 //   - A result that would overwrite what peers still read (in place, beyond the slots)
 //     is made in scratch and copied in once they have read it, as the engine defers it.
 // The ranks are assumed able to read each other's memory (single copy) and to have a
@@ -47,14 +48,18 @@ namespace zcoll {
 inline constexpr uint32_t kNodePublicationTag = 0;
 inline constexpr uint32_t kNodeChunkTag = 1;  // + the chunk, below kNodeInPlaceReadTag
 inline constexpr uint32_t kNodeInPlaceReadTag = 0x2000;
+inline constexpr uint32_t kNodeInPlaceChunkTag = 0x2001;  // + the chunk, below kNodeStageTag
 inline constexpr uint32_t kNodeStageTag = 0x4000;
 inline constexpr uint32_t kNodeWriteTag = 0x8000;  // + the chunk
 
 // Whether a node data flow's transfer with `tag` is a write by its sender into the
 // receiver's memory (else a read by the receiver).
 inline bool NodeWriteBySender(uint32_t tag) { return tag >= kNodeWriteTag; }
-// Whether it is a read whose bytes the reader reduces where they lie, copying nothing.
-inline bool NodeReadInPlace(uint32_t tag) { return tag == kNodeInPlaceReadTag; }
+// Whether it is a read whose bytes the reader reduces where they lie, copying nothing
+// (a publication in the segment, or a chunk of a mapped buffer).
+inline bool NodeReadInPlace(uint32_t tag) {
+  return tag >= kNodeInPlaceReadTag && tag < kNodeStageTag;
+}
 
 // Rank `rank`'s part of the node engine's call of `args` (the ranks of `topology`, one
 // node), as a ScheduleGenerator.

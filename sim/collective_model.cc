@@ -253,6 +253,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
   args.commutative = call.commutative;
   args.element_bytes = call.element_bytes;
   args.chunk_bytes = DefaultChunkBytes(call.ranks);
+  args.mapped_buffers = call.mapped_buffers;
   const size_t elements = call.bytes / call.element_bytes;
   switch (call.collective) {
     case Collective::kReduceScatterBlock:
@@ -570,16 +571,14 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
   // The node engine, where the profile has it, has no ports: a node call's bytes are
   // copied by the CPUs of the ranks that read (or write) them, once. Its reductions may
   // read the peers' memory directly (buffers from AllocateBuffer), so a reduction's
-  // reading need not be a copy: what must be copied is Allreduce's allgather half, and
-  // nothing of Reduce's and Reduce_scatter's.
+  // reading need not be a copy, nor its writing (into the buffer the result belongs
+  // in): what must be copied is Allreduce's allgather half, and nothing of Reduce's,
+  // Reduce_scatter's, Scan's and Exscan's.
   const bool engine = profile.has_engine() && q > 1;
   if (engine) {
     double engine_copied = copied;
     if (collective == Collective::kAllreduce) engine_copied = share(q) * n;
-    if (collective == Collective::kReduce || collective == Collective::kReduceScatter ||
-        collective == Collective::kReduceScatterBlock) {
-      engine_copied = 0;
-    }
+    if (IsReduction(collective) && collective != Collective::kAllreduce) engine_copied = 0;
     within_usec = std::min(within_usec, cpu_usec(engine_copied, 1 / profile.engine.bytes_per_usec));
     within.latency_usec = std::min(within.latency_usec, profile.engine.latency_usec);
   }

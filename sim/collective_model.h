@@ -40,6 +40,9 @@ struct PredictionCase {
   // from 1 - S to 1 + S times its share, so that they average it (give or take an
   // element each).
   double skew = 0;
+  // Every rank's buffers from AllocateBuffer: the node engine reduces its peers'
+  // contributions where they lie (CollectiveArgs::mapped_buffers).
+  bool mapped_buffers = false;
 };
 
 // `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in

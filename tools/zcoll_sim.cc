@@ -32,7 +32,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: zcoll_sim [--coll=NAME[,NAME...]] [--ranks=N[,N...]] [--min=BYTES] [--max=BYTES]\n"
     "                 [--factor=F] [--profile=NAME|FILE] [--nodes=K] [--algo=NAME]\n"
-    "                 [--noncommutative] [--skew=S]\n"
+    "                 [--noncommutative] [--skew=S] [--buffers=malloc|zcoll]\n"
     "                 [--format=table|csv|json] [--plot=FILE.png] [--max-steps=N]\n"
     "                 [--print-profile=NAME] [--table] [--simulate-all] [--verbose]\n"
     "                 [--version]\n"
@@ -54,6 +54,9 @@ constexpr char kUsage[] =
     "--skew=S (0 to 1): reduce_scatter's and the v-forms' blocks rise with the rank from\n"
     "1 - S to 1 + S times the size asked for (alltoallv: what each rank sends each), so\n"
     "that they average it; 0 (the default): all alike.\n"
+    "--buffers=zcoll: every rank's buffers from Communicator::AllocateBuffer, so the node\n"
+    "engine's reductions read its peers' contributions where they lie instead of copying\n"
+    "them (default malloc: ordinary buffers, read through CMA).\n"
     "--table prints instead a tuning\n"
     "table (for ZCOLL_TUNING=FILE): rules that pick each rank count's and size's fastest\n"
     "simulated algorithm, for rank counts that span nodes, with each point's times as\n"
@@ -78,6 +81,7 @@ struct Options {
   bool simulate_all = false;
   int nodes = 0;  // 0: as the profile's ranks_per_node fills them
   double skew = 0;
+  bool mapped_buffers = false;  // --buffers=zcoll
 };
 
 bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
@@ -145,6 +149,12 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
         error = absl::StrCat("--skew is a number from 0 to 1, not '", value, "'");
         return false;
       }
+    } else if (argument == "--buffers") {
+      if (value != "malloc" && value != "zcoll") {
+        error = absl::StrCat("--buffers is malloc or zcoll, not '", value, "'");
+        return false;
+      }
+      options.mapped_buffers = value == "zcoll";
     } else if (argument == "--format") {
       if (value != "table" && value != "csv" && value != "json") {
         error = absl::StrCat("--format is table, csv or json, not '", value, "'");
@@ -220,6 +230,7 @@ PredictionCase CallOf(const Options& options, Collective collective, int ranks, 
   call.bytes = bytes;
   call.commutative = options.commutative;
   call.skew = options.skew;
+  call.mapped_buffers = options.mapped_buffers;
   return call;
 }
 
