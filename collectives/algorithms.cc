@@ -357,6 +357,8 @@ std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology) {
   return {};
 }
 
+bool Algorithm::runs_by_stripes() const { return can_run == NodeStripesCanRun; }
+
 bool NodeStripesPossible(const Topology& topology) {
   if (topology.num_nodes() < 2) return false;
   const size_t per_node = topology.ranks_on_node(0).size();

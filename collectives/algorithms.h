@@ -257,6 +257,8 @@ struct Algorithm {
   bool node_levels = false;
 
   bool runs_schedule() const { return generate != nullptr; }
+  // The node levels' Allreduce by stripes ("node_stripes"), not by the leaders.
+  bool runs_by_stripes() const;
   bool on_node() const { return generate == nullptr && !node_levels; }
 };
 

@@ -783,7 +783,7 @@ absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const Col
                   agreed_bytes.has_value() ? *agreed_bytes : ~uint64_t{0}});
     state.plans.push_back({std::move(key), std::move(plan), 0, plan_check});
     state.plans.back().node_levels = algorithm->node_levels;
-    state.plans.back().node_stripes = algorithm->name == "node_stripes";
+    state.plans.back().node_stripes = algorithm->runs_by_stripes();
     state.last_plan = state.plans.size() - 1;
   }
   return &state.plans[state.last_plan];

@@ -155,7 +155,7 @@ bool HasNodeLevels(const Communicator& comm) { return !NodeLevelGroups(comm.topo
 // and node_stripes where its nodes hold as many ranks each.
 bool LevelsRunHere(const Algorithm& algorithm, const Communicator& comm) {
   if (!HasNodeLevels(comm)) return false;
-  return algorithm.name != "node_stripes" || NodeStripesPossible(comm.topology());
+  return !algorithm.runs_by_stripes() || NodeStripesPossible(comm.topology());
 }
 
 // Whether a job's communicator has levels.

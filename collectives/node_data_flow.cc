@@ -477,16 +477,21 @@ class NodeFlow {
     Words();
     // A reader of its predecessor's chunk into staging where the result's chunk holds
     // its own vector still to be reduced (in place).
-    const bool staged = me_ > 0 && args_.in_place && (!exclusive || !last);
+    // Whether rank `reader` reads its predecessor's chunks into staging: in place, where
+    // the result's chunk still holds its own vector to be reduced (all but an Exscan's
+    // last rank, whose result is its predecessor's prefix alone).
+    auto staged_reader = [&](int reader) {
+      return reader > 0 && args_.in_place && (!exclusive || reader != p_ - 1);
+    };
+    const bool staged = staged_reader(me_);
     const size_t chunk = chunks.empty() ? 0 : chunks.front().count;
     const Slice staging = staged ? Whole(builder_.AddScratch(chunk), chunk) : Empty();
     // A chunk read is a reduction's operand (reduced where it lies, where the buffers
     // are mapped) but where an Exscan's reader reads its result's chunk straight in: a
     // copy. `reader`'s tags, as it and its predecessor both know them.
     auto read_tag = [&](int reader, size_t k) {
-      const bool reader_staged = reader > 0 && args_.in_place && (!exclusive || reader != p_ - 1);
-      return !exclusive || reader_staged ? OperandChunkTag(k)
-                                         : kNodeChunkTag + static_cast<uint32_t>(k);
+      return !exclusive || staged_reader(reader) ? OperandChunkTag(k)
+                                                 : kNodeChunkTag + static_cast<uint32_t>(k);
     };
     for (size_t k = 0; k < chunks.size(); ++k) {
       const Slice mine = Sub(result, chunks[k]);

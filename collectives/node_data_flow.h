@@ -24,11 +24,13 @@
 //     data, RoleReads, reads their lines alone; the model leaves out the others', which
 //     it reads two calls later.)
 //   - Reductions from peers' own buffers read them in chunks (tags kNodeChunkTag + k)
-//     into a staging buffer that each chunk reuses (kNodeInPlaceChunkTag + k, reduced
-//     where they lie, where the buffers are mapped: CollectiveArgs::mapped_buffers); a partitioned
-//     Allreduce's blocks of result are read with kNodeStageTag. A chained Scan's or Exscan's rank
-//     reads its predecessor's chunks with the same tags, each once the predecessor's step that made
-//     it is done (the builder's dependency is the engine's progress word).
+//     into a staging buffer that each chunk reuses; where the buffers are mapped
+//     (CollectiveArgs::mapped_buffers) they are reduced where they lie
+//     (kNodeInPlaceChunkTag + k). A partitioned Allreduce's blocks of result are read
+//     with kNodeStageTag. A chained Scan's or Exscan's rank reads its predecessor's
+//     chunks with the same tags (an Exscan's result, read straight in, is a copy in
+//     either case), each once the predecessor's step that made it is done (the
+//     builder's dependency is the engine's progress word).
 //   - A result that would overwrite what peers still read (in place, beyond the slots)
 //     is made in scratch and copied in once they have read it, as the engine defers it.
 // The ranks are assumed able to read each other's memory (single copy) and to have a
@@ -51,6 +53,8 @@ inline constexpr uint32_t kNodeInPlaceReadTag = 0x2000;
 inline constexpr uint32_t kNodeInPlaceChunkTag = 0x2001;  // + the chunk, below kNodeStageTag
 inline constexpr uint32_t kNodeStageTag = 0x4000;
 inline constexpr uint32_t kNodeWriteTag = 0x8000;  // + the chunk
+// (As many in-place chunk tags as copied ones, below kNodeStageTag.)
+static_assert(kNodeInPlaceChunkTag + (kNodeInPlaceReadTag - kNodeChunkTag) <= kNodeStageTag);
 
 // Whether a node data flow's transfer with `tag` is a write by its sender into the
 // receiver's memory (else a read by the receiver).

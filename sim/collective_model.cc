@@ -135,14 +135,17 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   const size_t n = call.bytes;
   std::vector<std::function<absl::StatusOr<std::optional<double>>()>> level_calls;
   // node_stripes: each node's q ranks hold as many blocks of the vector, the first
-  // ones an element longer.
+  // ones an element longer (timed as the largest), and the network is shared by the
+  // node's q stripes.
   const size_t places = groups.front().size();
-  const size_t elements = n / call.element_bytes;
-  const size_t block = (elements + places - 1) / places * call.element_bytes;
-  MachineProfile shared_network = profile;
-  shared_network.name = profile.name + " (the network shared by a node's stripes)";
-  shared_network.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /=
-      static_cast<double>(places);
+  const size_t block = (n / call.element_bytes + places - 1) / places * call.element_bytes;
+  MachineProfile shared_network;
+  if (stripes) {
+    shared_network = profile;
+    shared_network.name = profile.name + " (the network shared by a node's stripes)";
+    shared_network.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /=
+        static_cast<double>(places);
+  }
   switch (call.collective) {
     case Collective::kAllreduce:
       if (stripes) {
@@ -378,7 +381,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
     if (algorithm.node_levels) {
       const absl::Time start = absl::Now();
       absl::StatusOr<double> usec =
-          PredictNodeLevels(call, profile, topology, options, algorithm.name == "node_stripes",
+          PredictNodeLevels(call, profile, topology, options, algorithm.runs_by_stripes(),
                             prediction.steps, prediction.skipped);
       if (!usec.ok()) return usec.status();
       if (*usec >= 0) prediction.usec = *usec;

@@ -541,13 +541,6 @@ TEST(SkewTest, SkewedBlocksArePredicted) {
   EXPECT_LT(skewed_message, 1.5 * message) << skewed_message << " against " << message;
 }
 
-TEST(PipelinedRabenseifnerTest, TheShippedProfileCopiesNodeLocalMessagesWithTheCpus) {
-  const MachineProfile profile = *LoadMachineProfile("infiniband");
-  EXPECT_TRUE(profile.link(LinkClass::kNuma).cpu_copies);
-  EXPECT_TRUE(profile.link(LinkClass::kNode).cpu_copies);
-  EXPECT_FALSE(profile.link(LinkClass::kNetwork).cpu_copies);
-}
-
 // The pipelined Rabenseifner allreduce overlaps a segment's allgather with the next
 // segments' reductions, where Rabenseifner's runs them one after the other: the model
 // puts it below Rabenseifner from 1 MiB on two nodes and eight (without the start of

@@ -149,7 +149,12 @@ TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {
   ASSERT_FALSE(ShippedProfiles().empty());
   for (const ShippedProfile& shipped : ShippedProfiles()) {
     absl::StatusOr<MachineProfile> profile = LoadMachineProfile(std::string(shipped.name));
-    EXPECT_TRUE(profile.ok()) << shipped.name << ": " << profile.status();
+    ASSERT_TRUE(profile.ok()) << shipped.name << ": " << profile.status();
+    // Within a node the CPUs copy a message (a shared-memory transport has no DMA
+    // engine); across nodes the NIC moves it.
+    EXPECT_TRUE(profile->link(LinkClass::kNuma).cpu_copies) << shipped.name;
+    EXPECT_TRUE(profile->link(LinkClass::kNode).cpu_copies) << shipped.name;
+    EXPECT_FALSE(profile->link(LinkClass::kNetwork).cpu_copies) << shipped.name;
   }
   absl::StatusOr<MachineProfile> default_profile = LoadMachineProfile("infiniband");
   ASSERT_TRUE(default_profile.ok());
