@@ -1451,8 +1451,9 @@ TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallFailWithinTwoCalls) {
 // rank's call has returned, with its result (waiting at most 10 s): on 2 ranks with
 // each eager role (Reduce and Gather rooted at the last rank), on 3 with the readers
 // as rank 1. As a first call and as a repetition of one made together (a quick call),
-// of 1 element (inline: RunSmall) and of 64 (in the slots: the general state
-// machine). (Ranks are threads: the count is shared.)
+// of 1 element (inline) and of 64 (in the slots; RunSmall runs both for a Bcast,
+// Reduce, Scan or Exscan, the general state machine for the others). (Ranks are
+// threads: the count is shared.)
 TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
   static std::atomic<int> returned{0};
   struct Case {
@@ -1614,7 +1615,8 @@ TEST(QuickNodeCallTest, ADisagreementAReaderDidNotWaitForFailsWithinTwoCalls) {
 // then and fails naming the disagreement; no other rank's failure could tell it.
 TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
   static std::atomic<bool> reader_done{false};
-  // 1 element (inline: RunSmall) and 64 (in the slots: the general state machine).
+  // 1 element (inline) and 64 (in the slots): both RunSmall's, with the late peer handed
+  // to the general state machine.
   for (const size_t n : {size_t{1}, size_t{64}}) {
     reader_done = false;
     const absl::Status status = RunCommunicatorJob(

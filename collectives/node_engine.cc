@@ -319,7 +319,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
     case Collective::kBarrier:
     case Collective::kScan:
     case Collective::kExscan:
-      small_ = bytes() <= NodeSegment::kInlineBytes;
+      // (Up to kEagerBytes nothing is partitioned, chained, lent or deferred: every
+      // publication is a copy, the control line's or the slot's.)
+      small_ = bytes() <= node_engine_limits::kEagerBytes;
       break;
     default:
       small_ = false;
@@ -405,6 +407,12 @@ inline void NodeExecution::ExposeInline(const void* data, size_t bytes) {
   segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kInline, nullptr, bytes);
 }
 
+inline void NodeExecution::ExposeInSlot(const void* data, size_t bytes) {
+  NodeSegment& segment = engine_.segment();
+  std::memcpy(segment.Slot(me(), call_.sequence) + TableBytes(), data, bytes);
+  segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kSlot, nullptr, bytes);
+}
+
 absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   if (bytes <= NodeSegment::kInlineBytes) {
     ExposeInline(data, bytes);
@@ -412,10 +420,8 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   }
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
-  const size_t table_bytes = TableBytes();
-  if (bytes <= CopyInLimit() - table_bytes) {
-    std::memcpy(segment.Slot(me(), sequence) + table_bytes, data, bytes);
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, bytes);
+  if (bytes <= CopyInLimit() - TableBytes()) {
+    ExposeInSlot(data, bytes);
   } else {
     if (!engine_.single_copy()) {
       return absl::InternalError(absl::StrCat(
@@ -1534,11 +1540,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     default:  // (none: Restart sets small_ for the collectives above alone)
       return Step();
   }
-  // (The destinations Publish also exposes serve only large calls.)
-  ExposeInline(data, length);
+  // (The destinations Publish also exposes serve only large calls. These collectives
+  // publish no table, and kSlotBytes >= kEagerBytes.)
+  if (ABSL_PREDICT_TRUE(length <= NodeSegment::kInlineBytes)) {
+    ExposeInline(data, length);
+  } else {
+    ExposeInSlot(data, length);
+  }
   segment.SetCheck(self, sequence, call_.check);
   segment.Publish(self, sequence);
-  // RunSmall's calls are inline: nothing lent or deferred, so an eager rank's role is
+  // RunSmall's calls are copies: nothing lent or deferred, so an eager rank's role is
   // enough to say so (as ChooseReads would, without its range: 15 instructions a call).
   if (RoleNeedsNothing()) {
     // A Scan's rank 0 returns its own vector.
@@ -1570,7 +1581,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     engine_.LearnConsumed(rank, segment.consumed_when_published(rank, sequence));
   }
   // What Gather reads of small calls, without its general dispatch: everything lies in
-  // the control lines.
+  // the control lines or the slots.
   char* recv = static_cast<char*>(call_.recv);
   int reduce_last = -1;  // a reduction of ranks 0..reduce_last into recv
   switch (call_.collective) {
@@ -1582,7 +1593,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
       break;
     case Collective::kBcast:
       if (!root && bytes() > 0) {
-        std::memcpy(recv, segment.InlinePayload(call_.root, sequence), bytes());
+        std::memcpy(recv, InSegment(call_.root, 0), bytes());
       }
       break;
     case Collective::kScan:

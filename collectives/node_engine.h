@@ -292,6 +292,9 @@ class NodeExecution final : public CallExecution {
   uint32_t ChainChunks() const;
   // Publishes `bytes` (at most NodeSegment::kInlineBytes) at `data` in the control line.
   void ExposeInline(const void* data, size_t bytes);
+  // Publishes `bytes` (at most the slot's, past the call's table) at `data`, copied
+  // into this rank's slot.
+  void ExposeInSlot(const void* data, size_t bytes);
   // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is.
   absl::Status Expose(const char* data, size_t bytes);
   // Publishes the blocks of `data` at `displs` (elements) of `counts` elements, one per
@@ -432,8 +435,9 @@ class NodeExecution final : public CallExecution {
   std::array<std::vector<size_t>, 4> vectors_;  // call_.vectors, owned
   bool holds_vectors_ = false;                  // vectors_ were filled by the last call
   Phase phase_ = Phase::kPublish;
-  // An Allreduce, Reduce, Bcast, Barrier, Scan or Exscan whose every publication fits the control
-  // line: RunToEnd runs it with RunSmall.
+  // An Allreduce, Reduce, Bcast, Barrier, Scan or Exscan of at most kEagerBytes, whose
+  // every publication is copied into the control line or the slot: RunToEnd runs it
+  // with RunSmall.
   bool small_ = false;
   int next_peer_ = 0;   // the first rank not yet seen to have published or consumed
   int read_first_ = 0;  // kGather waits for ranks read_first_..read_last_ (ChooseReads)
