@@ -1,6 +1,7 @@
 #include "collectives/algorithms.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -366,6 +367,18 @@ bool NodeStripesPossible(const Topology& topology) {
     if (topology.ranks_on_node(node).size() != per_node) return false;
   }
   return per_node >= 2;
+}
+
+size_t StripeSegments(size_t count, size_t element_bytes, size_t places, size_t chunk_bytes) {
+  const size_t segment_bytes =
+      chunk_bytes > std::numeric_limits<size_t>::max() / kStripeSegmentChunks
+          ? std::numeric_limits<size_t>::max()
+          : chunk_bytes * kStripeSegmentChunks;
+  const size_t bytes = count * element_bytes;
+  size_t segments = bytes / segment_bytes + (bytes % segment_bytes != 0 ? 1 : 0);
+  segments = std::min(segments, kMaxStripeSegments);
+  segments = std::min(segments, count / std::max<size_t>(places, 1));
+  return std::max<size_t>(segments, 1);
 }
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,

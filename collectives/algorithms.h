@@ -215,6 +215,16 @@ std::vector<std::vector<int>> NodeLevelGroups(const Topology& topology);
 // ranks at place i of every node's ranks (ascending) make the stripe communicator of
 // place i. A function of the topology alone, as the levels are.
 bool NodeStripesPossible(const Topology& topology);
+// How many segments an Allreduce by stripes of `count` elements of `element_bytes`
+// cuts its vector into, on nodes of `places` ranks with pipelining chunks of
+// `chunk_bytes` (node_levels.h): a segment's node calls overlap the stripes' calls of
+// the segment before, so the network's part hides behind the node's. About
+// kStripeSegmentChunks chunks a segment (1 MiB by default), at most
+// kMaxStripeSegments, each with an element for every place. A function of arguments
+// every rank passes alike.
+inline constexpr size_t kStripeSegmentChunks = 4;
+inline constexpr size_t kMaxStripeSegments = 8;
+size_t StripeSegments(size_t count, size_t element_bytes, size_t places, size_t chunk_bytes);
 
 SelectionInputs AgreedSelectionInputs(const CollectiveArgs& args, const Topology& topology,
                                       bool node_engine = false, bool node_single_copy = false,

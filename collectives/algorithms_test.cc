@@ -293,6 +293,21 @@ TEST(AlgorithmNamesTest, EachForcingVariableListsItsAlgorithms) {
 
 // An algorithm the communicator cannot run is refused with what it needs: node_stripes
 // on 3 ranks over 2 nodes (2 and 1), but not on 4 (2 and 2).
+// An Allreduce by stripes in segments of about four chunks (1 MiB at the default
+// chunk), at most eight, each with an element for every place; one where a chunk is the
+// whole vector (2 ranks).
+TEST(StripeSegmentsTest, AboutFourChunksEachAtMostEight) {
+  constexpr size_t MiB = 1 << 20;
+  EXPECT_EQ(StripeSegments(0, 4, 64, kDefaultChunkBytes), 1u);
+  EXPECT_EQ(StripeSegments(MiB / 4, 4, 64, kDefaultChunkBytes), 1u);
+  EXPECT_EQ(StripeSegments(MiB / 4 + 1, 4, 64, kDefaultChunkBytes), 2u);
+  EXPECT_EQ(StripeSegments(4 * MiB / 4, 4, 64, kDefaultChunkBytes), 4u);
+  EXPECT_EQ(StripeSegments(64 * MiB / 4, 4, 64, kDefaultChunkBytes), kMaxStripeSegments);
+  EXPECT_EQ(StripeSegments(20000, 4, 3, 4096), 5u);
+  EXPECT_EQ(StripeSegments(200, 1, 64, 4), 3u);  // 200 elements, 64 places: 3 segments
+  EXPECT_EQ(StripeSegments(64 * MiB, 4, 2, DefaultChunkBytes(2)), 1u);
+}
+
 TEST(CheckAlgorithmCanRunTest, SaysWhatTheStripesNeed) {
   const Algorithm& stripes = **FindAlgorithm(Collective::kAllreduce, "node_stripes");
   CollectiveArgs args;

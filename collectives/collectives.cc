@@ -518,7 +518,8 @@ void Communicator::RestartNodeLevels(State& state, const CollectiveCall& call, c
                                    .group = state.level_leader_index[rank],
                                    .rank = rank,
                                    .size = state.transport->size(),
-                                   .in_blocks = state.levels_in_blocks};
+                                   .in_blocks = state.levels_in_blocks,
+                                   .chunk_bytes = call.args.chunk_bytes};
   if (call.args.collective == Collective::kBcast || call.args.collective == Collective::kReduce) {
     const int root = call.args.root;
     if (state.level_leader_index[rank] == state.level_leader_index[root]) {
@@ -526,7 +527,8 @@ void Communicator::RestartNodeLevels(State& state, const CollectiveCall& call, c
     }
     levels.leader_root = state.level_leader_index[root];
   }
-  static_cast<NodeLevelsExecution&>(execution).Restart(levels, state.levels_starting);
+  static_cast<NodeLevelsExecution&>(execution).Restart(levels, state.levels_starting,
+                                                       state.levels_unfinished);
 }
 
 absl::Status Communicator::Blocking(std::optional<absl::Time> deadline,

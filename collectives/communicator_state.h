@@ -154,6 +154,8 @@ struct Communicator::State {
   // order they were made (node_levels.h); declared before the requests whose
   // executions take themselves out of it.
   std::vector<NodeLevelsExecution*> levels_starting;
+  // Those not yet finished (each advances the others' level calls while it waits).
+  std::vector<NodeLevelsExecution*> levels_unfinished;
   std::vector<std::unique_ptr<Request::Pending>> idle_level_requests;
   // A persistent collective's init is under way (Communicator::Persistent): the
   // call StartCollective reaches is kept here instead of run.

@@ -4,12 +4,14 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "collectives/communicator.h"
 #include "collectives/communicator_transport.h"
 
 namespace zcoll {
 
-void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecution*>& starting) {
+void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecution*>& starting,
+                                  std::vector<NodeLevelsExecution*>& unfinished) {
   call_ = call;
   // A Reduce's partial result: a leader's of its node, or the root's node's leader's
   // of the other nodes and itself (when it is not the root).
@@ -17,19 +19,28 @@ void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecut
     partial_.resize(call_.count * DataTypeSize(call_.type));
   }
   if (call_.stripe != nullptr) {
-    // The vector's blocks, one per place in a node, as equal as they can be: alike on
-    // every rank (count and the node's size are).
+    // The segments, and each one's blocks, one per place in a node, as equal as they
+    // can be: alike on every rank (count, the node's size and the chunk are).
     const size_t places = static_cast<size_t>(call_.node->size());
-    counts_.assign(places, call_.count / places);
-    displs_.resize(places);
-    size_t at = 0;
-    for (size_t place = 0; place < places; ++place) {
-      if (place < call_.count % places) ++counts_[place];
-      displs_[place] = at;
-      at += counts_[place];
+    const size_t segments =
+        StripeSegments(call_.count, DataTypeSize(call_.type), places, call_.chunk_bytes);
+    segments_.resize(segments);
+    for (size_t segment = 0; segment < segments; ++segment) {
+      StripeSegment& cut = segments_[segment];
+      cut.first = call_.count * segment / segments;
+      const size_t count = call_.count * (segment + 1) / segments - cut.first;
+      cut.counts.assign(places, count / places);
+      cut.displs.resize(places);
+      size_t at = 0;
+      for (size_t place = 0; place < places; ++place) {
+        if (place < count % places) ++cut.counts[place];
+        cut.displs[place] = at;
+        at += cut.counts[place];
+      }
     }
-    stripe_displ_bytes_ =
-        displs_[static_cast<size_t>(call_.node->rank())] * DataTypeSize(call_.type);
+    node_in_flight_ = stripe_in_flight_ = -1;
+    node_next_ = stripe_next_ = scattered_ = allreduced_ = 0;
+    stripe_current_ = Request();
   }
   next_ = 0;
   current_ = Request();
@@ -37,13 +48,28 @@ void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecut
   status_ = absl::OkStatus();
   starting_ = &starting;
   starting.push_back(this);
-  if (First()) StartNext();
+  unfinished_ = &unfinished;
+  unfinished.push_back(this);
+  if (!First()) return;
+  if (call_.stripe != nullptr) {
+    PumpStripes();
+  } else {
+    StartNext();
+  }
 }
 
 void NodeLevelsExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
+  Finish();
+}
+
+void NodeLevelsExecution::Finish() {
   finished_ = true;
   StopStarting();
+  if (unfinished_ == nullptr) return;
+  unfinished_->erase(std::remove(unfinished_->begin(), unfinished_->end(), this),
+                     unfinished_->end());
+  unfinished_ = nullptr;
 }
 
 void NodeLevelsExecution::StopStarting() {
@@ -64,7 +90,6 @@ bool NodeLevelsExecution::AdvanceEarlierCalls() {
 std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) {
   Communicator& node = *call_.node;
   Communicator* leaders = call_.leaders;
-  if (call_.stripe != nullptr) return StartStripeStep(step);
   switch (call_.collective) {
     case Collective::kAllreduce:
       // A Reduce to the node's leader (its local rank 0), which gets the node's result
@@ -182,25 +207,96 @@ std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStep(int step) 
   }
 }
 
-std::optional<absl::StatusOr<Request>> NodeLevelsExecution::StartStripeStep(int step) {
+absl::StatusOr<Request> NodeLevelsExecution::StartNodeStripeCall(size_t index) {
   Communicator& node = *call_.node;
-  char* recv = static_cast<char*>(call_.recv);
+  const size_t element_bytes = DataTypeSize(call_.type);
   const size_t place = static_cast<size_t>(node.rank());
-  if (step == 0) {
-    // In place the node's Reduce_scatter leaves this rank's block at the start of
-    // `recv` (moved to its place before the stripe's call); else straight there.
-    return call_.in_place ? node.IReduceScatter(kInPlace, recv, counts_, call_.type, call_.op)
-                          : node.IReduceScatter(call_.send, recv + stripe_displ_bytes_, counts_,
-                                                call_.type, call_.op);
+  const StripeSegment& cut = segments_[index % segments_.size()];
+  char* recv = static_cast<char*>(call_.recv) + cut.first * element_bytes;
+  if (index >= segments_.size()) {
+    return node.IAllgatherv(kInPlace, 0, recv, cut.counts, cut.displs, call_.type);
   }
-  if (step == 1) {
-    if (call_.in_place && stripe_displ_bytes_ > 0) {
-      std::memmove(recv + stripe_displ_bytes_, recv, counts_[place] * DataTypeSize(call_.type));
+  // In place the node's Reduce_scatter leaves this rank's block at the start of the
+  // segment (moved to its place before the stripe's call); else straight there.
+  if (call_.in_place) return node.IReduceScatter(kInPlace, recv, cut.counts, call_.type, call_.op);
+  return node.IReduceScatter(static_cast<const char*>(call_.send) + cut.first * element_bytes,
+                             recv + cut.displs[place] * element_bytes, cut.counts, call_.type,
+                             call_.op);
+}
+
+absl::StatusOr<Request> NodeLevelsExecution::StartStripeCall(size_t segment) {
+  const size_t element_bytes = DataTypeSize(call_.type);
+  const size_t place = static_cast<size_t>(call_.node->rank());
+  const StripeSegment& cut = segments_[segment];
+  char* recv = static_cast<char*>(call_.recv) + cut.first * element_bytes;
+  char* block = recv + cut.displs[place] * element_bytes;
+  if (call_.in_place && block != recv) {
+    std::memmove(block, recv, cut.counts[place] * element_bytes);
+  }
+  return call_.stripe->IAllreduce(kInPlace, block, cut.counts[place], call_.type, call_.op);
+}
+
+void NodeLevelsExecution::PumpStripes() {
+  const size_t segments = segments_.size();
+  // Tests a lane's call in flight: whether it has completed (false on a failure, which
+  // fails this call).
+  auto completed = [this](Request& request, int& in_flight, bool& failed) {
+    if (in_flight < 0) return false;
+    // (Of a request already done, as a wait leaves it: its status.)
+    absl::StatusOr<bool> done = request.Test();
+    if (!done.ok()) {
+      Fail(done.status());
+      failed = true;
+      return false;
     }
-    return call_.stripe->IAllreduce(kInPlace, recv + stripe_displ_bytes_, counts_[place],
-                                    call_.type, call_.op);
+    if (!*done) return false;
+    in_flight = -1;
+    return true;
+  };
+  auto started = [this](absl::StatusOr<Request> request, Request& lane, int& in_flight,
+                        size_t index) {
+    if (!request.ok()) {
+      Fail(request.status());
+      return false;
+    }
+    lane = std::move(*request);
+    in_flight = static_cast<int>(index);
+    return true;
+  };
+  for (bool moved = true; moved && !finished_;) {
+    moved = false;
+    bool failed = false;
+    const int node_call = node_in_flight_, stripe_call = stripe_in_flight_;
+    if (completed(current_, node_in_flight_, failed)) {
+      // (The lane completes in order: its first `segments` calls are the Reduce_scatters.)
+      if (static_cast<size_t>(node_call) < segments)
+        scattered_ = static_cast<size_t>(node_call) + 1;
+      moved = true;
+    }
+    if (failed) return;
+    if (completed(stripe_current_, stripe_in_flight_, failed)) {
+      allreduced_ = static_cast<size_t>(stripe_call) + 1;
+      moved = true;
+    }
+    if (failed) return;
+    if (node_in_flight_ < 0 && node_next_ < 2 * segments &&
+        (node_next_ < segments || allreduced_ > node_next_ - segments)) {
+      if (!started(StartNodeStripeCall(node_next_), current_, node_in_flight_, node_next_)) return;
+      ++node_next_;
+      moved = true;
+    }
+    if (stripe_in_flight_ < 0 && stripe_next_ < segments && scattered_ > stripe_next_) {
+      if (!started(StartStripeCall(stripe_next_), stripe_current_, stripe_in_flight_,
+                   stripe_next_)) {
+        return;
+      }
+      ++stripe_next_;
+      moved = true;
+    }
+    const bool all_started = node_next_ == 2 * segments && stripe_next_ == segments;
+    if (all_started) StopStarting();
+    if (all_started && node_in_flight_ < 0 && stripe_in_flight_ < 0) Finish();
   }
-  return node.IAllgatherv(kInPlace, 0, recv, counts_, displs_, call_.type);
 }
 
 bool NodeLevelsExecution::StartNext() {
@@ -215,22 +311,24 @@ bool NodeLevelsExecution::StartNext() {
     if (next_ == kSteps) StopStarting();
     return true;
   }
-  finished_ = true;
-  StopStarting();
+  Finish();
   return true;
 }
 
 Transport::PollResult NodeLevelsExecution::Advance() {
   if (!finished_ && !AdvanceEarlierCalls()) return Transport::PollResult::kIdle;
+  if (call_.stripe != nullptr) {
+    PumpStripes();
+    return finished_ ? Transport::PollResult::kDone : Transport::PollResult::kIdle;
+  }
   while (!finished_) {
-    if (!current_.done()) {
-      absl::StatusOr<bool> done = current_.Test();
-      if (!done.ok()) {
-        Fail(done.status());
-        break;
-      }
-      if (!*done) return Transport::PollResult::kIdle;
+    // (Of a request already done, as another call's wait may leave it: its status.)
+    absl::StatusOr<bool> done = current_.Test();
+    if (!done.ok()) {
+      Fail(done.status());
+      break;
     }
+    if (!*done) return Transport::PollResult::kIdle;
     if (!StartNext()) break;
   }
   return Transport::PollResult::kDone;
@@ -245,26 +343,99 @@ absl::Status NodeLevelsExecution::WaitFor(
     const absl::Status status = earlier->WaitFor(transport, poll, deadline, on_clock);
     if (absl::IsDeadlineExceeded(status)) return status;
   }
+  if (call_.stripe != nullptr) return WaitForStripes(transport, deadline, on_clock);
   while (!finished_) {
     if (!current_.done()) {
-      // The level call's own waiting, to this call's deadline: past it, the caller's
-      // Request reports this call overdue with what its communicator sees (a rank
-      // stopped on another node, which the level's communicator does not hold).
-      Request::Pending& pending = *current_.pending_;
-      CallExecution& level = *pending.execution;
-      absl::Status status =
-          level.finished()
-              ? absl::OkStatus()
-              : level.WaitFor(
-                    *pending.transport, [&level] { return level.Advance(); }, deadline, on_clock);
+      Request* const mine[] = {&current_};
+      absl::Status status = WaitForLevelCalls(mine, transport, deadline, on_clock);
       if (absl::IsDeadlineExceeded(status)) return status;
-      status = current_.Wait();  // done (or failed): ends the level's request
       if (!status.ok()) {
         Fail(status);
         break;
       }
     }
-    if (!StartNext()) break;
+    absl::StatusOr<bool> done = current_.Test();
+    if (!done.ok()) {
+      Fail(done.status());
+      break;
+    }
+    if (*done && !StartNext()) break;
+  }
+  return absl::OkStatus();
+}
+
+bool NodeLevelsExecution::OthersInFlight() const {
+  if (unfinished_ == nullptr) return false;
+  for (const NodeLevelsExecution* other : *unfinished_) {
+    if (other != this && (!other->current_.done() || !other->stripe_current_.done())) return true;
+  }
+  return false;
+}
+
+void NodeLevelsExecution::AdvanceOthers() {
+  if (unfinished_ == nullptr) return;
+  for (NodeLevelsExecution* other : *unfinished_) {
+    if (other == this) continue;
+    for (Request* level_call : {&other->current_, &other->stripe_current_}) {
+      // (A failure stays in the request, for its own call to report.)
+      if (!level_call->done()) level_call->Test().IgnoreError();
+    }
+  }
+}
+
+absl::Status NodeLevelsExecution::WaitForLevelCalls(
+    absl::Span<Request* const> mine, Transport& transport, absl::Time deadline,
+    absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) {
+  if (mine.size() == 1 && !OthersInFlight()) {
+    // The level call's own waiting (a node call sleeps on its segment), to this call's
+    // deadline: past it, the caller's Request reports this call overdue with what its
+    // communicator sees (a rank stopped on another node, which the level's communicator
+    // does not hold).
+    Request::Pending& pending = *mine.front()->pending_;
+    CallExecution& level = *pending.execution;
+    if (level.finished()) return absl::OkStatus();
+    return level.WaitFor(
+        *pending.transport, [&level] { return level.Advance(); }, deadline, on_clock);
+  }
+  // Level calls in flight beside this one's: all of them advance while it waits, since
+  // a peer may need this rank's part of any (a node call that lent this rank's buffer
+  // ends only once its peers have read it, and they may be waiting for another call
+  // of this rank's first).
+  return transport.WaitFor(
+      [&] {
+        for (Request* level_call : mine) {
+          absl::StatusOr<bool> done = level_call->Test();
+          if (!done.ok() || *done) return Transport::PollResult::kDone;
+        }
+        AdvanceOthers();
+        return Transport::PollResult::kIdle;
+      },
+      deadline, on_clock);
+}
+
+absl::Status NodeLevelsExecution::WaitForStripes(
+    Transport& transport, absl::Time deadline,
+    absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock) {
+  // Until either lane's call completes (PumpStripes notes which), both advancing, since
+  // a peer's call in one lane may wait for this rank's in the other.
+  for (PumpStripes(); !finished_; PumpStripes()) {
+    Request* mine[2];
+    size_t lanes = 0;
+    if (node_in_flight_ >= 0) mine[lanes++] = &current_;
+    if (stripe_in_flight_ >= 0) mine[lanes++] = &stripe_current_;
+    if (lanes == 0) {
+      // (Unreachable: PumpStripes starts a call in some lane until all have completed.)
+      Fail(absl::InternalError(absl::StrCat(
+          "rank ", call_.rank, ": an Allreduce by stripes has no level call to wait for")));
+      break;
+    }
+    absl::Status status =
+        WaitForLevelCalls(absl::MakeConstSpan(mine, lanes), transport, deadline, on_clock);
+    if (absl::IsDeadlineExceeded(status)) return status;
+    if (!status.ok()) {
+      Fail(status);
+      break;
+    }
   }
   return absl::OkStatus();
 }
@@ -272,7 +443,8 @@ absl::Status NodeLevelsExecution::WaitFor(
 NodeLevelsExecution::~NodeLevelsExecution() {
   // A level call left pending by a missed deadline ends at once: the job has failed.
   if (!current_.done()) current_.Wait().IgnoreError();
-  StopStarting();
+  if (!stripe_current_.done()) stripe_current_.Wait().IgnoreError();
+  Finish();
 }
 
 }  // namespace zcoll

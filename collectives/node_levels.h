@@ -28,7 +28,12 @@
 //     i among the ranks at place i of every node (the stripe), q of them at once
 //     across the network; Allgatherv of the blocks within each node (commutative ops
 //     only). Each rank reduces and sends 1/q of the vector across nodes, where the
-//     leaders of node_levels send all of it.
+//     leaders of node_levels send all of it. A long vector is cut into segments first
+//     (StripeSegments: about 1 MiB each, at most 8), each done so, in two lanes of
+//     calls: the node's Reduce_scatters of every segment, then their Allgathervs; the
+//     stripe's Allreduces, each once its segment's Reduce_scatter has completed; a
+//     segment's Allgatherv once its Allreduce has. So the network's part of a segment
+//     runs while the node reduces the next ones.
 // How each level runs is that level's own choice from its own agreed inputs (a node
 // whose ranks cannot share a segment runs its level by messages), so the ranks of a
 // node agree on it and nothing else needs to.
@@ -36,7 +41,9 @@
 // NodeLevelsExecution runs the calls one after another: each is a nonblocking call on a
 // level's communicator (a Request of its own), started when the one before it has
 // completed, so a nonblocking node_levels call advances whenever it is tested or
-// waited for. A level's failure fails the job, as any failed call does.
+// waited for (an Allreduce by stripes, one call at a time in each lane: with both in
+// flight it polls both, since a peer's call in one may wait for this rank's in the
+// other). A level's failure fails the job, as any failed call does.
 //
 // Every rank must start its level calls on a level's communicator in one order, and a
 // step starts when the step before it completes, which is a matter of timing. So the
@@ -53,6 +60,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "collectives/algorithms.h"
 #include "collectives/call_execution.h"
 #include "collectives/request.h"
@@ -91,6 +99,8 @@ class NodeLevelsExecution final : public CallExecution {
     int rank = 0;
     int size = 0;
     bool in_blocks = false;
+    // Allreduce by stripes: the communicator's pipelining chunk (StripeSegments).
+    size_t chunk_bytes = kDefaultChunkBytes;
   };
   // The level calls of a collective, in order; one that a rank takes no part in is
   // skipped.
@@ -102,8 +112,10 @@ class NodeLevelsExecution final : public CallExecution {
   NodeLevelsExecution& operator=(const NodeLevelsExecution&) = delete;
 
   // Starts `call`'s first level call, or queues it behind the calls of `starting`
-  // (its communicator's calls that have not yet started their last step).
-  void Restart(const Call& call, std::vector<NodeLevelsExecution*>& starting);
+  // (its communicator's calls that have not yet started their last step); it stays in
+  // `unfinished` (its communicator's calls not yet finished) until it finishes.
+  void Restart(const Call& call, std::vector<NodeLevelsExecution*>& starting,
+               std::vector<NodeLevelsExecution*>& unfinished);
 
   Transport::PollResult Advance() override;
   Transport::PollResult Look(absl::Duration) override { return Transport::PollResult::kIdle; }
@@ -118,8 +130,29 @@ class NodeLevelsExecution final : public CallExecution {
   // Level call `step` of the call, on its level's communicator; nullopt where this rank
   // takes no part in it.
   std::optional<absl::StatusOr<Request>> StartStep(int step);
-  // The same for an Allreduce by stripes.
-  std::optional<absl::StatusOr<Request>> StartStripeStep(int step);
+  // An Allreduce by stripes: starts what its lanes can start and notes what completed,
+  // until nothing moves (finished_ once every call has completed).
+  void PumpStripes();
+  // The node lane's call `index` (the segments' Reduce_scatters, then their
+  // Allgathervs) and the stripe lane's Allreduce of segment `segment`.
+  absl::StatusOr<Request> StartNodeStripeCall(size_t index);
+  absl::StatusOr<Request> StartStripeCall(size_t segment);
+  // WaitFor's part for an Allreduce by stripes.
+  absl::Status WaitForStripes(Transport& transport, absl::Time deadline,
+                              absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock);
+  // Waits until one of `mine` (this call's level calls in flight) completes or fails
+  // (the requests say which), or DeadlineExceeded past `deadline` (left pending): as
+  // that level's call waits where it is the only level call in flight on this rank's
+  // levels, else advancing every one.
+  absl::Status WaitForLevelCalls(absl::Span<Request* const> mine, Transport& transport,
+                                 absl::Time deadline,
+                                 absl::FunctionRef<Transport::PollResult(absl::Time)> on_clock);
+  // Whether another call of the communicator has a level call in flight; advancing
+  // those.
+  bool OthersInFlight() const;
+  void AdvanceOthers();
+  // Finished: leaves the starting and unfinished lists.
+  void Finish();
   // Starts the next step, or finishes when none is left; false on an error.
   bool StartNext();
   void Fail(absl::Status status);
@@ -132,8 +165,10 @@ class NodeLevelsExecution final : public CallExecution {
   void StopStarting();
 
   Call call_;
-  // The communicator's calls still starting steps, this one among them, or null.
+  // The communicator's calls still starting steps, this one among them, or null; its
+  // calls not yet finished, likewise.
   std::vector<NodeLevelsExecution*>* starting_ = nullptr;
+  std::vector<NodeLevelsExecution*>* unfinished_ = nullptr;
   int next_ = 0;
   Request current_;            // the level call in flight (done between steps)
   std::vector<char> partial_;  // a Reduce's partial result (Restart)
@@ -143,7 +178,21 @@ class NodeLevelsExecution final : public CallExecution {
   std::vector<char> group_blocks_;
   std::vector<char> all_blocks_;
   std::vector<size_t> counts_, displs_;
-  size_t stripe_displ_bytes_ = 0;  // where this rank's block of a stripes call begins
+  // An Allreduce by stripes: its segments (elements from `first`; each place's block's
+  // counts and displacements within the segment), and its two lanes, each one call at
+  // a time: the node's (every segment's Reduce_scatter, then every segment's
+  // Allgatherv, which waits for the segment's Allreduce; in current_) and the stripe's
+  // (every segment's Allreduce, once its Reduce_scatter has completed). A lane's call
+  // in flight (its index, or -1), the next to start, and the segments done so far.
+  struct StripeSegment {
+    size_t first = 0;
+    std::vector<size_t> counts, displs;
+  };
+  std::vector<StripeSegment> segments_;
+  Request stripe_current_;
+  int node_in_flight_ = -1, stripe_in_flight_ = -1;
+  size_t node_next_ = 0, stripe_next_ = 0;
+  size_t scattered_ = 0, allreduced_ = 0;
 };
 
 }  // namespace zcoll
