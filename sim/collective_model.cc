@@ -64,6 +64,47 @@ Topology SubTopology(const Topology& topology, absl::Span<const int> members) {
   return *Topology::Create(std::move(locations));
 }
 
+// The time of an Allreduce by stripes in `segments` segments (node_levels.h), each
+// segment's node Reduce_scatter taking `reduce_scatter`, its stripe Allreduce
+// `allreduce` (of which `allreduce_cpu` is the ranks' CPU work: reductions, per-message
+// overheads) and its node Allgather `allgather`: the node lane runs every segment's
+// Reduce_scatter, then every Allgather, one at a time, an Allgather once its segment's
+// Allreduce has ended; the stripe lane runs the Allreduces one at a time, each once its
+// segment's Reduce_scatter has ended. The CPUs run the node calls and the stripes' CPU
+// work alike: a node call during which a stripe call starts ends that much later. One
+// segment: the three calls' sum.
+double StripeLanesUsec(size_t segments, double reduce_scatter, double allreduce,
+                       double allreduce_cpu, double allgather) {
+  std::vector<double> allreduce_start(segments), allreduce_end(segments);
+  std::vector<bool> charged(segments, false);
+  size_t scheduled = 0;  // stripe calls whose start is known
+  // A node call from `start` for `usec`, and the stripe calls that start meanwhile.
+  auto node_call = [&](double start, double usec) {
+    double end = start + usec;
+    for (bool longer = true; longer;) {
+      longer = false;
+      for (size_t s = 0; s < scheduled; ++s) {
+        if (charged[s] || allreduce_start[s] < start || allreduce_start[s] >= end) continue;
+        end += allreduce_cpu;
+        charged[s] = true;
+        longer = true;
+      }
+    }
+    return end;
+  };
+  double node_free = 0;
+  for (size_t s = 0; s < segments; ++s) {
+    node_free = node_call(node_free, reduce_scatter);
+    allreduce_start[s] = s == 0 ? node_free : std::max(node_free, allreduce_end[s - 1]);
+    allreduce_end[s] = allreduce_start[s] + allreduce;
+    scheduled = s + 1;
+  }
+  for (size_t s = 0; s < segments; ++s) {
+    node_free = node_call(std::max(node_free, allreduce_end[s]), allgather);
+  }
+  return node_free;
+}
+
 // A node_levels call (collectives/node_levels.h), root 0: its level calls one after
 // another, each timed as its level's communicator runs it (the algorithm that
 // communicator chooses, predicted on the level's ranks, node_levels again where that
@@ -71,10 +112,11 @@ Topology SubTopology(const Topology& topology, absl::Span<const int> members) {
 // a step run at once on every group; a group starts its next call when its own ends,
 // which the sum of the slowest ones ignores: an upper estimate by the spread.)
 // Allgatherv among the leaders is timed as an Allgather of the largest group's blocks.
-// node_stripes (`stripes`): a Reduce_scatter_block of the vector on every node, an
-// Allreduce of the largest block on one stripe (every node's first rank) with the
-// network's bandwidth shared by the node's q stripes, which cross it at once, and an
-// Allgather of the blocks on every node.
+// node_stripes (`stripes`): in segments (StripeSegments, each timed as the largest),
+// a Reduce_scatter_block of the segment on every node, an Allreduce of its largest
+// block on one stripe (every node's first rank) with the network's bandwidth shared by
+// the node's q stripes, which cross it at once, and an Allgather of the blocks on every
+// node; the segments' calls in the lanes zcoll runs them in (StripeLanesUsec).
 absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const MachineProfile& profile,
                                          const Topology& topology, const PredictOptions& options,
                                          bool stripes, uint64_t& steps,
@@ -99,8 +141,9 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
     level.bytes = bytes;
     level.ranks = static_cast<int>(members.size());
     const Topology level_topology = SubTopology(topology, members);
-    const std::string key = absl::StrCat(CollectiveName(collective), " ", bytes, " ",
-                                         level_topology.ToString(), own_profile ? " own" : "");
+    const std::string key =
+        absl::StrCat(CollectiveName(collective), " ", bytes, " ", level_topology.ToString(),
+                     own_profile != nullptr ? own_profile->name : "");
     if (const auto found = known.find(key); found != known.end()) return found->second;
     PredictOptions level_options = options;
     level_options.algorithm = std::string(ChosenAlgorithm(level, level_topology).name);
@@ -138,23 +181,43 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   // ones an element longer (timed as the largest), and the network is shared by the
   // node's q stripes.
   const size_t places = groups.front().size();
-  const size_t block = (n / call.element_bytes + places - 1) / places * call.element_bytes;
-  MachineProfile shared_network;
+  const size_t elements = n / call.element_bytes;
+  const size_t segments =
+      stripes ? StripeSegments(elements, call.element_bytes, places, DefaultChunkBytes(call.ranks))
+              : 1;
+  const size_t segment = (elements + segments - 1) / segments;
+  const size_t block = (segment + places - 1) / places * call.element_bytes;
+  // The stripes' network, and their CPU work alone (a network of no latency and
+  // unbounded bandwidth; all of it where the network's bytes are the CPUs' copies or
+  // the ranks share a host's cores).
+  MachineProfile shared_network, cpu_alone;
+  const LinkCost& network = profile.link(LinkClass::kNetwork);
+  const bool stripes_hold_cpus = network.cpu_copies || profile.host_cores > 0;
   if (stripes) {
     shared_network = profile;
     shared_network.name = profile.name + " (the network shared by a node's stripes)";
     shared_network.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /=
         static_cast<double>(places);
+    cpu_alone = shared_network;
+    cpu_alone.name = profile.name + " (the stripes' CPU work alone)";
+    LinkCost& free_network = cpu_alone.links[static_cast<int>(LinkClass::kNetwork)];
+    free_network.latency_usec = 0;
+    free_network.bytes_per_usec = 1e12;
   }
   switch (call.collective) {
     case Collective::kAllreduce:
       if (stripes) {
+        // (Stripe 0, every node's first rank: the leaders.)
         level_calls = {
             [&] {
               return groups_usec(Collective::kReduceScatterBlock, block * places, Which::kEvery);
             },
-            // (Stripe 0, every node's first rank: the leaders.)
             [&] { return level_usec(Collective::kAllreduce, block, leaders, &shared_network); },
+            [&] {
+              if (stripes_hold_cpus || segments == 1)
+                return level_usec(Collective::kAllreduce, block, leaders, &shared_network);
+              return level_usec(Collective::kAllreduce, block, leaders, &cpu_alone);
+            },
             [&] { return groups_usec(Collective::kAllgather, block, Which::kEvery); }};
         break;
       }
@@ -190,13 +253,18 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
       return absl::InvalidArgumentError(
           absl::StrCat("node_levels has no model of ", CollectiveName(call.collective)));
   }
-  double total = 0;
+  std::vector<double> usecs;
   for (const auto& level_call : level_calls) {
     absl::StatusOr<std::optional<double>> usec = level_call();
     if (!usec.ok()) return usec.status();
     if (!usec->has_value()) return -1.0;
-    total += **usec;
+    usecs.push_back(**usec);
   }
+  if (stripes && call.collective == Collective::kAllreduce) {
+    return StripeLanesUsec(segments, usecs[0], usecs[1], usecs[2], usecs[3]);
+  }
+  double total = 0;
+  for (double usec : usecs) total += usec;
   return total;
 }
 

@@ -394,6 +394,48 @@ TEST(NodeLevelsModelTest, TheStripesCallsAddUp) {
   }
 }
 
+// In segments (8 MiB: 8 of 1 MiB on 8 ranks), the node's calls and the stripes' run in
+// two lanes: with a network faster than the node's Reduce_scatter (B <= A) and the
+// stripes' last Allreduce shorter than what the Allgathers leave it, every stripe call
+// hides behind the node's calls but for its CPU work c, which a node call running when
+// it starts pays: 8 (A + C + c), against 8 (A + B + C) without the overlap. On a network
+// whose bytes the CPUs copy (c = B) nothing hides.
+TEST(NodeLevelsModelTest, TheStripesSegmentsOverlapButForTheirCpuWork) {
+  const TwoNodesOfFour machine;
+  const size_t bytes = size_t{8} << 20, segments = 8, block = bytes / segments / 4;
+  ASSERT_EQ(StripeSegments(bytes / 4, 4, 4, DefaultChunkBytes(8)), segments);
+  MachineProfile shared = machine.profile;
+  shared.name += " (shared)";
+  shared.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /= 4;
+  MachineProfile cpu_alone = shared;
+  cpu_alone.name += " (cpu alone)";
+  cpu_alone.links[static_cast<int>(LinkClass::kNetwork)].latency_usec = 0;
+  cpu_alone.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec = 1e12;
+  const PredictionCase across_call = CallOf(Collective::kAllreduce, 2, block);
+  const double reduce_scatter = PredictedUsec(CallOf(Collective::kReduceScatterBlock, 4, 4 * block),
+                                              machine.profile, machine.node, "node");
+  const double allgather = PredictedUsec(CallOf(Collective::kAllgather, 4, block), machine.profile,
+                                         machine.node, "node");
+  const double across = ChosenUsec(across_call, shared, machine.one_rank_a_node);
+  const double cpu = ChosenUsec(across_call, cpu_alone, machine.one_rank_a_node);
+  ASSERT_LE(across, reduce_scatter);
+  ASSERT_LE(across, cpu + (segments - 1) * allgather);
+  ASSERT_GT(cpu, 0);
+  ASSERT_LT(cpu, across);
+  const double composed = PredictedUsec(CallOf(Collective::kAllreduce, 8, bytes), machine.profile,
+                                        machine.topology, "node_stripes");
+  EXPECT_NEAR(composed, segments * (reduce_scatter + allgather + cpu), 1e-6 * composed);
+  // The network's bytes copied by the CPUs: the calls' sum, segment after segment.
+  MachineProfile copied = machine.profile;
+  copied.links[static_cast<int>(LinkClass::kNetwork)].cpu_copies = true;
+  MachineProfile copied_shared = shared;
+  copied_shared.links[static_cast<int>(LinkClass::kNetwork)].cpu_copies = true;
+  const double copied_across = ChosenUsec(across_call, copied_shared, machine.one_rank_a_node);
+  EXPECT_NEAR(PredictedUsec(CallOf(Collective::kAllreduce, 8, bytes), copied, machine.topology,
+                            "node_stripes"),
+              segments * (reduce_scatter + copied_across + allgather), 1e-6 * composed);
+}
+
 // A level call that cannot be simulated leaves node_levels unsimulated, saying which
 // and why: here the node engine's reduce, on a profile without the engine's figures.
 TEST(NodeLevelsModelTest, SaysWhichLevelCallIsNotSimulated) {
