@@ -405,7 +405,8 @@ TEST(DeathTest, AKilledRankEndsTheCollectiveOnTheOthers) {
 }
 
 // The same on an Allreduce by stripes (node_levels.h): a rank dies in the stripes'
-// calls across the network or its node's calls on the engine, wherever its peers are.
+// calls across the network or its node's calls on the engine, wherever its peers are;
+// 3 MiB, three segments at the default chunk, so that both lanes have calls in flight.
 TEST(DeathTest, AKilledRankEndsAnAllreduceByStripesOnTheOthers) {
   const CommunicatorJob job{.local_provider = "shm",
                             .network_provider = "ofi:tcp",
@@ -414,7 +415,9 @@ TEST(DeathTest, AKilledRankEndsAnAllreduceByStripesOnTheOthers) {
                             .communicator_timeout = absl::Seconds(60)};
   const absl::Status status = RunCommunicatorJob(job, [](Communicator& comm, RankControl& control) {
     ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
-    std::vector<float> send(1 << 18, 1.0f), recv(1 << 18);
+    constexpr size_t kCount = 3 << 18;
+    ASSERT_EQ(StripeSegments(kCount, sizeof(float), 2, kDefaultChunkBytes), 3u);
+    std::vector<float> send(kCount, 1.0f), recv(kCount);
     absl::Status result;
     absl::Time failed_at = absl::InfiniteFuture(), died_at = absl::InfiniteFuture();
     for (int i = 0; i < 200 && result.ok(); ++i) {

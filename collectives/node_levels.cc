@@ -4,9 +4,10 @@
 #include <cstring>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "collectives/communicator.h"
 #include "collectives/communicator_transport.h"
+#include "core/logging.h"
+#include "core/schedule.h"
 
 namespace zcoll {
 
@@ -27,15 +28,14 @@ void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecut
     segments_.resize(segments);
     for (size_t segment = 0; segment < segments; ++segment) {
       StripeSegment& cut = segments_[segment];
-      cut.first = call_.count * segment / segments;
-      const size_t count = call_.count * (segment + 1) / segments - cut.first;
-      cut.counts.assign(places, count / places);
+      const ElementRange range = EvenBlock(call_.count, segments, segment);
+      cut.first = range.offset;
+      cut.counts.resize(places);
       cut.displs.resize(places);
-      size_t at = 0;
       for (size_t place = 0; place < places; ++place) {
-        if (place < count % places) ++cut.counts[place];
-        cut.displs[place] = at;
-        at += cut.counts[place];
+        const ElementRange block = EvenBlock(range.count, places, place);
+        cut.displs[place] = block.offset;
+        cut.counts[place] = block.count;
       }
     }
     node_in_flight_ = stripe_in_flight_ = -1;
@@ -66,17 +66,16 @@ void NodeLevelsExecution::Fail(absl::Status status) {
 void NodeLevelsExecution::Finish() {
   finished_ = true;
   StopStarting();
-  if (unfinished_ == nullptr) return;
-  unfinished_->erase(std::remove(unfinished_->begin(), unfinished_->end(), this),
-                     unfinished_->end());
-  unfinished_ = nullptr;
+  Leave(unfinished_);
 }
 
-void NodeLevelsExecution::StopStarting() {
-  if (starting_ == nullptr) return;
-  starting_->erase(std::remove(starting_->begin(), starting_->end(), this), starting_->end());
-  starting_ = nullptr;
+void NodeLevelsExecution::Leave(std::vector<NodeLevelsExecution*>*& calls) {
+  if (calls == nullptr) return;
+  calls->erase(std::remove(calls->begin(), calls->end(), this), calls->end());
+  calls = nullptr;
 }
+
+void NodeLevelsExecution::StopStarting() { Leave(starting_); }
 
 bool NodeLevelsExecution::AdvanceEarlierCalls() {
   while (!First()) {
@@ -423,12 +422,9 @@ absl::Status NodeLevelsExecution::WaitForStripes(
     size_t lanes = 0;
     if (node_in_flight_ >= 0) mine[lanes++] = &current_;
     if (stripe_in_flight_ >= 0) mine[lanes++] = &stripe_current_;
-    if (lanes == 0) {
-      // (Unreachable: PumpStripes starts a call in some lane until all have completed.)
-      Fail(absl::InternalError(absl::StrCat(
-          "rank ", call_.rank, ": an Allreduce by stripes has no level call to wait for")));
-      break;
-    }
+    // (PumpStripes starts a call in some lane until all have completed.)
+    ZCOLL_CHECK(lanes > 0) << "rank " << call_.rank
+                           << ": an Allreduce by stripes has no level call to wait for";
     absl::Status status =
         WaitForLevelCalls(absl::MakeConstSpan(mine, lanes), transport, deadline, on_clock);
     if (absl::IsDeadlineExceeded(status)) return status;

@@ -153,6 +153,8 @@ class NodeLevelsExecution final : public CallExecution {
   void AdvanceOthers();
   // Finished: leaves the starting and unfinished lists.
   void Finish();
+  // Takes this call out of `calls` (one of those lists), if in one, and clears it.
+  void Leave(std::vector<NodeLevelsExecution*>*& calls);
   // Starts the next step, or finishes when none is left; false on an error.
   bool StartNext();
   void Fail(absl::Status status);

@@ -213,10 +213,10 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
               return groups_usec(Collective::kReduceScatterBlock, block * places, Which::kEvery);
             },
             [&] { return level_usec(Collective::kAllreduce, block, leaders, &shared_network); },
+            // (Its CPU work: all of it where the stripes hold the CPUs.)
             [&] {
-              if (stripes_hold_cpus || segments == 1)
-                return level_usec(Collective::kAllreduce, block, leaders, &shared_network);
-              return level_usec(Collective::kAllreduce, block, leaders, &cpu_alone);
+              return level_usec(Collective::kAllreduce, block, leaders,
+                                stripes_hold_cpus ? &shared_network : &cpu_alone);
             },
             [&] { return groups_usec(Collective::kAllgather, block, Which::kEvery); }};
         break;
