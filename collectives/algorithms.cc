@@ -376,6 +376,7 @@ size_t StripeSegments(size_t count, size_t element_bytes, size_t places, size_t 
           : chunk_bytes * kStripeSegmentChunks;
   const size_t bytes = count * element_bytes;
   size_t segments = bytes / segment_bytes + (bytes % segment_bytes != 0 ? 1 : 0);
+  if (bytes / 2 >= chunk_bytes) segments = std::max<size_t>(segments, 2);
   segments = std::min(segments, kMaxStripeSegments);
   segments = std::min(segments, count / std::max<size_t>(places, 1));
   return std::max<size_t>(segments, 1);

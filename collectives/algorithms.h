@@ -197,6 +197,13 @@ struct SelectionInputs {
   // And its nodes hold as many ranks each, so that the ranks at one place of every
   // node make a communicator of their own (NodeStripesPossible).
   bool node_stripes = false;
+  // How many communicators' calls cross each rank's network link at once with this
+  // one's, alike: a stripe communicator's q, whose node's q stripes run their
+  // Allreduces together (node_levels.h). The rules' sizes are compared with bytes times
+  // this, the load on the link, so that a stripe of 16 KiB on 64-rank nodes is chosen
+  // as the 1 MiB its NIC carries (bandwidth-optimal), not as 16 KiB (latency-bound:
+  // recursive doubling's log2(p) whole blocks at a 64th of the NIC).
+  int link_sharers = 1;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };
@@ -218,8 +225,9 @@ bool NodeStripesPossible(const Topology& topology);
 // How many segments an Allreduce by stripes of `count` elements of `element_bytes`
 // cuts its vector into, on nodes of `places` ranks with pipelining chunks of
 // `chunk_bytes` (node_levels.h): a segment's node calls overlap the stripes' calls of
-// the segment before, so the network's part hides behind the node's. About
-// kStripeSegmentChunks chunks a segment (1 MiB by default), at most
+// the segment before, so the network's part hides behind the node's. At most
+// kStripeSegmentChunks chunks a segment (1 MiB by default), but two segments for a
+// vector of two chunks or more (one segment leaves nothing to overlap), at most
 // kMaxStripeSegments, each with an element for every place. A function of arguments
 // every rank passes alike.
 inline constexpr size_t kStripeSegmentChunks = 4;

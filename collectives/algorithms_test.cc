@@ -291,16 +291,17 @@ TEST(AlgorithmNamesTest, EachForcingVariableListsItsAlgorithms) {
   }
 }
 
-// An algorithm the communicator cannot run is refused with what it needs: node_stripes
-// on 3 ranks over 2 nodes (2 and 1), but not on 4 (2 and 2).
-// An Allreduce by stripes in segments of about four chunks (1 MiB at the default
-// chunk), at most eight, each with an element for every place; one where a chunk is the
-// whole vector (2 ranks).
-TEST(StripeSegmentsTest, AboutFourChunksEachAtMostEight) {
+// An Allreduce by stripes in segments of at most four chunks (1 MiB at the default
+// chunk), two from two chunks, at most eight, each with an element for every place;
+// one where a chunk is the whole vector (2 ranks).
+TEST(StripeSegmentsTest, AtMostFourChunksEachTwoFromTwoChunksAtMostEight) {
   constexpr size_t MiB = 1 << 20;
   EXPECT_EQ(StripeSegments(0, 4, 64, kDefaultChunkBytes), 1u);
-  EXPECT_EQ(StripeSegments(MiB / 4, 4, 64, kDefaultChunkBytes), 1u);
+  EXPECT_EQ(StripeSegments(2 * kDefaultChunkBytes / 4 - 1, 4, 64, kDefaultChunkBytes), 1u);
+  EXPECT_EQ(StripeSegments(2 * kDefaultChunkBytes / 4, 4, 64, kDefaultChunkBytes), 2u);
+  EXPECT_EQ(StripeSegments(MiB / 4, 4, 64, kDefaultChunkBytes), 2u);
   EXPECT_EQ(StripeSegments(MiB / 4 + 1, 4, 64, kDefaultChunkBytes), 2u);
+  EXPECT_EQ(StripeSegments(2 * MiB / 4 + 1, 4, 64, kDefaultChunkBytes), 3u);
   EXPECT_EQ(StripeSegments(4 * MiB / 4, 4, 64, kDefaultChunkBytes), 4u);
   EXPECT_EQ(StripeSegments(64 * MiB / 4, 4, 64, kDefaultChunkBytes), kMaxStripeSegments);
   EXPECT_EQ(StripeSegments(20000, 4, 3, 4096), 5u);
@@ -308,6 +309,8 @@ TEST(StripeSegmentsTest, AboutFourChunksEachAtMostEight) {
   EXPECT_EQ(StripeSegments(64 * MiB, 4, 2, DefaultChunkBytes(2)), 1u);
 }
 
+// An algorithm the communicator cannot run is refused with what it needs: node_stripes
+// on 3 ranks over 2 nodes (2 and 1), but not on 4 (2 and 2).
 TEST(CheckAlgorithmCanRunTest, SaysWhatTheStripesNeed) {
   const Algorithm& stripes = **FindAlgorithm(Collective::kAllreduce, "node_stripes");
   CollectiveArgs args;
@@ -816,6 +819,30 @@ TEST(SelectionTest, ScansOnManyRanksWithinASlotAreRecursiveDoubling) {
           << CollectiveName(collective) << " " << c.size << " ranks, " << c.bytes
           << " bytes, oversubscribed " << c.oversubscribed;
     }
+  }
+}
+
+// A stripe communicator's Allreduce is chosen by the bytes its network link carries:
+// its node's q stripes cross it at once. 16 KiB on 64 sharers is the 1 MiB a NIC
+// carries (rabenseifner), where 16 KiB alone is recursive doubling; 256 B on 64
+// sharers is 16 KiB, still recursive doubling; sizes past what a size_t holds saturate.
+TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
+  struct Case {
+    size_t bytes;
+    int sharers;
+    absl::string_view chosen;
+  };
+  const Case cases[] = {
+      {16384, 1, "recursive_doubling"},      {16384, 64, "rabenseifner"},
+      {256, 64, "recursive_doubling"},       {257 * 4, 64, "rabenseifner"},
+      {size_t{1} << 62, 64, "rabenseifner"},
+  };
+  for (const Case& c : cases) {
+    CollectiveArgs args = MakeArgs(Collective::kAllreduce, 16, c.bytes / 4, 0, false, true);
+    args.element_bytes = 4;
+    SelectionInputs inputs = AgreedSelectionInputs(args, *Topology::Uniform(16, 1));
+    inputs.link_sharers = c.sharers;
+    EXPECT_EQ(SelectAlgorithm(inputs).name, c.chosen) << c.bytes << " bytes, " << c.sharers;
   }
 }
 

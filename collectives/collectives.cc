@@ -20,6 +20,7 @@
 #include "collectives/node_levels.h"
 #include "collectives/selection.h"
 #include "core/config.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "ops/reduce.h"
 
@@ -746,10 +747,11 @@ absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const Col
   if (!found) {
     const CollectiveArgs full = call.FullArgs();
     // The choice sees only what every rank of the call passes alike.
-    const SelectionInputs inputs = AgreedSelectionInputs(
+    SelectionInputs inputs = AgreedSelectionInputs(
         full, state.topology, state.node != nullptr,
         state.node != nullptr && state.node->single_copy(),
         state.node != nullptr && state.node->oversubscribed(), state.node_level != nullptr);
+    inputs.link_sharers = state.link_sharers;
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {
@@ -759,6 +761,16 @@ absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const Col
     } else {
       algorithm = &SelectAlgorithm(inputs);
     }
+    // (Once per plan: which algorithm runs a call is what a user tuning a job asks.)
+    ZCOLL_LOG(DEBUG) << "rank " << rank() << ": " << call.name << " of "
+                     << (inputs.bytes.has_value() ? absl::StrCat(*inputs.bytes, " bytes")
+                                                  : std::string("vectors"))
+                     << " on " << full.size << " ranks: " << algorithm->name
+                     << (requested != nullptr ? " (forced)" : "")
+                     << (inputs.link_sharers > 1
+                             ? absl::StrCat(" (chosen as ", inputs.link_sharers,
+                                            " times the bytes: its node's stripes share its link)")
+                             : std::string());
     // A node algorithm has no plan: it runs on the node's segment.
     std::shared_ptr<const ExecutionPlan> plan;
     if (algorithm->runs_schedule()) {

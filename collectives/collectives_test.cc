@@ -21,6 +21,7 @@
 #include "collectives/communicator.h"
 #include "collectives/node_engine_limits.h"
 #include "collectives/node_segment.h"
+#include "core/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/block_layouts.h"
@@ -1812,6 +1813,49 @@ TEST(SelectionAgreementRegressionTest, AllgathervWithOwnBlocksAcrossASizeLimitCo
     }
   });
   EXPECT_TRUE(status.ok()) << status;
+}
+
+// A stripe communicator's Allreduce is chosen by the bytes its network link carries
+// (SelectionInputs::link_sharers): on 2 nodes of 2 ranks a 24 KiB Allreduce by stripes
+// (one segment at 256 KiB chunks) gives each stripe a 12 KiB block, chosen as the 24 KiB
+// the two stripes put on a link (rabenseifner), where a communicator of the same ranks
+// without stripes beside it chooses recursive doubling. ZCOLL_LOG_LEVEL=debug prints
+// each plan's algorithm, which is what this test reads.
+TEST(StripeSelectionTest, AStripesAllreduceIsChosenByItsLinksLoad) {
+  const char* const old_chunk = std::getenv("ZCOLL_CHUNK_BYTES");
+  const std::string saved_chunk = old_chunk != nullptr ? old_chunk : "";
+  setenv("ZCOLL_CHUNK_BYTES", "262144", 1);
+  SetLogLevel(LogLevel::kDebug);
+  ::testing::internal::CaptureStderr();
+  constexpr size_t kCount = 6144;  // 24 KiB of int32
+  const absl::Status status = RunCommunicatorJob({.size = 4, .nodes = 2}, [](Communicator& comm,
+                                                                             RankControl&) {
+    ASSERT_TRUE(NodeStripesPossible(comm.topology()));
+    ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
+    std::vector<int32_t> mine(kCount, comm.rank() + 1), sum(kCount, -1);
+    ASSERT_TRUE(
+        comm.Allreduce(mine.data(), sum.data(), kCount, DataType::kInt32, PredefinedOp::kSum).ok());
+    EXPECT_EQ(sum, std::vector<int32_t>(kCount, 10));
+    // The same ranks as the stripe of this rank's place, on their own.
+    absl::StatusOr<std::optional<Communicator>> alone = comm.Split(comm.rank() % 2, comm.rank());
+    ASSERT_TRUE(alone.ok() && alone->has_value()) << alone.status();
+    ASSERT_TRUE(
+        (*alone)
+            ->Allreduce(mine.data(), sum.data(), kCount / 2, DataType::kInt32, PredefinedOp::kSum)
+            .ok());
+  });
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  SetLogLevel(LogLevel::kWarning);
+  if (old_chunk != nullptr) {
+    setenv("ZCOLL_CHUNK_BYTES", saved_chunk.c_str(), 1);
+  } else {
+    unsetenv("ZCOLL_CHUNK_BYTES");
+  }
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(log, HasSubstr("Allreduce of 24576 bytes on 4 ranks: node_stripes (forced)"));
+  EXPECT_THAT(log, HasSubstr("Allreduce of 12288 bytes on 2 ranks: rabenseifner (chosen as 2 "
+                             "times the bytes: its node's stripes share its link)"));
+  EXPECT_THAT(log, HasSubstr("Allreduce of 12288 bytes on 2 ranks: recursive_doubling\n"));
 }
 
 std::vector<CommunicatorJob> Jobs() {

@@ -536,6 +536,7 @@ absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communica
         communicator.Split(position[rank], leader_index[rank], deadline);
     if (!stripe.ok()) return stripe.status();
     state.stripe_level = std::make_unique<Communicator>(std::move(**stripe));
+    state.stripe_level->state_->link_sharers = static_cast<int>(members[0].size());
   }
   // Each group a run of consecutive ranks: then every group's index is its
   // predecessor's or the next.

@@ -144,6 +144,9 @@ struct Communicator::State {
   std::unique_ptr<Communicator> leader_level;
   // The ranks at this rank's place of every node (NodeStripesPossible; else null).
   std::unique_ptr<Communicator> stripe_level;
+  // On a stripe communicator: its node's stripes, which share each rank's network link
+  // with it (SelectionInputs::link_sharers); 1 on any other.
+  int link_sharers = 1;
   std::vector<int> level_position;
   std::vector<int> level_leader_index;
   // Each group's ranks (ascending), groups in their leaders' order; whether that order

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -210,9 +211,14 @@ absl::Span<const SelectionRule> SelectionTable() { return kTable; }
 bool RuleFits(const SelectionRule& rule, const SelectionInputs& inputs) {
   // A collective without an agreed size matches only rules without a size limit
   // (the agreement test holds the table to that).
-  const bool size_fits = inputs.bytes.has_value()
-                             ? *inputs.bytes <= rule.max_bytes && *inputs.bytes >= rule.min_bytes
-                             : rule.max_bytes == kAnySize && rule.min_bytes == 0;
+  // (Bytes on the link: a stripe's times its sharers, saturating.)
+  std::optional<size_t> bytes = inputs.bytes;
+  if (bytes.has_value() && inputs.link_sharers > 1) {
+    const size_t sharers = static_cast<size_t>(inputs.link_sharers);
+    bytes = *bytes > kAnySize / sharers ? kAnySize : *bytes * sharers;
+  }
+  const bool size_fits = bytes.has_value() ? *bytes <= rule.max_bytes && *bytes >= rule.min_bytes
+                                           : rule.max_bytes == kAnySize && rule.min_bytes == 0;
   return rule.collective == inputs.collective && size_fits && inputs.size >= rule.min_ranks &&
          inputs.size <= rule.max_ranks && inputs.num_nodes >= rule.min_nodes &&
          !(rule.not_oversubscribed && inputs.node_oversubscribed);

@@ -128,27 +128,34 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
     leaders.push_back(group.front());
     largest = std::max(largest, group.size());
   }
+  // node_stripes: each node's q ranks hold as many blocks of the vector, the first
+  // ones an element longer (timed as the largest), and the network is shared by the
+  // node's q stripes.
+  const size_t places = groups.front().size();
   // A call of `collective` with `bytes` on `members`, as their chosen algorithm runs it
   // (groups laid out alike are predicted once).
   std::map<std::string, std::optional<double>> known;
-  // (`own_profile`: the level's links, where they are not the profile's.)
+  // (`stripe_profile`: a stripe's links, the network shared by its node's stripes.)
   auto level_usec = [&](Collective collective, size_t bytes, absl::Span<const int> members,
-                        const MachineProfile* own_profile =
+                        const MachineProfile* stripe_profile =
                             nullptr) -> absl::StatusOr<std::optional<double>> {
     if (members.size() < 2) return std::optional<double>(0.0);
     PredictionCase level = call;
     level.collective = collective;
     level.bytes = bytes;
     level.ranks = static_cast<int>(members.size());
+    // (A stripe: chosen as its node's q stripes load the link.)
+    level.link_sharers = stripe_profile != nullptr ? static_cast<int>(places) : 1;
     const Topology level_topology = SubTopology(topology, members);
     const std::string key =
         absl::StrCat(CollectiveName(collective), " ", bytes, " ", level_topology.ToString(),
-                     own_profile != nullptr ? own_profile->name : "");
+                     stripe_profile != nullptr ? stripe_profile->name : "");
     if (const auto found = known.find(key); found != known.end()) return found->second;
     PredictOptions level_options = options;
     level_options.algorithm = std::string(ChosenAlgorithm(level, level_topology).name);
-    absl::StatusOr<std::vector<Prediction>> predicted = PredictAlgorithms(
-        level, own_profile != nullptr ? *own_profile : profile, level_topology, level_options);
+    absl::StatusOr<std::vector<Prediction>> predicted =
+        PredictAlgorithms(level, stripe_profile != nullptr ? *stripe_profile : profile,
+                          level_topology, level_options);
     if (!predicted.ok()) return predicted.status();
     const Prediction& chosen = predicted->front();
     steps += chosen.steps;
@@ -177,10 +184,6 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   };
   const size_t n = call.bytes;
   std::vector<std::function<absl::StatusOr<std::optional<double>>()>> level_calls;
-  // node_stripes: each node's q ranks hold as many blocks of the vector, the first
-  // ones an element longer (timed as the largest), and the network is shared by the
-  // node's q stripes.
-  const size_t places = groups.front().size();
   const size_t elements = n / call.element_bytes;
   const size_t segments =
       stripes ? StripeSegments(elements, call.element_bytes, places, DefaultChunkBytes(call.ranks))
@@ -271,7 +274,9 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
 }  // namespace
 
 SelectionInputs SelectionInputsFor(const PredictionCase& call, const Topology& topology) {
-  return InputsFor(ArgsFor(call), topology);
+  SelectionInputs inputs = InputsFor(ArgsFor(call), topology);
+  inputs.link_sharers = call.link_sharers;
+  return inputs;
 }
 
 absl::StatusOr<Topology> SimulatedTopology(const MachineProfile& profile, int ranks, int nodes) {
@@ -392,7 +397,7 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
         absl::StrCat("a call of ", call.ranks, " ranks on a topology of ", topology.size()));
   }
   const CollectiveArgs args = ArgsFor(call);
-  const SelectionInputs inputs = InputsFor(args, topology);
+  const SelectionInputs inputs = SelectionInputsFor(call, topology);
   // Every rank's own arguments: the agreed ones, but with skew.
   std::optional<CollectiveArgs> skewed;
   auto rank_args = [&](int r) -> const CollectiveArgs& {

@@ -43,6 +43,10 @@ struct PredictionCase {
   // Every rank's buffers from AllocateBuffer: the node engine reduces its peers'
   // contributions where they lie (CollectiveArgs::mapped_buffers).
   bool mapped_buffers = false;
+  // The calls that share each rank's network link with this one (a node_stripes
+  // stripe's q: SelectionInputs::link_sharers), for the selection only: the profile
+  // given is already the shared link's.
+  int link_sharers = 1;
 };
 
 // `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in

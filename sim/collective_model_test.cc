@@ -368,14 +368,18 @@ TEST(NodeLevelsModelTest, TheLevelCallsAddUp) {
 
 // node_stripes likewise: on 2 nodes of 4 ranks the node engine's reduce_scatter_block of
 // the vector on 4 ranks, a stripe's allreduce of a quarter of it on 2 ranks of 2 nodes
-// with the network's bandwidth shared by the node's 4 stripes, the engine's allgather
-// of the quarters on 4 (37 floats: blocks of 10, 9, 9, 9 timed as the largest).
+// with the network's bandwidth shared by the node's 4 stripes (and its algorithm chosen
+// as for the 4 blocks that cross the link: 8 KiB blocks as 32 KiB, rabenseifner, not
+// recursive doubling), the engine's allgather of the quarters on 4 (37 floats: blocks of
+// 10, 9, 9, 9 timed as the largest).
 TEST(NodeLevelsModelTest, TheStripesCallsAddUp) {
   const TwoNodesOfFour machine;
   MachineProfile shared = machine.profile;
   shared.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec /= 4;
   for (auto [bytes, block] :
-       {std::pair{size_t{37} * 4, size_t{10} * 4}, std::pair{size_t{1} << 20, size_t{1} << 18}}) {
+       {std::pair{size_t{37} * 4, size_t{10} * 4}, std::pair{size_t{32} << 10, size_t{8} << 10},
+        std::pair{size_t{1} << 18, size_t{1} << 16}}) {
+    ASSERT_EQ(StripeSegments(bytes / 4, 4, 4, DefaultChunkBytes(8)), 1u) << bytes << " bytes";
     const double composed = PredictedUsec(CallOf(Collective::kAllreduce, 8, bytes), machine.profile,
                                           machine.topology, "node_stripes");
     const double reduce_scatter =
@@ -383,12 +387,20 @@ TEST(NodeLevelsModelTest, TheStripesCallsAddUp) {
                       machine.node, "node");
     const double allgather = PredictedUsec(CallOf(Collective::kAllgather, 4, block),
                                            machine.profile, machine.node, "node");
-    const PredictionCase across_call = CallOf(Collective::kAllreduce, 2, block);
+    PredictionCase across_call = CallOf(Collective::kAllreduce, 2, block);
+    across_call.link_sharers = 4;
     const double across = ChosenUsec(across_call, shared, machine.one_rank_a_node);
     EXPECT_DOUBLE_EQ(composed, reduce_scatter + across + allgather) << bytes << " bytes";
-    // The stripes share the NIC: at 1 MiB the stripe's allreduce takes longer than on a
-    // NIC of its own.
-    if (bytes == size_t{1} << 20) {
+    if (block == size_t{8} << 10) {
+      EXPECT_EQ(ChosenAlgorithm(across_call, machine.one_rank_a_node).name, "rabenseifner");
+      across_call.link_sharers = 1;
+      EXPECT_EQ(ChosenAlgorithm(across_call, machine.one_rank_a_node).name, "recursive_doubling");
+      EXPECT_NE(composed, reduce_scatter + allgather +
+                              ChosenUsec(across_call, shared, machine.one_rank_a_node));
+    }
+    // The stripes share the NIC: at 256 KiB the stripe's allreduce takes longer than on
+    // a NIC of its own.
+    if (bytes == size_t{1} << 18) {
       EXPECT_GT(across, ChosenUsec(across_call, machine.profile, machine.one_rank_a_node));
     }
   }
@@ -411,7 +423,8 @@ TEST(NodeLevelsModelTest, TheStripesSegmentsOverlapButForTheirCpuWork) {
   cpu_alone.name += " (cpu alone)";
   cpu_alone.links[static_cast<int>(LinkClass::kNetwork)].latency_usec = 0;
   cpu_alone.links[static_cast<int>(LinkClass::kNetwork)].bytes_per_usec = 1e12;
-  const PredictionCase across_call = CallOf(Collective::kAllreduce, 2, block);
+  PredictionCase across_call = CallOf(Collective::kAllreduce, 2, block);
+  across_call.link_sharers = 4;
   const double reduce_scatter = PredictedUsec(CallOf(Collective::kReduceScatterBlock, 4, 4 * block),
                                               machine.profile, machine.node, "node");
   const double allgather = PredictedUsec(CallOf(Collective::kAllgather, 4, block), machine.profile,
