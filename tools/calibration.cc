@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <vector>
 
@@ -41,34 +42,51 @@ absl::StatusOr<double> MedianUsec(Communicator& comm, double per, Body body) {
   return Median(samples);
 }
 
-// One-way time of `bytes`: half a round trip of two bcasts (rank 0's, then rank 1's).
-absl::StatusOr<double> OneWayUsec(Communicator& comm, size_t bytes, int round_trips) {
-  std::vector<char> buffer(bytes, 1);
-  return MedianUsec(comm, 2.0 * round_trips, [&]() -> absl::Status {
-    for (int i = 0; i < round_trips; ++i) {
-      for (int root : {0, 1}) {
-        if (absl::Status status = comm.Bcast(buffer.data(), bytes, DataType::kByte, root);
-            !status.ok()) {
-          return status;
-        }
+// One timed round of `round_trips` ping-pongs of `bytes` (rank 0's bcast, then rank
+// 1's), both ranks starting together after a barrier: microseconds one way.
+absl::StatusOr<double> OneWayRoundUsec(Communicator& comm, std::vector<char>& buffer, size_t bytes,
+                                       int round_trips) {
+  if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < round_trips; ++i) {
+    for (int root : {0, 1}) {
+      if (absl::Status status = comm.Bcast(buffer.data(), bytes, DataType::kByte, root);
+          !status.ok()) {
+        return status;
       }
     }
-    return absl::OkStatus();
-  });
+  }
+  return absl::ToDoubleMicroseconds(absl::Now() - start) / (2.0 * round_trips);
 }
 
 // The one-way times of kCalibrationSmallBytes, kCalibrationMediumBytes and
-// kCalibrationLargeBytes (the bcast algorithm as forced by the caller), into `timings`.
+// kCalibrationLargeBytes (the bcast algorithm as forced by the caller), into `timings`:
+// medians of kRepeats rounds after one to warm up, the three sizes' rounds taken in
+// turn, so that a change of this machine's speed during the measurement moves all three
+// medians alike. (Measured one size after the other, a slow spell during the 1 MiB
+// rounds, 653 us one way against 249 minutes later, left the 4 MiB rounds' difference
+// from them, from which the bandwidth comes, 0.68 times what it was: a profile 1.48
+// times too fast across nodes.)
 absl::Status OneWayTimings(Communicator& comm, LinkTimings& timings) {
-  absl::StatusOr<double> small = OneWayUsec(comm, kCalibrationSmallBytes, 1000);
-  absl::StatusOr<double> medium =
-      small.ok() ? OneWayUsec(comm, kCalibrationMediumBytes, 50) : small;
-  absl::StatusOr<double> large =
-      medium.ok() ? OneWayUsec(comm, kCalibrationLargeBytes, 20) : medium;
-  if (!large.ok()) return large.status();
-  timings.small_usec = *small;
-  timings.medium_usec = *medium;
-  timings.large_usec = *large;
+  struct Size {
+    size_t bytes;
+    int round_trips;
+    double* median;
+  };
+  const Size sizes[] = {{kCalibrationSmallBytes, 1000, &timings.small_usec},
+                        {kCalibrationMediumBytes, 50, &timings.medium_usec},
+                        {kCalibrationLargeBytes, 20, &timings.large_usec}};
+  std::vector<char> buffer(kCalibrationLargeBytes, 1);
+  std::vector<std::vector<double>> samples(std::size(sizes));
+  for (int repeat = 0; repeat <= kRepeats; ++repeat) {
+    for (size_t i = 0; i < std::size(sizes); ++i) {
+      absl::StatusOr<double> usec =
+          OneWayRoundUsec(comm, buffer, sizes[i].bytes, sizes[i].round_trips);
+      if (!usec.ok()) return usec.status();
+      if (repeat > 0) samples[i].push_back(*usec);
+    }
+  }
+  for (size_t i = 0; i < std::size(sizes); ++i) *sizes[i].median = Median(samples[i]);
   return absl::OkStatus();
 }
 
