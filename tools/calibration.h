@@ -37,10 +37,13 @@ struct LinkTimings {
 // latency what is left of the small one-way time after both overheads and its bytes
 // (at least 0). `cpu_copies`: a transfer is the CPUs' copy (shared memory), which the
 // model then charges to both ends' CPUs, an exchange's two directions included;
-// otherwise half duplex when an exchange takes 1.5 times a one-way transfer or more. The
-// back-to-back gap is not in the model (a port carries a small message in no time); it is reported
-// beside.
-sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies);
+// otherwise half duplex when an exchange takes 1.5 times a one-way transfer or more, and
+// then, `on_shared_cores` (nodes emulated on this machine, whose TCP runs on the cores
+// the ranks share), the CPUs' copy as well: the two directions wait for each other
+// because both need the same cores. The back-to-back gap is not in the model (a port
+// carries a small message in no time); it is reported beside.
+sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
+                           bool on_shared_cores = false);
 
 // Both ranks of a 2-rank communicator call it; it forces the bcast to `linear` (one
 // message) for the measurement and restores the selection table after.

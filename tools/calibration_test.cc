@@ -27,12 +27,22 @@ TEST(CalibrationTest, LinkCostFromTimingsOfAKnownLink) {
   timings.exchange_usec = timings.large_usec * 1.9;  // one way at a time
   cost = LinkCostFrom(timings, /*cpu_copies=*/false);
   EXPECT_TRUE(cost.half_duplex);
+  EXPECT_FALSE(cost.cpu_copies);
   // Bytes CPUs copy: the CPUs carry the exchange's two directions, not a half-duplex
   // port as well (that would count them twice).
   cost = LinkCostFrom(timings, /*cpu_copies=*/true);
   EXPECT_TRUE(cost.cpu_copies);
   EXPECT_FALSE(cost.half_duplex);
   EXPECT_NEAR(cost.bytes_per_usec, 1000, 1e-6);
+  // Across nodes emulated on shared cores, an exchange that waits for itself is the
+  // cores' copying as well; one that does not is not.
+  cost = LinkCostFrom(timings, /*cpu_copies=*/false, /*on_shared_cores=*/true);
+  EXPECT_TRUE(cost.half_duplex);
+  EXPECT_TRUE(cost.cpu_copies);
+  timings.exchange_usec = timings.large_usec * 1.1;
+  cost = LinkCostFrom(timings, /*cpu_copies=*/false, /*on_shared_cores=*/true);
+  EXPECT_FALSE(cost.half_duplex);
+  EXPECT_FALSE(cost.cpu_copies);
 }
 
 TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
