@@ -38,8 +38,8 @@ void NodeLevelsExecution::Restart(const Call& call, std::vector<NodeLevelsExecut
         cut.counts[place] = block.count;
       }
     }
-    node_in_flight_ = stripe_in_flight_ = -1;
-    node_next_ = stripe_next_ = scattered_ = allreduced_ = 0;
+    node_busy_ = stripe_busy_ = false;
+    node_next_ = stripe_next_ = 0;
     stripe_current_ = Request();
   }
   next_ = 0;
@@ -239,8 +239,8 @@ void NodeLevelsExecution::PumpStripes() {
   const size_t segments = segments_.size();
   // Tests a lane's call in flight: whether it has completed (false on a failure, which
   // fails this call).
-  auto completed = [this](Request& request, int& in_flight, bool& failed) {
-    if (in_flight < 0) return false;
+  auto completed = [this](Request& request, bool& busy, bool& failed) {
+    if (!busy) return false;
     // (Of a request already done, as a wait leaves it: its status.)
     absl::StatusOr<bool> done = request.Test();
     if (!done.ok()) {
@@ -249,52 +249,42 @@ void NodeLevelsExecution::PumpStripes() {
       return false;
     }
     if (!*done) return false;
-    in_flight = -1;
+    busy = false;
     return true;
   };
-  auto started = [this](absl::StatusOr<Request> request, Request& lane, int& in_flight,
-                        size_t index) {
+  auto started = [this](absl::StatusOr<Request> request, Request& lane, bool& busy) {
     if (!request.ok()) {
       Fail(request.status());
       return false;
     }
     lane = std::move(*request);
-    in_flight = static_cast<int>(index);
+    busy = true;
     return true;
   };
   for (bool moved = true; moved && !finished_;) {
-    moved = false;
     bool failed = false;
-    const int node_call = node_in_flight_, stripe_call = stripe_in_flight_;
-    if (completed(current_, node_in_flight_, failed)) {
-      // (The lane completes in order: its first `segments` calls are the Reduce_scatters.)
-      if (static_cast<size_t>(node_call) < segments)
-        scattered_ = static_cast<size_t>(node_call) + 1;
-      moved = true;
-    }
+    moved = completed(current_, node_busy_, failed);
     if (failed) return;
-    if (completed(stripe_current_, stripe_in_flight_, failed)) {
-      allreduced_ = static_cast<size_t>(stripe_call) + 1;
-      moved = true;
-    }
+    moved = completed(stripe_current_, stripe_busy_, failed) || moved;
     if (failed) return;
-    if (node_in_flight_ < 0 && node_next_ < 2 * segments &&
-        (node_next_ < segments || allreduced_ > node_next_ - segments)) {
-      if (!started(StartNodeStripeCall(node_next_), current_, node_in_flight_, node_next_)) return;
+    // What each lane has completed: its calls complete in order (the node's first
+    // `segments` are the Reduce_scatters).
+    const size_t node_completed = node_next_ - (node_busy_ ? 1 : 0);
+    const size_t allreduced = stripe_next_ - (stripe_busy_ ? 1 : 0);
+    if (!node_busy_ && node_next_ < 2 * segments &&
+        (node_next_ < segments || allreduced > node_next_ - segments)) {
+      if (!started(StartNodeStripeCall(node_next_), current_, node_busy_)) return;
       ++node_next_;
       moved = true;
     }
-    if (stripe_in_flight_ < 0 && stripe_next_ < segments && scattered_ > stripe_next_) {
-      if (!started(StartStripeCall(stripe_next_), stripe_current_, stripe_in_flight_,
-                   stripe_next_)) {
-        return;
-      }
+    if (!stripe_busy_ && stripe_next_ < segments && node_completed > stripe_next_) {
+      if (!started(StartStripeCall(stripe_next_), stripe_current_, stripe_busy_)) return;
       ++stripe_next_;
       moved = true;
     }
     const bool all_started = node_next_ == 2 * segments && stripe_next_ == segments;
     if (all_started) StopStarting();
-    if (all_started && node_in_flight_ < 0 && stripe_in_flight_ < 0) Finish();
+    if (all_started && !node_busy_ && !stripe_busy_) Finish();
   }
 }
 
@@ -420,8 +410,8 @@ absl::Status NodeLevelsExecution::WaitForStripes(
   for (PumpStripes(); !finished_; PumpStripes()) {
     Request* mine[2];
     size_t lanes = 0;
-    if (node_in_flight_ >= 0) mine[lanes++] = &current_;
-    if (stripe_in_flight_ >= 0) mine[lanes++] = &stripe_current_;
+    if (node_busy_) mine[lanes++] = &current_;
+    if (stripe_busy_) mine[lanes++] = &stripe_current_;
     // (PumpStripes starts a call in some lane until all have completed.)
     ZCOLL_CHECK(lanes > 0) << "rank " << call_.rank
                            << ": an Allreduce by stripes has no level call to wait for";

@@ -29,11 +29,11 @@
 //     across the network; Allgatherv of the blocks within each node (commutative ops
 //     only). Each rank reduces and sends 1/q of the vector across nodes, where the
 //     leaders of node_levels send all of it. A long vector is cut into segments first
-//     (StripeSegments: about 1 MiB each, at most 8), each done so, in two lanes of
-//     calls: the node's Reduce_scatters of every segment, then their Allgathervs; the
-//     stripe's Allreduces, each once its segment's Reduce_scatter has completed; a
-//     segment's Allgatherv once its Allreduce has. So the network's part of a segment
-//     runs while the node reduces the next ones.
+//     (StripeSegments: at most 1 MiB each, two from 512 KiB, at most 8), each done so,
+//     in two lanes of calls: the node's Reduce_scatters of every segment, then their
+//     Allgathervs; the stripe's Allreduces, each once its segment's Reduce_scatter has
+//     completed; a segment's Allgatherv once its Allreduce has. So the network's part
+//     of a segment runs while the node reduces the next ones.
 // How each level runs is that level's own choice from its own agreed inputs (a node
 // whose ranks cannot share a segment runs its level by messages), so the ranks of a
 // node agree on it and nothing else needs to.
@@ -184,17 +184,17 @@ class NodeLevelsExecution final : public CallExecution {
   // counts and displacements within the segment), and its two lanes, each one call at
   // a time: the node's (every segment's Reduce_scatter, then every segment's
   // Allgatherv, which waits for the segment's Allreduce; in current_) and the stripe's
-  // (every segment's Allreduce, once its Reduce_scatter has completed). A lane's call
-  // in flight (its index, or -1), the next to start, and the segments done so far.
+  // (every segment's Allreduce, once its Reduce_scatter has completed). Whether a
+  // lane has a call in flight, and its next to start (so what it has completed: a lane
+  // completes its calls in order).
   struct StripeSegment {
     size_t first = 0;
     std::vector<size_t> counts, displs;
   };
   std::vector<StripeSegment> segments_;
   Request stripe_current_;
-  int node_in_flight_ = -1, stripe_in_flight_ = -1;
+  bool node_busy_ = false, stripe_busy_ = false;
   size_t node_next_ = 0, stripe_next_ = 0;
-  size_t scattered_ = 0, allreduced_ = 0;
 };
 
 }  // namespace zcoll

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "collectives/node_data_flow.h"
 #include "collectives/selection.h"
+#include "core/schedule.h"
 #include "sim/event_simulation.h"
 
 namespace zcoll::sim {
@@ -188,8 +189,9 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   const size_t segments =
       stripes ? StripeSegments(elements, call.element_bytes, places, DefaultChunkBytes(call.ranks))
               : 1;
-  const size_t segment = (elements + segments - 1) / segments;
-  const size_t block = (segment + places - 1) / places * call.element_bytes;
+  // (The largest segment and block: each cut's first, as zcoll cuts them.)
+  const size_t segment = EvenBlock(elements, segments, 0).count;
+  const size_t block = EvenBlock(segment, places, 0).count * call.element_bytes;
   // The stripes' network, and their CPU work alone (a network of no latency and
   // unbounded bandwidth; all of it where the network's bytes are the CPUs' copies or
   // the ranks share a host's cores).

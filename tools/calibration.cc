@@ -27,27 +27,32 @@ double Median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Runs `body` (which returns a Status) kRepeats + 1 times, both ranks starting together
-// after a barrier, the first time to warm up; the median of the others' microseconds,
-// each divided by `per`.
+// One run of `body` (which returns a Status), both ranks starting together after a
+// barrier: its microseconds.
+template <typename Body>
+absl::StatusOr<double> TimedUsec(Communicator& comm, Body body) {
+  if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
+  const absl::Time start = absl::Now();
+  if (absl::Status status = body(); !status.ok()) return status;
+  return absl::ToDoubleMicroseconds(absl::Now() - start);
+}
+
+// Runs `body` kRepeats + 1 times (TimedUsec), the first time to warm up; the median of
+// the others' microseconds, each divided by `per`.
 template <typename Body>
 absl::StatusOr<double> MedianUsec(Communicator& comm, double per, Body body) {
   std::vector<double> samples;
   for (int repeat = 0; repeat <= kRepeats; ++repeat) {
-    if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
-    const absl::Time start = absl::Now();
-    if (absl::Status status = body(); !status.ok()) return status;
-    if (repeat > 0) samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / per);
+    absl::StatusOr<double> usec = TimedUsec(comm, body);
+    if (!usec.ok()) return usec.status();
+    if (repeat > 0) samples.push_back(*usec / per);
   }
   return Median(samples);
 }
 
-// One timed round of `round_trips` ping-pongs of `bytes` (rank 0's bcast, then rank
-// 1's), both ranks starting together after a barrier: microseconds one way.
-absl::StatusOr<double> OneWayRoundUsec(Communicator& comm, std::vector<char>& buffer, size_t bytes,
-                                       int round_trips) {
-  if (absl::Status synced = comm.Barrier(); !synced.ok()) return synced;
-  const absl::Time start = absl::Now();
+// `round_trips` ping-pongs of `bytes` of `buffer`: rank 0's bcast, then rank 1's.
+absl::Status PingPongs(Communicator& comm, std::vector<char>& buffer, size_t bytes,
+                       int round_trips) {
   for (int i = 0; i < round_trips; ++i) {
     for (int root : {0, 1}) {
       if (absl::Status status = comm.Bcast(buffer.data(), bytes, DataType::kByte, root);
@@ -56,7 +61,7 @@ absl::StatusOr<double> OneWayRoundUsec(Communicator& comm, std::vector<char>& bu
       }
     }
   }
-  return absl::ToDoubleMicroseconds(absl::Now() - start) / (2.0 * round_trips);
+  return absl::OkStatus();
 }
 
 // The one-way times of kCalibrationSmallBytes, kCalibrationMediumBytes and
@@ -80,10 +85,12 @@ absl::Status OneWayTimings(Communicator& comm, LinkTimings& timings) {
   std::vector<std::vector<double>> samples(std::size(sizes));
   for (int repeat = 0; repeat <= kRepeats; ++repeat) {
     for (size_t i = 0; i < std::size(sizes); ++i) {
+      const Size& size = sizes[i];
       absl::StatusOr<double> usec =
-          OneWayRoundUsec(comm, buffer, sizes[i].bytes, sizes[i].round_trips);
+          TimedUsec(comm, [&] { return PingPongs(comm, buffer, size.bytes, size.round_trips); });
       if (!usec.ok()) return usec.status();
-      if (repeat > 0) samples[i].push_back(*usec);
+      // (One way: half a round trip.)
+      if (repeat > 0) samples[i].push_back(*usec / (2.0 * size.round_trips));
     }
   }
   for (size_t i = 0; i < std::size(sizes); ++i) *sizes[i].median = Median(samples[i]);
