@@ -1858,6 +1858,38 @@ TEST(StripeSelectionTest, AStripesAllreduceIsChosenByItsLinksLoad) {
   EXPECT_THAT(log, HasSubstr("Allreduce of 12288 bytes on 2 ranks: recursive_doubling\n"));
 }
 
+// On a node whose ranks outnumber its cores (ZCOLL_CORES=2 declares them, whatever
+// this machine has), an Allgather whose block outgrows the slots' copy goes by the
+// linear messages and one within it stays on the node engine (selection.cc says why);
+// with a core a rank (ZCOLL_CORES=64) both stay on the engine. The debug log names each
+// plan's algorithm.
+TEST(OversubscribedSelectionTest, ALargeAllgatherGoesByMessagesWhereRanksOutnumberCores) {
+  for (const char* cores : {"2", "64"}) {
+    setenv("ZCOLL_CORES", cores, 1);
+    SetLogLevel(LogLevel::kDebug);
+    ::testing::internal::CaptureStderr();
+    const absl::Status status = RunCommunicatorJob(
+        {.local_provider = "shm", .size = 4}, [](Communicator& comm, RankControl&) {
+          for (const size_t count : {size_t{4096}, size_t{8192}}) {  // 16 and 32 KiB
+            std::vector<int32_t> mine(count, comm.rank() + 1), all(count * 4, -1);
+            ASSERT_TRUE(comm.Allgather(mine.data(), all.data(), count, DataType::kInt32).ok());
+            for (size_t i = 0; i < all.size(); ++i) {
+              ASSERT_EQ(all[i], static_cast<int32_t>(i / count) + 1) << count << " " << i;
+            }
+          }
+        });
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    SetLogLevel(LogLevel::kWarning);
+    unsetenv("ZCOLL_CORES");
+    ASSERT_TRUE(status.ok()) << status << "\n" << log;
+    const bool oversubscribed = std::string(cores) == "2";
+    EXPECT_THAT(log, HasSubstr("Allgather of 16384 bytes on 4 ranks: node\n")) << cores;
+    EXPECT_THAT(log, HasSubstr(absl::StrCat("Allgather of 32768 bytes on 4 ranks: ",
+                                            oversubscribed ? "linear" : "node", "\n")))
+        << cores;
+  }
+}
+
 std::vector<CommunicatorJob> Jobs() {
   std::vector<CommunicatorJob> jobs;
   for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});

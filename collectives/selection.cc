@@ -26,6 +26,8 @@ namespace {
 constexpr size_t KiB = 1024;
 constexpr size_t kAnySize = std::numeric_limits<size_t>::max();
 constexpr int kAnyRanks = std::numeric_limits<int>::max();
+constexpr Oversubscription kNotOversubscribed = Oversubscription::kNotOversubscribed;
+constexpr Oversubscription kOversubscribed = Oversubscription::kOversubscribed;
 
 // First choices from the algorithms' costs (latency-bound trees for small
 // messages, bandwidth-optimal exchanges for large), not yet tuned against the peers
@@ -64,21 +66,38 @@ constexpr SelectionRule kTable[] = {
     {Collective::kBcast, "node_levels", 2 * KiB, 64},
     {Collective::kBcast, "node_levels", 1 * KiB, 32},
     {Collective::kBarrier, "node_levels", kAnySize, 32},
-    {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kAllreduce, "node"},
     {Collective::kReduceScatterBlock, "node"},
     {Collective::kReduceScatter, "node"},
-    {Collective::kScatter, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    {Collective::kScatter, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     {Collective::kScatter, "node", node_engine_limits::kEagerBytes},
     {Collective::kScatter, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
-    {Collective::kScatterv, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
-    {Collective::kBcast, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    {Collective::kScatterv, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
+    {Collective::kBcast, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     {Collective::kBcast, "node", node_engine_limits::kEagerBytes},
     {Collective::kBcast, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
-    {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
-    {Collective::kGatherv, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    {Collective::kGatherv, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
+    // On an oversubscribed node of 3 to 8 ranks, an Allgather or Alltoall whose
+    // publication outgrows the slots' copy (kAllToAllCopyInBytes: a block of 16 KiB, or
+    // an Alltoall's p blocks) goes by messages. There the engine reads each peer's
+    // buffer in place and then waits for every peer to have read its own, so each call
+    // waits for every rank to get a core; the shm transport's large messages are copied
+    // by whichever side runs (each half by one side), so a rank on a core moves its
+    // peers' bytes too. Messages over the engine, medians of 3-7 alternating runs, 2
+    // cores: allgather (linear) 4 ranks 32 KiB-8 MiB 0.72-0.91x, 8 ranks 128 KiB-2 MiB
+    // 0.67-0.88 (32 KiB 1.00), 3 ranks 256 KiB-1 MiB 0.90 (64 KiB 1.03); alltoall
+    // (pairwise) 4 ranks 8 KiB 0.46, 16 KiB-8 MiB 0.74-1.02, 8 ranks 4 KiB 0.33, 8 KiB-2
+    // MiB 0.73-0.93, 3 ranks 64 KiB-1 MiB 0.65-0.96 (16 KiB 1.10). Within the copy the
+    // engine wins (allgather 16 KiB: 12 us against 30 on 4 ranks; alltoall 2 KiB on 8
+    // ranks 23 against 31). Not measured beyond 8 ranks; with a core each, messages and
+    // engine were even from 32 KiB (2 ranks, 0.87-1.14).
+    {Collective::kAllgather, "linear", kAnySize, 3, 8, 1, 16 * KiB + 1, kOversubscribed},
+    {Collective::kAlltoall, "pairwise", kAnySize, 5, 8, 1, 2 * KiB + 1, kOversubscribed},
+    {Collective::kAlltoall, "pairwise", kAnySize, 3, 4, 1, 4 * KiB + 1, kOversubscribed},
     {Collective::kAllgather, "node"},
     {Collective::kAllgatherv, "node"},
     {Collective::kAlltoall, "node"},
@@ -87,7 +106,7 @@ constexpr SelectionRule kTable[] = {
     // the engine: its node barrier is faster on its own (4 ranks on 2 cores: 3.4-4.9 us
     // against 5.2-7.9) but lets every rank go at once, so a root-0 collective after it
     // waits for the root to get a core (8 B bcast 1.8-2.9 us after it against 0.3).
-    {Collective::kBarrier, "node", kAnySize, 1, kAnyRanks, 1, 0, true},
+    {Collective::kBarrier, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     // A node's Scan and Exscan within a slot on many ranks by recursive doubling's
     // messages: in the engine each rank reduces the vectors up to its own from the slots
     // (its last rank p of them), where the messages take log2(p) steps (the model, the
@@ -95,12 +114,15 @@ constexpr SelectionRule kTable[] = {
     // 2-64 KiB 0.63-0.81, 32 ranks 256 B-64 KiB 0.39-0.85, 64 ranks 8 B-128 KiB
     // 0.23-0.90; beyond a slot the engine's chain wins, 1.3-2.3x). Not measured here
     // (2 cores), nor where ranks outnumber cores.
-    {Collective::kScan, "recursive_doubling", 128 * KiB, 64, kAnyRanks, 1, 0, true},
-    {Collective::kScan, "recursive_doubling", 64 * KiB, 32, kAnyRanks, 1, 256, true},
-    {Collective::kScan, "recursive_doubling", 64 * KiB, 16, kAnyRanks, 1, 2 * KiB, true},
-    {Collective::kExscan, "recursive_doubling", 128 * KiB, 64, kAnyRanks, 1, 0, true},
-    {Collective::kExscan, "recursive_doubling", 64 * KiB, 32, kAnyRanks, 1, 256, true},
-    {Collective::kExscan, "recursive_doubling", 64 * KiB, 16, kAnyRanks, 1, 2 * KiB, true},
+    {Collective::kScan, "recursive_doubling", 128 * KiB, 64, kAnyRanks, 1, 0, kNotOversubscribed},
+    {Collective::kScan, "recursive_doubling", 64 * KiB, 32, kAnyRanks, 1, 256, kNotOversubscribed},
+    {Collective::kScan, "recursive_doubling", 64 * KiB, 16, kAnyRanks, 1, 2 * KiB,
+     kNotOversubscribed},
+    {Collective::kExscan, "recursive_doubling", 128 * KiB, 64, kAnyRanks, 1, 0, kNotOversubscribed},
+    {Collective::kExscan, "recursive_doubling", 64 * KiB, 32, kAnyRanks, 1, 256,
+     kNotOversubscribed},
+    {Collective::kExscan, "recursive_doubling", 64 * KiB, 16, kAnyRanks, 1, 2 * KiB,
+     kNotOversubscribed},
     {Collective::kScan, "node"},
     {Collective::kExscan, "node"},
     // Across nodes with several ranks on a node: each node's part on its node engine,
@@ -221,7 +243,8 @@ bool RuleFits(const SelectionRule& rule, const SelectionInputs& inputs) {
                                            : rule.max_bytes == kAnySize && rule.min_bytes == 0;
   return rule.collective == inputs.collective && size_fits && inputs.size >= rule.min_ranks &&
          inputs.size <= rule.max_ranks && inputs.num_nodes >= rule.min_nodes &&
-         !(rule.not_oversubscribed && inputs.node_oversubscribed);
+         (rule.oversubscription == Oversubscription::kEither ||
+          inputs.node_oversubscribed == (rule.oversubscription == kOversubscribed));
 }
 
 const Algorithm& SelectAlgorithm(const SelectionInputs& inputs,
@@ -286,8 +309,11 @@ absl::StatusOr<std::vector<SelectionRule>> ParseTuningTable(absl::string_view te
         return refuse(absl::StrCat(key_given, " is given twice"));
       }
       keys.push_back(key_given);
-      if (words[i] == "not_oversubscribed") {
-        rule.not_oversubscribed = true;
+      if (words[i] == "not_oversubscribed" || words[i] == "oversubscribed") {
+        if (rule.oversubscription != Oversubscription::kEither) {
+          return refuse("not_oversubscribed and oversubscribed exclude each other");
+        }
+        rule.oversubscription = words[i] == "oversubscribed" ? kOversubscribed : kNotOversubscribed;
         continue;
       }
       const std::pair<absl::string_view, absl::string_view> key_value =
@@ -306,9 +332,9 @@ absl::StatusOr<std::vector<SelectionRule>> ParseTuningTable(absl::string_view te
          : key == "max_ranks" ? rule.max_ranks
                               : rule.min_nodes) = static_cast<int>(number);
       } else {
-        return refuse(absl::StrCat(
-            "unknown limit '", words[i],
-            "' (min_bytes=, max_bytes=, min_ranks=, max_ranks=, min_nodes=, not_oversubscribed)"));
+        return refuse(absl::StrCat("unknown limit '", words[i],
+                                   "' (min_bytes=, max_bytes=, min_ranks=, max_ranks=, min_nodes=, "
+                                   "not_oversubscribed, oversubscribed)"));
       }
     }
     if (rule.min_bytes > rule.max_bytes || rule.min_ranks > rule.max_ranks) {
@@ -332,7 +358,8 @@ std::string FormatTuningRule(const SelectionRule& rule) {
   if (rule.min_ranks != 1) absl::StrAppend(&line, " min_ranks=", rule.min_ranks);
   if (rule.max_ranks != kAnyRanks) absl::StrAppend(&line, " max_ranks=", rule.max_ranks);
   if (rule.min_nodes != 1) absl::StrAppend(&line, " min_nodes=", rule.min_nodes);
-  if (rule.not_oversubscribed) absl::StrAppend(&line, " not_oversubscribed");
+  if (rule.oversubscription == kNotOversubscribed) absl::StrAppend(&line, " not_oversubscribed");
+  if (rule.oversubscription == kOversubscribed) absl::StrAppend(&line, " oversubscribed");
   return line;
 }
 

@@ -24,6 +24,8 @@
 
 namespace zcoll {
 
+enum class Oversubscription { kEither, kNotOversubscribed, kOversubscribed };
+
 struct SelectionRule {
   Collective collective;
   absl::string_view algorithm;
@@ -37,9 +39,10 @@ struct SelectionRule {
   // And to messages of at least this size (a call without an agreed size matches
   // only rules without a size limit either way).
   size_t min_bytes = 0;
-  // Only where the node engine's node is not oversubscribed (more of the job's ranks
-  // than cores: SelectionInputs::node_oversubscribed).
-  bool not_oversubscribed = false;
+  // Where the node engine's node has more of the job's ranks than cores
+  // (SelectionInputs::node_oversubscribed): either way, only where it has not, or only
+  // where it has (which implies a node engine).
+  Oversubscription oversubscription = Oversubscription::kEither;
 };
 
 absl::Span<const SelectionRule> SelectionTable();
@@ -58,7 +61,7 @@ const Algorithm& SelectAlgorithm(const SelectionInputs& inputs);
 // --table derives one from a machine profile). One rule a line, '#' to the end of a line
 // a comment:
 //   COLLECTIVE ALGORITHM [min_bytes=N] [max_bytes=N] [min_ranks=N] [max_ranks=N]
-//                        [min_nodes=N] [not_oversubscribed]
+//                        [min_nodes=N] [not_oversubscribed | oversubscribed]
 // e.g. "allreduce rabenseifner min_bytes=65537 min_ranks=128 min_nodes=2". The rules'
 // algorithm names point at the algorithms' own (static) names. InvalidArgument naming
 // `origin` and the line for an unknown collective, algorithm or key, a bad number, an

@@ -38,10 +38,11 @@ TEST(TuningTableTest, ParsesRulesAndFormatsThemBack) {
       "allreduce recursive_doubling max_bytes=4096 min_ranks=4 max_ranks=64 min_nodes=2\n"
       "\n"
       "  bcast binomial min_bytes=1 # a comment after a rule\n"
-      "alltoallv pairwise not_oversubscribed\n",
+      "alltoallv pairwise not_oversubscribed\n"
+      "alltoall pairwise min_bytes=4097 oversubscribed\n",
       "test table");
   ASSERT_TRUE(rules.ok()) << rules.status();
-  ASSERT_EQ(rules->size(), 3u);
+  ASSERT_EQ(rules->size(), 4u);
   const SelectionRule& first = (*rules)[0];
   EXPECT_EQ(first.collective, Collective::kAllreduce);
   EXPECT_EQ(first.algorithm, "recursive_doubling");
@@ -51,7 +52,8 @@ TEST(TuningTableTest, ParsesRulesAndFormatsThemBack) {
   EXPECT_EQ(first.max_ranks, 64);
   EXPECT_EQ(first.min_nodes, 2);
   EXPECT_EQ((*rules)[1].min_bytes, 1u);
-  EXPECT_TRUE((*rules)[2].not_oversubscribed);
+  EXPECT_EQ((*rules)[2].oversubscription, Oversubscription::kNotOversubscribed);
+  EXPECT_EQ((*rules)[3].oversubscription, Oversubscription::kOversubscribed);
   EXPECT_EQ(FormatTuningRule(first),
             "allreduce recursive_doubling max_bytes=4096 min_ranks=4 max_ranks=64 min_nodes=2");
   std::string text;
@@ -77,6 +79,7 @@ TEST(TuningTableTest, RefusesEachBadLineByNumber) {
       {"allreduce rabenseifner min_ranks=10 max_ranks=5", "its range is empty"},
       {"alltoallv pairwise max_bytes=64", "alltoallv has no size every rank agrees on"},
       {"allreduce rabenseifner max_bytes=64 max_bytes=128", "max_bytes is given twice"},
+      {"alltoall pairwise oversubscribed not_oversubscribed", "exclude each other"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<std::vector<SelectionRule>> rules =

@@ -182,7 +182,12 @@ void PrintAlgorithms() {
     }
     if (rule.min_nodes > 1) limits.push_back(absl::StrCat("nodes >= ", rule.min_nodes));
     if (rule.min_bytes > 0) limits.push_back(absl::StrCat("bytes >= ", rule.min_bytes));
-    if (rule.not_oversubscribed) limits.push_back("node not oversubscribed");
+    if (rule.oversubscription == Oversubscription::kNotOversubscribed) {
+      limits.push_back("node not oversubscribed");
+    }
+    if (rule.oversubscription == Oversubscription::kOversubscribed) {
+      limits.push_back("node oversubscribed");
+    }
     absl::PrintF("  %-21s %-19s %s\n", CollectiveName(rule.collective), rule.algorithm,
                  limits.empty() ? "otherwise" : absl::StrJoin(limits, ", "));
   }
