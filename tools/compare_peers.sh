@@ -5,7 +5,7 @@
 # Usage: tools/compare_peers.sh [-n RANKS] [--nodes K] [--tcp] [--provider P]
 #                               [--peers openmpi,mpich] [--min B] [--max B] [--repeat N]
 #                               [--alloc malloc|zcoll] [--plot FILE.png] [--bench PATH]
-#                               [--same-program] COLL...
+#                               [--same-program] [--baseline 'VAR=VALUE ...'] COLL...
 # --tcp: zcoll over TCP between K=RANKS emulated nodes, against Open MPI over TCP;
 #   --provider picks zcoll's TCP path: ucx:tcp (the default, as ZCOLL_PROVIDER=auto
 #   picks here) or ofi:tcp.
@@ -21,6 +21,10 @@
 #   built unmodified on zcoll's MPI C interface, //mpi:mpi_coll_bench, under zcoll_run),
 #   so the comparison is one source three times (README, "MPI C interface", says how
 #   its figures compare with zcoll_bench's). Not with --alloc zcoll.
+# --baseline 'VAR=VALUE ...': each run also times zcoll_bench with those environment
+#   variables (e.g. 'ZCOLL_ALGO_ALLGATHER=node', the table before a change of it), in
+#   turn with the others, and the table gains its medians and zcoll's time over them;
+#   every other run takes zcoll, the baseline and the peers in the reverse order.
 # The bench is built here with -c opt (timing a fastbuild would compare an unoptimised
 # zcoll); --bench PATH (or ZCOLL_BENCH) times another build instead. The peers'
 # benchmark (tools/peers/mpi_coll_bench.c) is compiled by run_peers.sh.
@@ -28,7 +32,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
 np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1 alloc=malloc
-plot="" bench=${ZCOLL_BENCH:-} same_program=0
+plot="" bench=${ZCOLL_BENCH:-} same_program=0 baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -43,11 +47,20 @@ while [ $# -gt 0 ]; do
     --plot) plot=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
     --same-program) same_program=1; shift ;;
+    --baseline) baseline=$2; shift 2 ;;
     -*) echo "compare_peers.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 colls=("$@"); [ ${#colls[@]} -gt 0 ] || colls=(reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv)
+baseline_env=()
+if [ -n "$baseline" ]; then
+  [ "$same_program" = 0 ] || { echo "--baseline times zcoll_bench, not --same-program" >&2; exit 2; }
+  read -r -a baseline_env <<< "$baseline"
+  for setting in "${baseline_env[@]}"; do
+    [[ "$setting" =~ ^[A-Z_][A-Z0-9_]*=.*$ ]] || { echo "--baseline takes VAR=VALUE words, not '$setting'" >&2; exit 2; }
+  done
+fi
 if [ "$same_program" = 1 ]; then
   [ "$alloc" = malloc ] || { echo "--same-program times malloc'd buffers only" >&2; exit 2; }
   (cd "$here" && bazel build -c opt //mpi:mpi_coll_bench //tools:zcoll_run) >&2 \
@@ -74,7 +87,7 @@ fi
 case "$alloc" in malloc|zcoll) zcoll_args+=("--alloc=$alloc") ;;
   *) echo "--alloc is malloc or zcoll" >&2; exit 2 ;; esac
 : > "$work/rows"
-for ((run = 0; run < repeat; ++run)); do
+time_zcoll() {
   if [ "$same_program" = 1 ]; then
     # Rank 0 prints the rows, which zcoll_run prefixes with "[0] ".
     zcoll_nodes=$nodes; [ "$tcp" = 0 ] || zcoll_nodes=$np
@@ -84,7 +97,20 @@ for ((run = 0; run < repeat; ++run)); do
   else
     "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' >> "$work/rows"
   fi
-  TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"
+}
+time_baseline() {
+  [ ${#baseline_env[@]} -gt 0 ] || return 0
+  env "${baseline_env[@]}" "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/baseline,/' >> "$work/rows"
+}
+time_peers() { TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"; }
+for ((run = 0; run < repeat; ++run)); do
+  # (With a baseline, every other run in the reverse order: this machine's speed drifts
+  # within a run, and a fixed order would hand one side the same moment every time.)
+  if [ ${#baseline_env[@]} -gt 0 ] && [ $((run % 2)) = 1 ]; then
+    time_peers; time_baseline; time_zcoll
+  else
+    time_zcoll; time_baseline; time_peers
+  fi
 done
 # Rows are impl,coll,ranks,bytes,usec; the median of each (impl, coll, bytes).
 awk -F, '
@@ -99,12 +125,20 @@ awk -F, '
     if (!seen[$2 "," $4]++) order[n++] = $2 "," $4; ranks = $3 }
   END {
     for (row in times) usec[row] = median(row)
-    printf "%-22s %10s %10s %10s %10s %8s %8s\n", "coll", "bytes", "zcoll", "openmpi", "mpich", "z/ompi", "z/mpich"
+    base = ("baseline" in libs)
+    printf "%-22s %10s %10s %10s %10s %8s %8s", "coll", "bytes", "zcoll", "openmpi", "mpich", "z/ompi", "z/mpich"
+    if (base) printf " %10s %8s", "baseline", "z/base"
+    printf "\n"
     for (i = 0; i < n; i++) {
       split(order[i], k, ",")
       z = usec["zcoll," order[i]]; o = usec["openmpi," order[i]]; m = usec["mpich," order[i]]
-      printf "%-22s %10s %10s %10s %10s %8s %8s\n", k[1], k[2], z, (o == "" ? "-" : o), (m == "" ? "-" : m),
+      printf "%-22s %10s %10s %10s %10s %8s %8s", k[1], k[2], z, (o == "" ? "-" : o), (m == "" ? "-" : m),
              (o > 0 ? sprintf("%.2f", z / o) : "-"), (m > 0 ? sprintf("%.2f", z / m) : "-")
+      if (base) {
+        b = usec["baseline," order[i]]
+        printf " %10s %8s", (b == "" ? "-" : b), (b > 0 ? sprintf("%.2f", z / b) : "-")
+      }
+      printf "\n"
     }
     how = runs == 1 ? "" : sprintf("; medians of %d alternating runs", runs)
     printf "(%d ranks; usec per call, OSU method, float sum%s)\n", ranks, how
