@@ -41,7 +41,8 @@ constexpr SelectionRule kTable[] = {
     // that costs context switches the root's messages do not (4 ranks on 2 cores, 8-128
     // B, medians of 5 alternating runs, node against messages: bcast 3.1-3.4 us
     // against 0.5, scatter 3.2-3.9 against 0.4, gather 3.1 against 2.1, reduce 4.0-4.1
-    // against 2.2). `node` can still be forced there. But up to kEagerBytes a Bcast's
+    // against 2.2; a Gather's own bands are below). `node` can still be forced there. But up to
+    // kEagerBytes a Bcast's
     // and a Scatter's leaves wait for the root's publication alone (the root for none,
     // node_engine_limits::RoleReads): there the engine takes, of the linear messages'
     // time, bcast 0.78-0.94x and scatter 0.75-1.10x (4 ranks on 2 cores, 8-512 B,
@@ -79,6 +80,17 @@ constexpr SelectionRule kTable[] = {
     {Collective::kBcast, "node", node_engine_limits::kEagerBytes},
     {Collective::kBcast, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
+    // A Gather on an oversubscribed node of 3 to 8 ranks: on the engine between the shm
+    // transport's eager messages (8 KiB) and the slot (48 KiB measured), by the linear
+    // messages from 64 KiB too. Beyond the slot the engine's root reads each leaf's
+    // buffer in place and each leaf waits for the root to have read it, where a large
+    // message is copied by whichever side runs (the Allgather's case, below). Engine
+    // over messages, medians of 6-8 alternating runs, 2 cores: 16 / 32 / 48 KiB 0.55 /
+    // 0.59-0.82 / 0.98 on 4 ranks, 0.85 / 0.69 / 0.52 on 8; 2 and 8 KiB 1.72-1.82 and
+    // 4.0-5.0 (512 B 0.80 and 0.94, within this machine's noise); 64 KiB 0.99-1.28 and
+    // 1.28-1.43; 128 KiB-8 MiB 1.08-1.55 on 4 ranks, 256 KiB and 1 MiB 1.30-1.33 on 8.
+    {Collective::kGather, "node", 48 * KiB, 3, 8, 1, 8 * KiB + 1, kOversubscribed},
+    {Collective::kGather, "linear", kAnySize, 3, 8, 1, 0, kOversubscribed},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kGatherv, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     // On an oversubscribed node of 3 to 8 ranks, an Allgather or Alltoall whose
