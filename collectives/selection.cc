@@ -41,12 +41,12 @@ constexpr SelectionRule kTable[] = {
     // that costs context switches the root's messages do not (4 ranks on 2 cores, 8-128
     // B, medians of 5 alternating runs, node against messages: bcast 3.1-3.4 us
     // against 0.5, scatter 3.2-3.9 against 0.4, gather 3.1 against 2.1, reduce 4.0-4.1
-    // against 2.2; a Gather's own bands are below). `node` can still be forced there. But up to
-    // kEagerBytes a Bcast's
-    // and a Scatter's leaves wait for the root's publication alone (the root for none,
-    // node_engine_limits::RoleReads): there the engine takes, of the linear messages'
-    // time, bcast 0.78-0.94x and scatter 0.75-1.10x (4 ranks on 2 cores, 8-512 B,
-    // medians of 9 alternating runs; 4.4 us when leaves waited for every rank).
+    // against 2.2; a Gather's own bands are below). `node` can still be forced there.
+    // But up to kEagerBytes a Bcast's and a Scatter's leaves wait for the root's
+    // publication alone (the root for none, node_engine_limits::RoleReads): there the
+    // engine takes, of the linear messages' time, bcast 0.78-0.94x and scatter
+    // 0.75-1.10x (4 ranks on 2 cores, 8-512 B, medians of 9 alternating runs; 4.4 us
+    // when leaves waited for every rank).
     // One node of several NUMA domains whose ranks are bound (node_levels.h): each
     // domain's ranks on a segment of their own, then the domains' leaders on theirs,
     // so that a flat call's every-rank-reads-every-line (half of them across the
