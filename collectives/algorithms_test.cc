@@ -740,11 +740,11 @@ TEST(SelectionTest, ABarrierOnAnOversubscribedNodeIsLinear) {
   }
 }
 
-// And on 3 to 8 ranks there an Allgather or Alltoall beyond the slots' copy goes by
+// And on 3 to 16 ranks there an Allgather or Alltoall beyond the slots' copy goes by
 // messages; with a core a rank, or more ranks, on the engine at every size.
 TEST(SelectionTest, ExchangesBeyondTheCopyGoByMessagesOnAnOversubscribedNode) {
   for (const bool oversubscribed : {false, true}) {
-    for (const int size : {2, 3, 4, 8, 9}) {
+    for (const int size : {2, 3, 4, 8, 9, 16, 17}) {
       for (const size_t bytes : {size_t{2048}, size_t{2052}, size_t{4096}, size_t{4100},
                                  size_t{16384}, size_t{16388}, size_t{1} << 20}) {
         for (const Collective collective : {Collective::kAllgather, Collective::kAlltoall}) {
@@ -754,7 +754,7 @@ TEST(SelectionTest, ExchangesBeyondTheCopyGoByMessagesOnAnOversubscribedNode) {
               AgreedSelectionInputs(args, *Topology::Uniform(1, size), /*node_engine=*/true,
                                     /*node_single_copy=*/true, oversubscribed);
           const size_t from = collective == Collective::kAllgather ? 16384 : size > 4 ? 2048 : 4096;
-          const bool by_messages = oversubscribed && size >= 3 && size <= 8 && bytes > from;
+          const bool by_messages = oversubscribed && size >= 3 && size <= 16 && bytes > from;
           const absl::string_view messages =
               collective == Collective::kAllgather ? "linear" : "pairwise";
           EXPECT_EQ(SelectAlgorithm(inputs).name, by_messages ? messages : "node")

@@ -93,7 +93,7 @@ constexpr SelectionRule kTable[] = {
     {Collective::kGather, "linear", kAnySize, 3, 8, 1, 0, kOversubscribed},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kGatherv, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
-    // On an oversubscribed node of 3 to 8 ranks, an Allgather or Alltoall whose
+    // On an oversubscribed node of 3 to 16 ranks, an Allgather or Alltoall whose
     // publication outgrows the slots' copy (kAllToAllCopyInBytes: a block of 16 KiB, or
     // an Alltoall's p blocks) goes by messages. There the engine reads each peer's
     // buffer in place and then waits for every peer to have read its own, so each call
@@ -105,10 +105,12 @@ constexpr SelectionRule kTable[] = {
     // (pairwise) 4 ranks 8 KiB 0.46, 16 KiB-8 MiB 0.74-1.02, 8 ranks 4 KiB 0.33, 8 KiB-2
     // MiB 0.73-0.93, 3 ranks 64 KiB-1 MiB 0.65-0.96 (16 KiB 1.10). Within the copy the
     // engine wins (allgather 16 KiB: 12 us against 30 on 4 ranks; alltoall 2 KiB on 8
-    // ranks 23 against 31). Not measured beyond 8 ranks; with a core each, messages and
-    // engine were even from 32 KiB (2 ranks, 0.87-1.14).
-    {Collective::kAllgather, "linear", kAnySize, 3, 8, 1, 16 * KiB + 1, kOversubscribed},
-    {Collective::kAlltoall, "pairwise", kAnySize, 5, 8, 1, 2 * KiB + 1, kOversubscribed},
+    // ranks 23 against 31). 16 ranks (medians of 4): allgather 32-512 KiB 0.69-0.79,
+    // alltoall 2 KiB-512 KiB 0.22-0.75 (allgather 2 and 8 KiB, within the copy, 2.10 and
+    // 1.73). Not measured beyond 16 ranks; with a core each, messages and engine were
+    // even from 32 KiB (2 ranks, 0.87-1.14).
+    {Collective::kAllgather, "linear", kAnySize, 3, 16, 1, 16 * KiB + 1, kOversubscribed},
+    {Collective::kAlltoall, "pairwise", kAnySize, 5, 16, 1, 2 * KiB + 1, kOversubscribed},
     {Collective::kAlltoall, "pairwise", kAnySize, 3, 4, 1, 4 * KiB + 1, kOversubscribed},
     {Collective::kAllgather, "node"},
     {Collective::kAllgatherv, "node"},
