@@ -28,6 +28,7 @@ constexpr size_t kAnySize = std::numeric_limits<size_t>::max();
 constexpr int kAnyRanks = std::numeric_limits<int>::max();
 constexpr Oversubscription kNotOversubscribed = Oversubscription::kNotOversubscribed;
 constexpr Oversubscription kOversubscribed = Oversubscription::kOversubscribed;
+constexpr size_t kAllToAllCopyIn = node_engine_limits::kAllToAllCopyInBytes;
 
 // First choices from the algorithms' costs (latency-bound trees for small
 // messages, bandwidth-optimal exchanges for large), not yet tuned against the peers
@@ -109,9 +110,12 @@ constexpr SelectionRule kTable[] = {
     // alltoall 2 KiB-512 KiB 0.22-0.75 (allgather 2 and 8 KiB, within the copy, 2.10 and
     // 1.73). Not measured beyond 16 ranks; with a core each, messages and engine were
     // even from 32 KiB (2 ranks, 0.87-1.14).
-    {Collective::kAllgather, "linear", kAnySize, 3, 16, 1, 16 * KiB + 1, kOversubscribed},
-    {Collective::kAlltoall, "pairwise", kAnySize, 5, 16, 1, 2 * KiB + 1, kOversubscribed},
-    {Collective::kAlltoall, "pairwise", kAnySize, 3, 4, 1, 4 * KiB + 1, kOversubscribed},
+    // (An Alltoall's rules: the copy's share of a block on 4 and on 8 ranks.)
+    {Collective::kAllgather, "linear", kAnySize, 3, 16, 1, kAllToAllCopyIn + 1, kOversubscribed},
+    {Collective::kAlltoall, "pairwise", kAnySize, 5, 16, 1, kAllToAllCopyIn / 8 + 1,
+     kOversubscribed},
+    {Collective::kAlltoall, "pairwise", kAnySize, 3, 4, 1, kAllToAllCopyIn / 4 + 1,
+     kOversubscribed},
     {Collective::kAllgather, "node"},
     {Collective::kAllgatherv, "node"},
     {Collective::kAlltoall, "node"},

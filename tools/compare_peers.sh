@@ -87,6 +87,11 @@ fi
 case "$alloc" in malloc|zcoll) zcoll_args+=("--alloc=$alloc") ;;
   *) echo "--alloc is malloc or zcoll" >&2; exit 2 ;; esac
 : > "$work/rows"
+# zcoll_bench's rows, labelled $1, under the environment settings that follow it.
+time_bench() {
+  local label=$1; shift
+  env "$@" "$bench" "${zcoll_args[@]}" | tail -n +2 | sed "s/^/$label,/" >> "$work/rows"
+}
 time_zcoll() {
   if [ "$same_program" = 1 ]; then
     # Rank 0 prints the rows, which zcoll_run prefixes with "[0] ".
@@ -95,13 +100,10 @@ time_zcoll() {
       "$zcoll_run" -n "$np" --nodes "$zcoll_nodes" -- "$mpi_bench" "$min" "$max" "${colls[@]}" \
       | sed -n 's/^\[0\] \([a-z_]*,[0-9]*,[0-9]*,[0-9.]*\)$/zcoll,\1/p' >> "$work/rows"
   else
-    "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/zcoll,/' >> "$work/rows"
+    time_bench zcoll
   fi
 }
-time_baseline() {
-  [ ${#baseline_env[@]} -gt 0 ] || return 0
-  env "${baseline_env[@]}" "$bench" "${zcoll_args[@]}" | tail -n +2 | sed 's/^/baseline,/' >> "$work/rows"
-}
+time_baseline() { [ ${#baseline_env[@]} -eq 0 ] || time_bench baseline "${baseline_env[@]}"; }
 time_peers() { TMPDIR=$work "$peers_dir/run_peers.sh" "${peer_args[@]}" "${colls[@]}" >> "$work/rows"; }
 for ((run = 0; run < repeat; ++run)); do
   # (With a baseline, every other run in the reverse order: this machine's speed drifts
