@@ -693,9 +693,9 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
 
 // The node engine runs every collective of a one-node communicator, but for rooted
 // ones below 64 KiB where the node's ranks outnumber its cores (selection.cc says why),
-// except a Bcast or a Scatter within kEagerBytes, whose leaves wait for the root alone;
-// and a Gather there on 3 to 8 ranks is on the engine only beyond 8 KiB (the shm
-// transport's eager messages) and up to 48 KiB.
+// except a Bcast at every size and a Scatter within kEagerBytes, whose leaves wait for
+// the root alone; and a Gather there on 3 to 8 ranks is on the engine only beyond 8 KiB
+// (the shm transport's eager messages) and up to 48 KiB.
 TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
   for (const bool oversubscribed : {false, true}) {
     for (const Collective collective :
@@ -710,8 +710,8 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
                                   /*node_single_copy=*/true, oversubscribed);
         const std::optional<size_t> bytes = inputs.bytes;
         const bool leaves_read_the_root_alone =
-            (collective == Collective::kBcast || collective == Collective::kScatter) &&
-            bytes.has_value() && *bytes <= node_engine_limits::kEagerBytes;
+            collective == Collective::kBcast ||
+            (collective == Collective::kScatter && *bytes <= node_engine_limits::kEagerBytes);
         const bool gather_in_a_slot =
             collective == Collective::kGather && *bytes > 8192 && *bytes <= 48 * 1024;
         const bool by_messages =

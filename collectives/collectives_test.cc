@@ -1458,7 +1458,9 @@ TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallFailWithinTwoCalls) {
 // each eager role (Reduce and Gather rooted at the last rank), on 3 with the readers
 // as rank 1. As a first call and as a repetition of one made together (a quick call),
 // of 1 element (inline) and of 64 (in the slots; RunSmall runs both for a Bcast,
-// Reduce, Scan or Exscan, the general state machine for the others). (Ranks are
+// Reduce, Scan or Exscan, the general state machine for the others); and of 4096 (16
+// KiB, still in the slots) on a node whose ranks outnumber its cores (ZCOLL_CORES=1),
+// where node_engine_limits::MayDeferChecks keeps it so beyond kEagerBytes. (Ranks are
 // threads: the count is shared.)
 TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
   static std::atomic<int> returned{0};
@@ -1472,13 +1474,19 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
       {3, Collective::kBcast},  {3, Collective::kScatter}, {3, Collective::kScatterv},
       {3, Collective::kScan},   {3, Collective::kExscan},  {3, Collective::kReduce},
   };
-  for (const size_t n : {size_t{1}, size_t{64}}) {
+  for (const size_t n : {size_t{1}, size_t{64}, size_t{4096}}) {
+    const bool oversubscribed = n * sizeof(int32_t) > node_engine_limits::kEagerBytes;
+    if (oversubscribed) setenv("ZCOLL_CORES", "1", 1);
     for (const bool repeated : {false, true}) {
       for (const auto& [size, collective] : cases) {
         returned = 0;
         const absl::Status status = RunCommunicatorJob(
-            {.size = size}, [collective, repeated, n](Communicator& comm, RankControl&) {
+            {.size = size},
+            [collective, repeated, n, oversubscribed](Communicator& comm, RankControl&) {
               ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+              if (oversubscribed) {
+                ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+              }
               // (3 ranks on a 2-core machine are oversubscribed, where the table sends
               // a small Scatterv or Reduce by messages.)
               ASSERT_TRUE(comm.SetAlgorithm(collective, "node").ok());
@@ -1577,6 +1585,7 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
                                  << (repeated ? " elements, repeated)" : " elements)");
       }
     }
+    if (oversubscribed) unsetenv("ZCOLL_CORES");
   }
 }
 
@@ -1622,13 +1631,17 @@ TEST(QuickNodeCallTest, ADisagreementAReaderDidNotWaitForFailsWithinTwoCalls) {
 TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
   static std::atomic<bool> reader_done{false};
   // 1 element (inline) and 64 (in the slots): both RunSmall's, with the late peer handed
-  // to the general state machine.
-  for (const size_t n : {size_t{1}, size_t{64}}) {
+  // to the general state machine; 2048 (16 KiB, in the slots, the general state machine's)
+  // where the node's ranks outnumber its cores (ZCOLL_CORES=1: MayDeferChecks).
+  for (const size_t n : {size_t{1}, size_t{64}, size_t{2048}}) {
+    const bool oversubscribed = n * sizeof(int64_t) > node_engine_limits::kEagerBytes;
+    if (oversubscribed) setenv("ZCOLL_CORES", "1", 1);
     reader_done = false;
     const absl::Status status = RunCommunicatorJob(
         {.size = 3, .communicator_timeout = absl::Seconds(20)},
         [n](Communicator& comm, RankControl&) {
           const int rank = comm.rank();
+          ASSERT_TRUE(comm.SetAlgorithm(Collective::kBcast, "node").ok());
           std::vector<int64_t> values(n, rank == 0 ? 42 : 0);
           for (int i = 0; i < 3; ++i) {
             ASSERT_TRUE(comm.Bcast(values.data(), n, DataType::kInt64, 0).ok());
@@ -1650,6 +1663,7 @@ TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
           EXPECT_THAT(after_next.message(), HasSubstr("disagreed")) << after_next;
           reader_done = true;
         });
+    if (oversubscribed) unsetenv("ZCOLL_CORES");
     EXPECT_TRUE(status.ok()) << status << " (" << n << " elements)";
   }
 }

@@ -850,8 +850,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::MayDeferChecks() const {
-  // (Within kEagerBytes no block is shared out: HubShare is 0.)
-  return !exposed_ && !deferred_ && !partitioned_ && bytes() <= kEagerBytes;
+  return !exposed_ && !deferred_ && !partitioned_ &&
+         node_engine_limits::MayDeferChecks(bytes(), engine_.oversubscribed());
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::RoleReads() const {
@@ -1390,8 +1390,9 @@ Transport::PollResult NodeExecution::Step() {
     // Beyond kEagerBytes every rank's word, even where this rank needs no data of it
     // (a Bcast's root, a Reduce's leaf): so that ranks that disagree (on the root,
     // say) all find out in the call, and none returns before every rank has entered
-    // it. Within it the words of the ranks it reads (ChooseReads); VerifyEagerCall
-    // compares the others' later.
+    // it. Within it (and on an oversubscribed node while the call is a copy in the
+    // slots: MayDeferChecks) the words of the ranks it reads (ChooseReads);
+    // VerifyEagerCall compares the others' later.
     for (; next_peer_ <= read_last_; ++next_peer_) {
       if (std::optional<Transport::PollResult> stop = check_word(next_peer_)) return *stop;
     }

@@ -51,8 +51,10 @@
 // collective, algorithm, count, root, type and op that messages carry), and every rank
 // reads every other's before it returns (so no rank leaves a node call before all
 // have entered it): a rank that finds another rank's word differing fails naming that
-// rank, at once, different roots included. The exception, for latency: up to 1 KiB a
-// rank that needs nothing of the others (a Bcast's or Scatter's root, a Reduce's or
+// rank, at once, different roots included. The exception, for latency: up to 1 KiB (on
+// a node whose ranks outnumber its cores, below 64 KiB while the call's publications
+// are copies in the slots: node_engine_limits::MayDeferChecks) a rank that needs
+// nothing of the others (a Bcast's or Scatter's root, a Reduce's or
 // Gather's leaf, a Scan's rank 0; RoleNeedsNothing) is eager, returning once it has
 // published, and compares their words of that call when it publishes its call after
 // next (VerifyEagerCall), when all have published it and none can yet have overwritten
@@ -355,7 +357,7 @@ class NodeExecution final : public CallExecution {
   bool AwaitsStageOf(int rank) const;
   // Whether this rank may leave the call without reading the words of ranks whose
   // publications it does not need, comparing them two calls later (VerifyEagerCall):
-  // up to kEagerBytes, with nothing lent or deferred.
+  // with nothing lent, deferred or partitioned, node_engine_limits::MayDeferChecks.
   bool MayDeferChecks() const;
   // The ranks whose publications this rank's role reads (first, last; its own
   // included): node_engine_limits::RoleReads.

@@ -77,9 +77,14 @@ constexpr SelectionRule kTable[] = {
     {Collective::kScatter, "node", node_engine_limits::kEagerBytes},
     {Collective::kScatter, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kScatterv, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
-    {Collective::kBcast, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
-    {Collective::kBcast, "node", node_engine_limits::kEagerBytes},
-    {Collective::kBcast, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
+    // A Bcast stays on the engine there at every size: its root is eager and its leaves
+    // wait for the root's word alone while the call's publications are copies in the
+    // slots (node_engine_limits::MayDeferChecks, below kCooperativeBytes); from 64 KiB
+    // it was there already (binomial, scatter_allgather and linear took 1.04-3.29x the
+    // engine's time at 32 KiB-2 MiB on 4 ranks). Engine over messages, medians of
+    // 5-7 alternating runs, 2 cores: 4 ranks 2 / 8 / 16 / 32 / 48 KiB 0.85 / 0.75 /
+    // 0.37 / 0.45 / 0.83 (4 KiB 1.04), 8 ranks 2 / 8 / 32 KiB 0.10 / 0.25 / 0.17.
+    {Collective::kBcast, "node"},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
     // A Gather on an oversubscribed node of 3 to 8 ranks: on the engine between the shm
     // transport's eager messages (8 KiB) and the slot (48 KiB measured), by the linear
