@@ -726,16 +726,21 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
   }
 }
 
-// And a barrier of 3 to 8 ranks there is linear, so that rank 0 leaves it first.
-TEST(SelectionTest, ABarrierOnAnOversubscribedNodeIsLinear) {
-  for (const bool oversubscribed : {false, true}) {
-    for (const int size : {2, 4, 8, 12}) {
-      const SelectionInputs inputs = AgreedSelectionInputs(
-          MakeArgs(Collective::kBarrier, size, 0, 0, false), *Topology::Uniform(1, size),
-          /*node_engine=*/true, /*node_single_copy=*/true, oversubscribed);
-      const bool linear = oversubscribed && size >= 3 && size <= 8;
-      EXPECT_EQ(SelectAlgorithm(inputs).name, linear ? "linear" : "node")
-          << size << " ranks, oversubscribed " << oversubscribed;
+// A barrier is on the engine there too (released, so that rank 0 leaves it first:
+// node_engine_limits::ReleasedBarrier); without the engine 3 to 8 ranks are linear.
+TEST(SelectionTest, ABarrierIsOnTheEngineAndLinearWithoutIt) {
+  for (const bool engine : {false, true}) {
+    for (const bool oversubscribed : {false, true}) {
+      for (const int size : {2, 4, 8, 12}) {
+        const SelectionInputs inputs = AgreedSelectionInputs(
+            MakeArgs(Collective::kBarrier, size, 0, 0, false), *Topology::Uniform(1, size),
+            /*node_engine=*/engine, /*node_single_copy=*/true, oversubscribed);
+        const char* expected = engine                   ? "node"
+                               : size >= 3 && size <= 8 ? "linear"
+                                                        : "dissemination";
+        EXPECT_EQ(SelectAlgorithm(inputs).name, expected)
+            << size << " ranks, engine " << engine << ", oversubscribed " << oversubscribed;
+      }
     }
   }
 }

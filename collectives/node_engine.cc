@@ -316,12 +316,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
     case Collective::kAllreduce:
     case Collective::kReduce:
     case Collective::kBcast:
-    case Collective::kBarrier:
     case Collective::kScan:
     case Collective::kExscan:
       // (Up to kEagerBytes nothing is partitioned, chained, lent or deferred: every
       // publication is a copy, the control line's or the slot's.)
       small_ = bytes() <= node_engine_limits::kEagerBytes;
+      break;
+    case Collective::kBarrier:
+      // (A released Barrier's leaves wait for rank 0's second publication, which
+      // RunSmall does not look for.)
+      small_ = !ReleasedBarrier();
       break;
     default:
       small_ = false;
@@ -855,7 +859,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::MayDeferChecks() const {
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::RoleReads() const {
+  // (A released Barrier's leaf: rank 0's word, then its release, Gather.)
+  if (call_.collective == Collective::kBarrier && me() != 0 && ReleasedBarrier()) return {0, 0};
   return node_engine_limits::RoleReads(call_.collective, me(), call_.root, ranks());
+}
+
+bool NodeExecution::ReleasedBarrier() const {
+  return node_engine_limits::ReleasedBarrier(engine_.oversubscribed(), ranks());
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::LeavesOthersOut() const {
@@ -912,6 +922,8 @@ size_t NodeExecution::ExscanShare() const {
 bool NodeExecution::AwaitsStageOf(int rank) const {
   if (rank == me()) return false;
   switch (call_.collective) {
+    case Collective::kBarrier:
+      return rank == 0;  // (awaits_stage_ only where the Barrier is released)
     case Collective::kReduce:
     case Collective::kAllreduce:
       return true;  // (awaits_stage_ only where it reads the others' blocks)
@@ -1115,6 +1127,14 @@ absl::Status NodeExecution::Gather() {
   };
   switch (call_.collective) {
     case Collective::kBarrier:
+      // Released: rank 0 has every rank's word (kGather) and lets the others go.
+      if (ReleasedBarrier()) {
+        if (me() == 0) {
+          segment.PublishStage(me(), call_.sequence);
+        } else {
+          awaits_stage_ = true;
+        }
+      }
       return absl::OkStatus();
     case Collective::kBcast: {
       // A large vector: the root writes the first share of every rank's copy while

@@ -362,6 +362,9 @@ class NodeExecution final : public CallExecution {
   // The ranks whose publications this rank's role reads (first, last; its own
   // included): node_engine_limits::RoleReads.
   std::pair<int, int> RoleReads() const;
+  // Whether this call is a Barrier whose leaves wait for rank 0's release
+  // (node_engine_limits::ReleasedBarrier) rather than every rank's word.
+  bool ReleasedBarrier() const;
   // Sets read_first_..read_last_, the ranks whose words kGather waits for: where
   // `may_defer` (MayDeferChecks), none for an eager rank and else RoleReads; otherwise
   // every rank; and, if some are left out, has VerifyEagerCall compare them two calls

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "transport/transport.h"
 
 namespace zcoll {
 namespace {
@@ -37,6 +39,8 @@ struct NodeCall {
   size_t elements;  // per buffer
   // The rank that dies or stops (-1: the last).
   int failing = -1;
+  // Whether the node's ranks are declared to outnumber its cores (ZCOLL_CORES=1).
+  bool oversubscribed = false;
   int FailingRank(const Communicator& comm) const {
     return failing < 0 ? comm.size() - 1 : failing;
   }
@@ -78,8 +82,30 @@ std::vector<NodeCall> NodeCalls() {
          return comm.Exscan(in.data(), out.data(), in.size(), DataType::kFloat, PredefinedOp::kSum);
        },
        1 << 18, 1},
+      // Released (node_engine_limits::ReleasedBarrier): the leaves wait for rank 0's
+      // release, rank 0 for every word; a leaf fails, then rank 0.
+      {"barrier_released",
+       [](Communicator& comm, std::vector<float>&, std::vector<float>&) { return comm.Barrier(); },
+       1, -1, true},
+      {"barrier_released_rank_0",
+       [](Communicator& comm, std::vector<float>&, std::vector<float>&) { return comm.Barrier(); },
+       1, 0, true},
   };
 }
+
+// Declares the cores a NodeCall asks for while a job of it runs.
+class DeclaredCores {
+ public:
+  explicit DeclaredCores(const NodeCall& call) : set_(call.oversubscribed) {
+    if (set_) setenv("ZCOLL_CORES", "1", 1);
+  }
+  ~DeclaredCores() {
+    if (set_) unsetenv("ZCOLL_CORES");
+  }
+
+ private:
+  bool set_;
+};
 
 class NodeEngineFailureTest : public ::testing::TestWithParam<NodeCall> {};
 
@@ -89,9 +115,13 @@ TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
   const NodeCall& node_call = GetParam();
   const CommunicatorJob job{
       .local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(20)};
+  const DeclaredCores cores(node_call);
   const absl::Status status =
       RunCommunicatorJob(job, [&](Communicator& comm, RankControl& control) {
         ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+        if (node_call.oversubscribed) {
+          ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+        }
         std::vector<float> in(node_call.elements, 1.0f), out(node_call.elements);
         absl::Status result;
         absl::Time died_at = absl::InfiniteFuture(), failed_at = absl::InfiniteFuture();
@@ -119,8 +149,12 @@ TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
 TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
   const NodeCall& node_call = GetParam();
   const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
+  const DeclaredCores cores(node_call);
   const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
     ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    if (node_call.oversubscribed) {
+      ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    }
     const int stopping = node_call.FailingRank(comm);
     std::vector<int64_t> pids(comm.size());
     const int64_t mine = getpid();

@@ -49,6 +49,15 @@ inline bool MayDeferChecks(size_t bytes, bool oversubscribed) {
   return bytes <= kEagerBytes || (oversubscribed && bytes < kCooperativeBytes);
 }
 
+// Whether a node Barrier of `ranks` ranks is released: rank 0 waits for every rank's
+// word and then publishes its second word (the release), and the others wait for rank
+// 0's words alone (comparing the rest two calls later, as RoleReads' readers do). On a
+// node whose ranks outnumber its cores, from 3 ranks: there the ranks of a Barrier in
+// which each waits for every word leave in whatever order they get a core, and a
+// collective rooted at rank 0 after it waits for rank 0 to get one; released, rank 0
+// leaves first, as the linear messages' root does.
+inline bool ReleasedBarrier(bool oversubscribed, int ranks) { return oversubscribed && ranks >= 3; }
+
 // Whether a rank's role in a node call of `collective` needs nothing of the others
 // (eager within kEagerBytes, above).
 inline bool RoleNeedsNothing(Collective collective, int rank, int root) {

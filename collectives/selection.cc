@@ -125,11 +125,19 @@ constexpr SelectionRule kTable[] = {
     {Collective::kAllgatherv, "node"},
     {Collective::kAlltoall, "node"},
     {Collective::kAlltoallv, "node"},
-    // A barrier on an oversubscribed node of 3 to 8 ranks is linear (below), whatever
-    // the engine: its node barrier is faster on its own (4 ranks on 2 cores: 3.4-4.9 us
-    // against 5.2-7.9) but lets every rank go at once, so a root-0 collective after it
-    // waits for the root to get a core (8 B bcast 1.8-2.9 us after it against 0.3).
-    {Collective::kBarrier, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
+    // A Barrier on the engine, where on an oversubscribed node of 3 ranks or more it is
+    // released (node_engine_limits::ReleasedBarrier: rank 0 has every rank's word, then
+    // lets the others go, so it leaves first, as the linear messages' root below does).
+    // 4 ranks on 2 cores, medians of 7 alternating runs, against the linear messages
+    // (the table before): the barrier 0.57x the time (4.7 us; Open MPI 5.7), a root-0
+    // collective after it 8-512 B: bcast 0.78-1.02x, scatter 0.66-0.73x, gather
+    // 0.77-0.80x, reduce 0.74-0.96x, scan 1.21-1.44x (still below Open MPI's). The
+    // engine's barrier where every rank waits for every word was faster on its own
+    // (4.0 us) but let every rank go at once, and a root-0 collective after it waited
+    // for its root to get a core (bcast 8 B 1.7 us against 0.2). 8 ranks (medians of 5):
+    // barrier 0.94x linear's (the every-word barrier 0.61x), bcast 8 B after it 0.75x
+    // (13x); 16 ranks (3): barrier 1.16x the every-word barrier's, bcast after it 0.02x.
+    {Collective::kBarrier, "node"},
     // A node's Scan and Exscan within a slot on many ranks by recursive doubling's
     // messages: in the engine each rank reduces the vectors up to its own from the slots
     // (its last rank p of them), where the messages take log2(p) steps (the model, the
@@ -223,7 +231,8 @@ constexpr SelectionRule kTable[] = {
     // Not chosen until it is measured where it should win (ZCOLL_ALGO_ALLTOALL=bruck).
     {Collective::kAlltoall, "pairwise"},
     {Collective::kAlltoallv, "pairwise"},
-    // 3 to 8 ranks: every rank reports to rank 0, which releases them. On this 2-core
+    // 3 to 8 ranks without the engine: every rank reports to rank 0, which releases
+    // them. On this 2-core
     // machine (oversubscribed), medians of 3-5 interleaved runs: the barrier itself
     // 0.91x dissemination's time on 3 ranks, 1.09x on 4, 0.79x on 8; a root-0
     // collective right after it 0.15-0.33x (rank 0 leaves first, so the others find
