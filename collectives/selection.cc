@@ -232,8 +232,8 @@ constexpr SelectionRule kTable[] = {
     {Collective::kAlltoall, "pairwise"},
     {Collective::kAlltoallv, "pairwise"},
     // 3 to 8 ranks without the engine: every rank reports to rank 0, which releases
-    // them. On this 2-core
-    // machine (oversubscribed), medians of 3-5 interleaved runs: the barrier itself
+    // them. On this 2-core machine (oversubscribed), medians of 3-5 interleaved runs,
+    // before the engine's barrier was released there: the barrier itself
     // 0.91x dissemination's time on 3 ranks, 1.09x on 4, 0.79x on 8; a root-0
     // collective right after it 0.15-0.33x (rank 0 leaves first, so the others find
     // its data when they arrive), and the rest 0.55-0.94x. Open MPI's barrier shapes
@@ -242,7 +242,6 @@ constexpr SelectionRule kTable[] = {
     // coll_tuned_barrier_algorithm=3). 2 ranks: one exchange, both ways at once
     // (linear: 1.5x).
     {Collective::kBarrier, "linear", kAnySize, 3, 8},
-    {Collective::kBarrier, "node"},
     {Collective::kBarrier, "dissemination"},
     // Long vectors on few ranks: the pipelined chain moves each once.
     {Collective::kScan, "chain", kAnySize, 1, 2},
