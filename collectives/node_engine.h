@@ -440,9 +440,9 @@ class NodeExecution final : public CallExecution {
   std::array<std::vector<size_t>, 4> vectors_;  // call_.vectors, owned
   bool holds_vectors_ = false;                  // vectors_ were filled by the last call
   Phase phase_ = Phase::kPublish;
-  // An Allreduce, Reduce, Bcast, Barrier, Scan or Exscan of at most kEagerBytes, whose
-  // every publication is copied into the control line or the slot: RunToEnd runs it
-  // with RunSmall.
+  // An Allreduce, Reduce, Bcast, Barrier (not a released one), Scan or Exscan of at most
+  // kEagerBytes, whose every publication is copied into the control line or the slot:
+  // RunToEnd runs it with RunSmall.
   bool small_ = false;
   int next_peer_ = 0;   // the first rank not yet seen to have published or consumed
   int read_first_ = 0;  // kGather waits for ranks read_first_..read_last_ (ChooseReads)
