@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "testing/block_layouts.h"
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
+#include "testing/scoped_environment.h"
 #include "transport/transport.h"
 
 namespace zcoll {
@@ -42,6 +44,7 @@ using ::zcoll::testing::RankBytes;
 using ::zcoll::testing::RankControl;
 using ::zcoll::testing::ReversedWithGaps;
 using ::zcoll::testing::RunCommunicatorJob;
+using ::zcoll::testing::ScopedEnvironment;
 using ::zcoll::testing::VariedCounts;
 
 // Pipelined algorithms cut messages into chunks of this many bytes in these tests
@@ -1476,7 +1479,8 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
   };
   for (const size_t n : {size_t{1}, size_t{64}, size_t{4096}}) {
     const bool oversubscribed = n * sizeof(int32_t) > node_engine_limits::kEagerBytes;
-    if (oversubscribed) setenv("ZCOLL_CORES", "1", 1);
+    std::optional<ScopedEnvironment> cores;
+    if (oversubscribed) cores.emplace("ZCOLL_CORES", "1");
     for (const bool repeated : {false, true}) {
       for (const auto& [size, collective] : cases) {
         returned = 0;
@@ -1585,7 +1589,6 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
                                  << (repeated ? " elements, repeated)" : " elements)");
       }
     }
-    if (oversubscribed) unsetenv("ZCOLL_CORES");
   }
 }
 
@@ -1635,7 +1638,8 @@ TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
   // where the node's ranks outnumber its cores (ZCOLL_CORES=1: MayDeferChecks).
   for (const size_t n : {size_t{1}, size_t{64}, size_t{2048}}) {
     const bool oversubscribed = n * sizeof(int64_t) > node_engine_limits::kEagerBytes;
-    if (oversubscribed) setenv("ZCOLL_CORES", "1", 1);
+    std::optional<ScopedEnvironment> cores;
+    if (oversubscribed) cores.emplace("ZCOLL_CORES", "1");
     reader_done = false;
     const absl::Status status = RunCommunicatorJob(
         {.size = 3, .communicator_timeout = absl::Seconds(20)},
@@ -1663,7 +1667,6 @@ TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
           EXPECT_THAT(after_next.message(), HasSubstr("disagreed")) << after_next;
           reader_done = true;
         });
-    if (oversubscribed) unsetenv("ZCOLL_CORES");
     EXPECT_TRUE(status.ok()) << status << " (" << n << " elements)";
   }
 }
@@ -1879,7 +1882,7 @@ TEST(StripeSelectionTest, AStripesAllreduceIsChosenByItsLinksLoad) {
 // plan's algorithm.
 TEST(OversubscribedSelectionTest, ALargeAllgatherGoesByMessagesWhereRanksOutnumberCores) {
   for (const char* cores : {"2", "64"}) {
-    setenv("ZCOLL_CORES", cores, 1);
+    const ScopedEnvironment declared("ZCOLL_CORES", cores);
     SetLogLevel(LogLevel::kDebug);
     ::testing::internal::CaptureStderr();
     const absl::Status status = RunCommunicatorJob(
@@ -1894,7 +1897,6 @@ TEST(OversubscribedSelectionTest, ALargeAllgatherGoesByMessagesWhereRanksOutnumb
         });
     const std::string log = ::testing::internal::GetCapturedStderr();
     SetLogLevel(LogLevel::kWarning);
-    unsetenv("ZCOLL_CORES");
     ASSERT_TRUE(status.ok()) << status << "\n" << log;
     const bool oversubscribed = std::string(cores) == "2";
     EXPECT_THAT(log, HasSubstr("Allgather of 16384 bytes on 4 ranks: node\n")) << cores;

@@ -132,7 +132,8 @@ class NodeFlow {
     if (reader_bytes > kEagerBytes || RoleNeedsNothing(args_.collective, reader, args_.root)) {
       return true;
     }
-    const auto [first, last] = RoleReads(args_.collective, reader, args_.root, p_);
+    const auto [first, last] =
+        RoleReads(args_.collective, reader, args_.root, p_, /*oversubscribed=*/false);
     return publisher >= first && publisher <= last;
   }
   void Words() {

@@ -859,9 +859,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::MayDeferChecks() const {
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::RoleReads() const {
-  // (A released Barrier's leaf: rank 0's word, then its release, Gather.)
-  if (call_.collective == Collective::kBarrier && me() != 0 && ReleasedBarrier()) return {0, 0};
-  return node_engine_limits::RoleReads(call_.collective, me(), call_.root, ranks());
+  return node_engine_limits::RoleReads(call_.collective, me(), call_.root, ranks(),
+                                       engine_.oversubscribed());
 }
 
 bool NodeExecution::ReleasedBarrier() const {

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/scoped_environment.h"
 #include "transport/transport.h"
 
 namespace zcoll {
@@ -29,6 +30,7 @@ using ::testing::HasSubstr;
 using ::zcoll::testing::CommunicatorJob;
 using ::zcoll::testing::RankControl;
 using ::zcoll::testing::RunCommunicatorJob;
+using ::zcoll::testing::ScopedEnvironment;
 
 constexpr absl::Duration kTimeout = absl::Seconds(3);
 
@@ -93,20 +95,6 @@ std::vector<NodeCall> NodeCalls() {
   };
 }
 
-// Declares the cores a NodeCall asks for while a job of it runs.
-class DeclaredCores {
- public:
-  explicit DeclaredCores(const NodeCall& call) : set_(call.oversubscribed) {
-    if (set_) setenv("ZCOLL_CORES", "1", 1);
-  }
-  ~DeclaredCores() {
-    if (set_) unsetenv("ZCOLL_CORES");
-  }
-
- private:
-  bool set_;
-};
-
 class NodeEngineFailureTest : public ::testing::TestWithParam<NodeCall> {};
 
 // The last rank (or the call's failing rank) dies at the 5th call; the others end
@@ -115,7 +103,8 @@ TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
   const NodeCall& node_call = GetParam();
   const CommunicatorJob job{
       .local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(20)};
-  const DeclaredCores cores(node_call);
+  std::optional<ScopedEnvironment> cores;
+  if (node_call.oversubscribed) cores.emplace("ZCOLL_CORES", "1");
   const absl::Status status =
       RunCommunicatorJob(job, [&](Communicator& comm, RankControl& control) {
         ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
@@ -149,7 +138,8 @@ TEST_P(NodeEngineFailureTest, AKilledRankEndsTheCallOnTheOthers) {
 TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
   const NodeCall& node_call = GetParam();
   const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
-  const DeclaredCores cores(node_call);
+  std::optional<ScopedEnvironment> cores;
+  if (node_call.oversubscribed) cores.emplace("ZCOLL_CORES", "1");
   const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
     ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
     if (node_call.oversubscribed) {

@@ -85,13 +85,19 @@ inline bool RoleNeedsNothing(Collective collective, int rank, int root) {
 // a Scan's rank those up to it, an Exscan's those below it; any other rank every
 // rank's. (An eager rank, above, waits for none.) 4 ranks on 2 cores, medians of 5
 // alternating runs against waiting for every rank's word: bcast and scatter 8-512 B
-// 0.36-0.54 us against 3.5-4.4, scan and exscan 0.47-0.72x.
-inline std::pair<int, int> RoleReads(Collective collective, int rank, int root, int ranks) {
+// 0.36-0.54 us against 3.5-4.4, scan and exscan 0.47-0.72x. A released Barrier's
+// rank other than 0 (ReleasedBarrier, above, where the node is `oversubscribed`) rank
+// 0's, then its release.
+inline std::pair<int, int> RoleReads(Collective collective, int rank, int root, int ranks,
+                                     bool oversubscribed) {
   switch (collective) {
     case Collective::kBcast:
     case Collective::kScatter:
     case Collective::kScatterv:
       if (rank != root) return {root, root};
+      break;
+    case Collective::kBarrier:
+      if (rank != 0 && ReleasedBarrier(oversubscribed, ranks)) return {0, 0};
       break;
     case Collective::kScan:
       return {0, rank};

@@ -6,9 +6,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/scoped_environment.h"
 
 namespace zcoll {
 namespace {
+
+using ::zcoll::testing::ScopedEnvironment;
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -64,16 +67,6 @@ TEST(TransportFactoryTest, AnUnusableNetworkProviderSaysWhyAndWhatWouldWork) {
   EXPECT_THAT(CreateNodeAwareTransport("shm", "ofi", 0, 2, {0}).status().message(),
               HasSubstr("1 node ids for 2 ranks"));
 }
-
-// Sets an environment variable for one test.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnvironment() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
 
 TEST(TransportFactoryTest, TheEnvironmentChoosesProviders) {
   {
