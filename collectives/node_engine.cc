@@ -327,6 +327,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
       // RunSmall does not look for.)
       small_ = !ReleasedBarrier();
       break;
+    case Collective::kScatter:
+    case Collective::kScatterv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      small_ = SmallBlocks();
+      break;
     default:
       small_ = false;
       break;
@@ -356,6 +362,135 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   finished_ = false;
   if (!status_.ok()) status_ = absl::OkStatus();
   engine_.Started(this);
+}
+
+// (Far below kCooperativeBytes, so that no rank writes into another's buffer
+// (HubShare) and nobody awaits a stage; what the rank publishes is a copy.)
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::SmallBlocks() const {
+  static_assert(node_engine_limits::kEagerBytes < node_engine_limits::kCooperativeBytes);
+  constexpr size_t kEager = node_engine_limits::kEagerBytes;
+  const Call& call = call_;
+  const bool root = me() == call.root;
+  switch (call.collective) {
+    case Collective::kScatter:
+      // The root publishes every block (leaves: theirs within that).
+      return bytes() * static_cast<size_t>(ranks()) <= kEager;
+    case Collective::kGather:
+      // A leaf publishes its block (after the table that a large call's root writes),
+      // which the root reads.
+      return bytes() <= kEager && TableBytes() + bytes() <= CopyInLimit();
+    case Collective::kScatterv: {
+      if (bytes() > kEager) return false;
+      if (!root) return true;
+      // The root publishes its blocks packed, with their table, in its slot.
+      const size_t packed = SumOf(call.vectors[0]) * call.element_bytes;
+      return packed <= kEager && TableBytes() + packed <= CopyInLimit();
+    }
+    case Collective::kGatherv:
+      if (bytes() > kEager || TableBytes() + bytes() > CopyInLimit()) return false;
+      if (!root) return true;
+      // The root reads every block from the slots.
+      for (size_t count : call.vectors[0]) {
+        if (count * call.element_bytes > kEager) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::PublishSmallBlocks() {
+  const bool root = me() == call_.root;
+  const char* send = static_cast<const char*>(call_.send);
+  auto copy_in = [this](const void* data, size_t bytes) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    if (bytes <= NodeSegment::kInlineBytes) {
+      ExposeInline(data, bytes);
+    } else {
+      ExposeInSlot(data, bytes);
+    }
+  };
+  switch (call_.collective) {
+    case Collective::kScatter:
+    case Collective::kScatterv:
+      if (!root) {
+        copy_in(nullptr, 0);
+        // (The extent a root that writes this rank's block compares its count with.)
+        ExposeDestination(call_.recv, bytes());
+        return absl::OkStatus();
+      }
+      if (call_.collective == Collective::kScatterv) {
+        return ExposeBlocks(send, call_.vectors[0], call_.vectors[1]);
+      }
+      copy_in(send, bytes() * static_cast<size_t>(ranks()));
+      return absl::OkStatus();
+    default:  // Gather(v)
+      if (root) {
+        // (No rank writes into it: an extent of none, so that none writes by a stale
+        // one.)
+        ExposeDestination(call_.recv, 0);
+        copy_in(nullptr, 0);
+      } else {
+        copy_in(send, bytes());
+      }
+      return absl::OkStatus();
+  }
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::ReadSmallBlocks() {
+  const NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const size_t element_bytes = call_.element_bytes, block = bytes();
+  const char* send = static_cast<const char*>(call_.send);
+  char* recv = static_cast<char*>(call_.recv);
+  const int root = call_.root;
+  const bool vectored =
+      call_.collective == Collective::kScatterv || call_.collective == Collective::kGatherv;
+  absl::Span<const size_t> counts = call_.vectors[0], displs = call_.vectors[1];
+  switch (call_.collective) {
+    case Collective::kScatter:
+    case Collective::kScatterv: {
+      if (me() == root) {
+        if (!call_.in_place) {
+          const size_t length = vectored ? counts[me()] * element_bytes : block;
+          const char* from = send + (vectored ? displs[me()] * element_bytes : me() * block);
+          if (length > 0) std::memcpy(recv, from, length);
+        }
+        // (Scatterv's root always announces: a leaf's own count says whether it waits.)
+        if (vectored) engine_.segment().PublishStage(me(), sequence);
+        return true;
+      }
+      if (segment.where(root, sequence) == NodeSegment::Where::kAddress) return false;
+      size_t offset = static_cast<size_t>(me()) * block;
+      if (vectored) {
+        const BlockEntry entry = PublishedBlock(root, me());
+        if (entry.length != block) return false;
+        offset = entry.offset;
+      } else if (offset + block > segment.extent(root, sequence)) {
+        return false;
+      }
+      if (block > 0) std::memcpy(recv, InSegment(root, offset), block);
+      return true;
+    }
+    case Collective::kGather:
+    case Collective::kGatherv:
+      if (me() != root) return true;
+      for (int rank = 0; rank < ranks(); ++rank) {
+        const size_t length = vectored ? counts[rank] * element_bytes : block;
+        char* into = recv + (vectored ? displs[rank] * element_bytes : rank * block);
+        if (rank == me()) {
+          if (!call_.in_place && length > 0) std::memcpy(into, send, length);
+          continue;
+        }
+        if (segment.extent(rank, sequence) != length ||
+            segment.where(rank, sequence) == NodeSegment::Where::kAddress) {
+          return false;
+        }
+        if (length > 0) std::memcpy(into, InSegment(rank, 0), length);
+      }
+      return true;
+    default:
+      return false;
+  }
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::End() {
@@ -1541,6 +1676,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   const bool root = self == call_.root;
   const void* data = nullptr;
   size_t length = 0;
+  bool moves_blocks = false;  // a Scatter(v) or Gather(v)
   switch (call_.collective) {
     case Collective::kAllreduce:
     case Collective::kReduce:
@@ -1557,12 +1693,23 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
       break;
     case Collective::kBarrier:
       break;
+    case Collective::kScatter:
+    case Collective::kScatterv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      moves_blocks = true;
+      break;
     default:  // (none: Restart sets small_ for the collectives above alone)
       return Step();
   }
-  // (The destinations Publish also exposes serve only large calls. These collectives
-  // publish no table, and kSlotBytes >= kEagerBytes.)
-  if (ABSL_PREDICT_TRUE(length <= NodeSegment::kInlineBytes)) {
+  if (moves_blocks) {
+    if (absl::Status status = PublishSmallBlocks(); !status.ok()) {
+      Fail(std::move(status));
+      return Transport::PollResult::kDone;
+    }
+  } else if (ABSL_PREDICT_TRUE(length <= NodeSegment::kInlineBytes)) {
+    // (The destinations Publish also exposes serve only large calls. These collectives
+    // publish no table, and kSlotBytes >= kEagerBytes.)
     ExposeInline(data, length);
   } else {
     ExposeInSlot(data, length);
@@ -1575,6 +1722,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     // A Scan's rank 0 returns its own vector.
     if (call_.collective == Collective::kScan && !call_.in_place && length > 0) {
       std::memcpy(call_.recv, data, length);
+    }
+    // A Scatter's root copies its own block (a Gather's leaf has nothing to do).
+    if (moves_blocks && !ReadSmallBlocks()) {
+      if (absl::Status status = Gather(); !status.ok()) {
+        Fail(std::move(status));
+        return Transport::PollResult::kDone;
+      }
     }
     engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
     phase_ = Phase::kDrain;
@@ -1624,6 +1778,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
       break;
     case Collective::kBarrier:
       break;
+    case Collective::kScatter:
+    case Collective::kScatterv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      if (ReadSmallBlocks()) break;
+      [[fallthrough]];  // (a disagreement: Gather's checks name it)
     default:
       if (absl::Status status = Gather(); !status.ok()) {
         Fail(std::move(status));

@@ -276,6 +276,14 @@ class NodeExecution final : public CallExecution {
   Transport::PollResult RunSmall(int& polls);
   // RunSmall's kDrain.
   Transport::PollResult RunSmallDrain();
+  // Whether this rank's part of a Scatter(v) or Gather(v) is small: every block it
+  // publishes or reads within kEagerBytes (as this rank's arguments give them).
+  bool SmallBlocks() const;
+  // RunSmall's part of such a call: its publication, as Publish makes it, and its
+  // copies, as Gather makes them; false where Gather must run instead (a count or a
+  // publication not as this rank's arguments expect: Gather's checks name it).
+  absl::Status PublishSmallBlocks();
+  bool ReadSmallBlocks();
   size_t bytes() const { return call_.count * call_.element_bytes; }
   int me() const { return engine_.local_rank(); }
   int ranks() const { return engine_.local_size(); }
@@ -441,8 +449,9 @@ class NodeExecution final : public CallExecution {
   bool holds_vectors_ = false;                  // vectors_ were filled by the last call
   Phase phase_ = Phase::kPublish;
   // An Allreduce, Reduce, Bcast, Barrier (not a released one), Scan or Exscan of at most
-  // kEagerBytes, whose every publication is copied into the control line or the slot:
-  // RunToEnd runs it with RunSmall.
+  // kEagerBytes, or a Scatter(v) or Gather(v) whose blocks are (SmallBlocks), whose every
+  // publication is copied into the control line or the slot: RunToEnd runs it with
+  // RunSmall.
   bool small_ = false;
   int next_peer_ = 0;   // the first rank not yet seen to have published or consumed
   int read_first_ = 0;  // kGather waits for ranks read_first_..read_last_ (ChooseReads)

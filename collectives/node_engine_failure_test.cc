@@ -332,5 +332,62 @@ TEST(NodeEngineCountsTest, CooperativeWritesRefuseCountsTheRanksDisagreeOn) {
   }
 }
 
+// Small v-collectives on the engine (RunSmall's copies, node_engine.h) read their
+// blocks from the slots: the rank that reads a block whose length its count does not
+// match fails the call with an error naming the counts, and copies nothing past its
+// buffer. Gatherv: the root (the reader) expects one element fewer from rank 1 than
+// rank 1 sends; Scatterv: the root sends rank 1 (the reader) one element more than it
+// expects. The rank that publishes leaves the call at once (it reads nothing), so it
+// and rank 2 may finish theirs.
+TEST(NodeEngineCountsTest, SmallCallsRefuseCountsTheRanksDisagreeOn) {
+  constexpr size_t kElements = 4;  // within kEagerBytes: RunSmall's path
+  constexpr float kCanary = -3.0f;
+  for (const bool gather : {true, false}) {
+    SCOPED_TRACE(gather ? "gatherv" : "scatterv");
+    const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
+    const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+      ASSERT_TRUE(
+          comm.SetAlgorithm(gather ? Collective::kGatherv : Collective::kScatterv, "node").ok());
+      const int size = comm.size(), rank = comm.rank();
+      std::vector<size_t> counts(size, kElements), displs(size);
+      counts[1] = gather ? kElements - 1 : kElements + 1;
+      // Rank 1's block last, so that a copy past it would reach the canary.
+      size_t extent = 0;
+      for (int r : {0, 2, 1}) {
+        displs[r] = extent;
+        extent += counts[r];
+      }
+      std::vector<float> root_buffer(extent + 64, 1.0f), mine(kElements + 64, 2.0f);
+      std::fill(root_buffer.begin() + extent, root_buffer.end(), kCanary);
+      std::fill(mine.begin() + kElements, mine.end(), kCanary);
+      // The reader comes last, so that it finds every publication there and reads it
+      // on RunSmall's path (a late peer hands the call to the general one).
+      const bool reader = gather ? rank == 0 : rank == 1;
+      if (reader) absl::SleepFor(absl::Milliseconds(100));
+      const absl::Time start = absl::Now();
+      const absl::Status result = gather
+                                      ? comm.Gatherv(mine.data(), kElements, root_buffer.data(),
+                                                     counts, displs, DataType::kFloat, 0)
+                                      : comm.Scatterv(root_buffer.data(), counts, displs,
+                                                      mine.data(), kElements, DataType::kFloat, 0);
+      EXPECT_LT(absl::Now() - start, kTimeout + absl::Seconds(1)) << result;
+      if (reader) {
+        EXPECT_FALSE(result.ok()) << "rank " << rank << ": the counts disagree";
+        EXPECT_THAT(std::string(result.message()),
+                    AnyOf(HasSubstr("sent 4 elements but this rank expects 3"),
+                          HasSubstr("sends this rank 5 elements but recv_count is 4")))
+            << result;
+      }
+      for (size_t i = extent; i < root_buffer.size(); ++i) {
+        ASSERT_EQ(root_buffer[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
+      }
+      for (size_t i = kElements; i < mine.size(); ++i) {
+        ASSERT_EQ(mine[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
+      }
+    });
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
 }  // namespace
 }  // namespace zcoll
