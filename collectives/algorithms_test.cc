@@ -710,7 +710,7 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
                                   /*node_single_copy=*/true, oversubscribed);
         const std::optional<size_t> bytes = inputs.bytes;
         const bool leaves_read_the_root_alone =
-            collective == Collective::kBcast ||
+            collective == Collective::kBcast || collective == Collective::kScatterv ||
             (collective == Collective::kScatter && *bytes <= node_engine_limits::kEagerBytes);
         const bool gather_in_a_slot =
             collective == Collective::kGather && *bytes > 8192 && *bytes <= 48 * 1024;
