@@ -271,60 +271,51 @@ TEST(NodeEngineExposureTest, AReaderOfAFailedRanksBufferFailsToo) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-// The v-collectives' cooperative copies write into a peer's buffer: ranks that
-// disagree on a block's length fail the call with an error naming the counts (the
-// writer checks the length its peer published before writing), every rank ends
-// within the deadline, and nothing is written past the receiver's buffer. Gatherv: the
-// root expects one element fewer from rank 1 than rank 1 sends; Scatterv: the root
-// sends rank 1 one element more than rank 1 expects. The ranks that write and are
-// written into fail; rank 2, whose part was right, may have finished it.
-TEST(NodeEngineCountsTest, CooperativeWritesRefuseCountsTheRanksDisagreeOn) {
-  constexpr size_t kElements = 1 << 15;  // 128 KiB of floats: written cooperatively
+// A Gatherv or Scatterv on the engine, 3 ranks, whose ranks disagree on rank 1's
+// block of `elements` floats: Gatherv's root expects one element fewer from rank 1 than
+// rank 1 sends; Scatterv's root sends rank 1 one element more than rank 1 expects.
+// Every rank ends within the deadline and nothing is written past a buffer (each ends
+// in a canary block that no correct call writes); `check` looks at each rank's status.
+// `reader_last`: the rank that reads rank 1's block (Gatherv's root, Scatterv's rank
+// 1) enters the call 100 ms after the others, so that it finds their publications.
+void RunDisagreeingBlock(
+    size_t elements, bool reader_last,
+    const std::function<void(bool gather, int rank, const absl::Status&)>& check) {
   constexpr float kCanary = -3.0f;
   for (const bool gather : {true, false}) {
     SCOPED_TRACE(gather ? "gatherv" : "scatterv");
     const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
     const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
       ASSERT_TRUE(comm.node_single_copy()) << "this node's ranks cannot read each other's memory";
-      // (3 ranks on 2 cores: the table would choose messages for these.)
+      // (3 ranks on 2 cores: the table could choose messages for these.)
       ASSERT_TRUE(
           comm.SetAlgorithm(gather ? Collective::kGatherv : Collective::kScatterv, "node").ok());
       const int size = comm.size(), rank = comm.rank();
-      std::vector<size_t> counts(size, kElements), displs(size);
-      counts[1] = gather ? kElements - 1 : kElements + 1;
+      std::vector<size_t> counts(size, elements), displs(size);
+      counts[1] = gather ? elements - 1 : elements + 1;
       // Rank 1's block last, so that a write past it would reach the canary.
       size_t extent = 0;
       for (int r : {0, 2, 1}) {
         displs[r] = extent;
         extent += counts[r];
       }
-      // Every buffer ends in a canary block that no correct call writes.
-      std::vector<float> root_buffer(extent + 1024, 1.0f), mine(kElements + 1024, 2.0f);
+      std::vector<float> root_buffer(extent + 1024, 1.0f), mine(elements + 1024, 2.0f);
       std::fill(root_buffer.begin() + extent, root_buffer.end(), kCanary);
-      std::fill(mine.begin() + kElements, mine.end(), kCanary);
+      std::fill(mine.begin() + elements, mine.end(), kCanary);
+      const bool reader = gather ? rank == 0 : rank == 1;
+      if (reader_last && reader) absl::SleepFor(absl::Milliseconds(100));
       const absl::Time start = absl::Now();
       const absl::Status result = gather
-                                      ? comm.Gatherv(mine.data(), kElements, root_buffer.data(),
+                                      ? comm.Gatherv(mine.data(), elements, root_buffer.data(),
                                                      counts, displs, DataType::kFloat, 0)
                                       : comm.Scatterv(root_buffer.data(), counts, displs,
-                                                      mine.data(), kElements, DataType::kFloat, 0);
-      // The writer and the rank written into fail; rank 2 may have finished its part.
-      const bool writer = gather ? rank == 1 : rank == 0;
-      if (rank != 2) {
-        EXPECT_FALSE(result.ok()) << "rank " << rank << ": the counts disagree";
-      }
+                                                      mine.data(), elements, DataType::kFloat, 0);
       EXPECT_LT(absl::Now() - start, kTimeout + absl::Seconds(1)) << result;
-      // Whichever side finds the difference first names it; the others learn that.
-      if (writer) {
-        EXPECT_THAT(std::string(result.message()),
-                    AnyOf(HasSubstr("disagree on the counts"), HasSubstr("expects"),
-                          HasSubstr("recv_count is")))
-            << result;
-      }
+      check(gather, rank, result);
       for (size_t i = extent; i < root_buffer.size(); ++i) {
         ASSERT_EQ(root_buffer[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
       }
-      for (size_t i = kElements; i < mine.size(); ++i) {
+      for (size_t i = elements; i < mine.size(); ++i) {
         ASSERT_EQ(mine[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
       }
     });
@@ -332,61 +323,45 @@ TEST(NodeEngineCountsTest, CooperativeWritesRefuseCountsTheRanksDisagreeOn) {
   }
 }
 
+// The v-collectives' cooperative copies write into a peer's buffer: ranks that
+// disagree on a block's length fail the call with an error naming the counts (the
+// writer checks the length its peer published before writing). The ranks that write
+// and are written into fail; rank 2, whose part was right, may have finished it.
+TEST(NodeEngineCountsTest, CooperativeWritesRefuseCountsTheRanksDisagreeOn) {
+  // 128 KiB of floats: written cooperatively.
+  RunDisagreeingBlock(1 << 15, /*reader_last=*/false,
+                      [](bool gather, int rank, const absl::Status& result) {
+                        if (rank != 2) {
+                          EXPECT_FALSE(result.ok()) << "rank " << rank << ": the counts disagree";
+                        }
+                        // Whichever side finds the difference first names it; the others
+                        // learn that.
+                        if (gather ? rank == 1 : rank == 0) {
+                          EXPECT_THAT(std::string(result.message()),
+                                      AnyOf(HasSubstr("disagree on the counts"),
+                                            HasSubstr("expects"), HasSubstr("recv_count is")))
+                              << result;
+                        }
+                      });
+}
+
 // Small v-collectives on the engine (RunSmall's copies, node_engine.h) read their
 // blocks from the slots: the rank that reads a block whose length its count does not
 // match fails the call with an error naming the counts, and copies nothing past its
-// buffer. Gatherv: the root (the reader) expects one element fewer from rank 1 than
-// rank 1 sends; Scatterv: the root sends rank 1 (the reader) one element more than it
-// expects. The rank that publishes leaves the call at once (it reads nothing), so it
-// and rank 2 may finish theirs.
+// buffer. It comes last, so that it reads on RunSmall's path (a late peer hands the
+// call to the general one). The rank that publishes leaves the call at once (it reads
+// nothing), so it and rank 2 may finish theirs.
 TEST(NodeEngineCountsTest, SmallCallsRefuseCountsTheRanksDisagreeOn) {
-  constexpr size_t kElements = 4;  // within kEagerBytes: RunSmall's path
-  constexpr float kCanary = -3.0f;
-  for (const bool gather : {true, false}) {
-    SCOPED_TRACE(gather ? "gatherv" : "scatterv");
-    const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
-    const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
-      ASSERT_TRUE(
-          comm.SetAlgorithm(gather ? Collective::kGatherv : Collective::kScatterv, "node").ok());
-      const int size = comm.size(), rank = comm.rank();
-      std::vector<size_t> counts(size, kElements), displs(size);
-      counts[1] = gather ? kElements - 1 : kElements + 1;
-      // Rank 1's block last, so that a copy past it would reach the canary.
-      size_t extent = 0;
-      for (int r : {0, 2, 1}) {
-        displs[r] = extent;
-        extent += counts[r];
-      }
-      std::vector<float> root_buffer(extent + 64, 1.0f), mine(kElements + 64, 2.0f);
-      std::fill(root_buffer.begin() + extent, root_buffer.end(), kCanary);
-      std::fill(mine.begin() + kElements, mine.end(), kCanary);
-      // The reader comes last, so that it finds every publication there and reads it
-      // on RunSmall's path (a late peer hands the call to the general one).
-      const bool reader = gather ? rank == 0 : rank == 1;
-      if (reader) absl::SleepFor(absl::Milliseconds(100));
-      const absl::Time start = absl::Now();
-      const absl::Status result = gather
-                                      ? comm.Gatherv(mine.data(), kElements, root_buffer.data(),
-                                                     counts, displs, DataType::kFloat, 0)
-                                      : comm.Scatterv(root_buffer.data(), counts, displs,
-                                                      mine.data(), kElements, DataType::kFloat, 0);
-      EXPECT_LT(absl::Now() - start, kTimeout + absl::Seconds(1)) << result;
-      if (reader) {
+  // Within kEagerBytes: RunSmall's path.
+  RunDisagreeingBlock(
+      4, /*reader_last=*/true, [](bool gather, int rank, const absl::Status& result) {
+        if (gather ? rank != 0 : rank != 1) return;
         EXPECT_FALSE(result.ok()) << "rank " << rank << ": the counts disagree";
         EXPECT_THAT(std::string(result.message()),
                     AnyOf(HasSubstr("sent 4 elements but this rank expects 3"),
                           HasSubstr("sends this rank 5 elements but recv_count is 4")))
             << result;
-      }
-      for (size_t i = extent; i < root_buffer.size(); ++i) {
-        ASSERT_EQ(root_buffer[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
-      }
-      for (size_t i = kElements; i < mine.size(); ++i) {
-        ASSERT_EQ(mine[i], kCanary) << "rank " << rank << " wrote past a buffer at " << i;
-      }
-    });
-    EXPECT_TRUE(status.ok()) << status;
-  }
+      });
 }
 
 }  // namespace
