@@ -117,7 +117,8 @@ double StripeLanesUsec(size_t segments, double reduce_scatter, double allreduce,
 // a Reduce_scatter_block of the segment on every node, an Allreduce of its largest
 // block on one stripe (every node's first rank) with the network's bandwidth shared by
 // the node's q stripes, which cross it at once, and an Allgather of the blocks on every
-// node; the segments' calls in the lanes zcoll runs them in (StripeLanesUsec).
+// node, in place as zcoll runs it; the segments' calls in the lanes zcoll runs them in
+// (StripeLanesUsec).
 absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const MachineProfile& profile,
                                          const Topology& topology, const PredictOptions& options,
                                          bool stripes, uint64_t& steps,
@@ -138,19 +139,20 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   std::map<std::string, std::optional<double>> known;
   // (`stripe_profile`: a stripe's links, the network shared by its node's stripes.)
   auto level_usec = [&](Collective collective, size_t bytes, absl::Span<const int> members,
-                        const MachineProfile* stripe_profile =
-                            nullptr) -> absl::StatusOr<std::optional<double>> {
+                        const MachineProfile* stripe_profile = nullptr,
+                        bool in_place = false) -> absl::StatusOr<std::optional<double>> {
     if (members.size() < 2) return std::optional<double>(0.0);
     PredictionCase level = call;
     level.collective = collective;
     level.bytes = bytes;
+    level.in_place = in_place;
     level.ranks = static_cast<int>(members.size());
     // (A stripe: chosen as its node's q stripes load the link.)
     level.link_sharers = stripe_profile != nullptr ? static_cast<int>(places) : 1;
     const Topology level_topology = SubTopology(topology, members);
-    const std::string key =
-        absl::StrCat(CollectiveName(collective), " ", bytes, " ", level_topology.ToString(),
-                     stripe_profile != nullptr ? stripe_profile->name : "");
+    const std::string key = absl::StrCat(CollectiveName(collective), " ", bytes,
+                                         in_place ? " in place " : " ", level_topology.ToString(),
+                                         stripe_profile != nullptr ? stripe_profile->name : "");
     if (const auto found = known.find(key); found != known.end()) return found->second;
     PredictOptions level_options = options;
     level_options.algorithm = std::string(ChosenAlgorithm(level, level_topology).name);
@@ -172,12 +174,13 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
   // The slowest of `collective` on the groups: every one, the root's (the first: the
   // root is rank 0), or the others.
   enum class Which { kEvery, kRoots, kOthers };
-  auto groups_usec = [&](Collective collective, size_t bytes,
-                         Which which) -> absl::StatusOr<std::optional<double>> {
+  auto groups_usec = [&](Collective collective, size_t bytes, Which which,
+                         bool in_place = false) -> absl::StatusOr<std::optional<double>> {
     double slowest = 0;
     for (size_t g = 0; g < groups.size(); ++g) {
       if ((which == Which::kRoots && g != 0) || (which == Which::kOthers && g == 0)) continue;
-      absl::StatusOr<std::optional<double>> usec = level_usec(collective, bytes, groups[g]);
+      absl::StatusOr<std::optional<double>> usec =
+          level_usec(collective, bytes, groups[g], nullptr, in_place);
       if (!usec.ok() || !usec->has_value()) return usec;
       slowest = std::max(slowest, **usec);
     }
@@ -223,7 +226,11 @@ absl::StatusOr<double> PredictNodeLevels(const PredictionCase& call, const Machi
               return level_usec(Collective::kAllreduce, block, leaders,
                                 stripes_hold_cpus ? &shared_network : &cpu_alone);
             },
-            [&] { return groups_usec(Collective::kAllgather, block, Which::kEvery); }};
+            // (In place: each rank's block is where its Reduce_scatter and the
+            // stripe's Allreduce left it, StartNodeStripeCall.)
+            [&] {
+              return groups_usec(Collective::kAllgather, block, Which::kEvery, /*in_place=*/true);
+            }};
         break;
       }
       level_calls = {[&] { return groups_usec(Collective::kReduce, n, Which::kEvery); },
@@ -332,6 +339,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
   args.element_bytes = call.element_bytes;
   args.chunk_bytes = DefaultChunkBytes(call.ranks);
   args.mapped_buffers = call.mapped_buffers;
+  args.in_place = call.in_place;
   const size_t elements = call.bytes / call.element_bytes;
   switch (call.collective) {
     case Collective::kReduceScatterBlock:

@@ -43,6 +43,9 @@ struct PredictionCase {
   // Every rank's buffers from AllocateBuffer: the node engine reduces its peers'
   // contributions where they lie (CollectiveArgs::mapped_buffers).
   bool mapped_buffers = false;
+  // In place (MPI_IN_PLACE): a node_stripes level call's, where zcoll makes it so (its
+  // node's Allgatherv, each rank's block already in its place).
+  bool in_place = false;
   // The calls that share each rank's network link with this one (a node_stripes
   // stripe's q: SelectionInputs::link_sharers), for the selection only: the profile
   // given is already the shared link's.
