@@ -555,6 +555,42 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
   }
 }
 
+// A rooted call that moves data and reduces none (Bcast, Scatter, Gather and their
+// v-forms) on 2 ranks with a core each publishes into its slot only up to
+// kRootedCopyInBytes, and beyond it lends its buffer; on more ranks, or an
+// oversubscribed node, the slot keeps its size. The engine decides with CopyInLimit,
+// which its model shares: a 2-rank Bcast's root copies 8 KiB into the slot, but not
+// 16 KiB and 4 bytes, which a 3-rank one does; a Gather's leaf likewise.
+TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
+  constexpr size_t kLimit = node_engine_limits::kRootedCopyInBytes;
+  for (Collective collective : {Collective::kBcast, Collective::kGather}) {
+    for (auto [ranks, bytes] :
+         {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
+      CollectiveArgs args = MakeArgs(collective, ranks, bytes / 4, 0, false, true);
+      args.element_bytes = 4;
+      // (The Bcast's root publishes, the Gather's leaf.)
+      const int publisher = collective == Collective::kBcast ? 0 : 1;
+      const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, ranks), publisher);
+      bool copied_in = false;
+      for (const Step& step : schedule.steps()) {
+        copied_in = copied_in || (step.kind == StepKind::kCopy &&
+                                  step.output.buffer.kind == BufferKind::kScratch);
+      }
+      EXPECT_EQ(copied_in, ranks > 2 || bytes <= kLimit)
+          << CollectiveName(collective) << " of " << bytes << " on " << ranks << " ranks";
+    }
+  }
+  for (Collective collective : {Collective::kBcast, Collective::kScatter, Collective::kScatterv,
+                                Collective::kGather, Collective::kGatherv}) {
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), kLimit);
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, true), kNodeSlotBytes);
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false),
+              kNodeSlotBytes);
+  }
+  EXPECT_EQ(node_engine_limits::CopyInLimit(Collective::kAllreduce, kNodeSlotBytes, 2, false),
+            kNodeSlotBytes);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, AlgorithmTest, ::testing::ValuesIn(Every()),
                          [](const ::testing::TestParamInfo<const Algorithm*>& info) {
                            return absl::StrCat(CollectiveName(info.param->collective), "_",

@@ -85,9 +85,9 @@ class NodeFlow {
   // where it lies. (A copy into the line is a Copy step too: its cost is nothing to
   // speak of, and readers then read the copy, as they do.)
   bool Copied(size_t bytes) const {
-    return bytes > 0 &&
-           (bytes <= kInlineBytes || TableBytes(args_.collective, p_) + bytes <=
-                                         CopyInLimit(args_.collective, kNodeSlotBytes));
+    return bytes > 0 && (bytes <= kInlineBytes || TableBytes(args_.collective, p_) + bytes <=
+                                                      CopyInLimit(args_.collective, kNodeSlotBytes,
+                                                                  p_, /*oversubscribed=*/false));
   }
   // The publication of `source`: its copy in the segment (scratch), or itself.
   Slice Publish(Slice source) {

@@ -976,7 +976,7 @@ absl::Status NodeExecution::ReadPeer(int rank, NodeSegment::Exposed what, uint64
 size_t NodeExecution::CopyInLimit() const {
   const size_t slot = engine_.segment().slot_bytes();
   if (!engine_.single_copy()) return slot;
-  return node_engine_limits::CopyInLimit(call_.collective, slot);
+  return node_engine_limits::CopyInLimit(call_.collective, slot, ranks(), engine_.oversubscribed());
 }
 
 size_t NodeExecution::HubShare(size_t length) const {

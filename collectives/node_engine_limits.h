@@ -119,16 +119,38 @@ inline std::pair<int, int> RoleReads(Collective collective, int rank, int root, 
 // (8 KiB 1.5 against 2.8). Medians of 7 alternating runs.
 inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 
+// Where one rank's data goes to the other and nothing is reduced (Bcast, Scatter,
+// Gather and their v-forms) on a node of 2 ranks, each with a core, likewise from
+// kRootedCopyInBytes: a copy through the slot is two copies where reading in place is
+// one, and the slot's lines go from the writer's core to the reader's in every call.
+// 2 ranks, medians of 11 and 9 alternating runs at 32 KiB, lent against the slot:
+// bcast 0.30x and 1.02x the time, gather 0.33x and 0.86x, scatter 0.28x and 0.65x,
+// scatterv 0.90x and 0.99x (this machine runs some processes' slot copies 3-4x slower,
+// 17-32 us a 32 KiB call, and the lent reads not: README.md, "Rooted calls lend from
+// 16 KiB"). Not on more ranks, unmeasured here: there the readers of one lent buffer
+// each make a system call that pins the same pages. Nor on an oversubscribed node,
+// where a lender waits for its readers to get a core.
+inline constexpr size_t kRootedCopyInBytes = 16 * 1024;
+
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
 // (of `slot_bytes`), when the node's ranks can read each other's memory; beyond it
-// readers read the publisher's own buffer.
-inline size_t CopyInLimit(Collective collective, size_t slot_bytes) {
+// readers read the publisher's own buffer. (A publisher's own choice: its readers
+// read its publication where its exposure line says it is.)
+inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
+                          bool oversubscribed) {
   switch (collective) {
     case Collective::kAllgather:
     case Collective::kAllgatherv:
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
       return slot_bytes < kAllToAllCopyInBytes ? slot_bytes : kAllToAllCopyInBytes;
+    case Collective::kBcast:
+    case Collective::kScatter:
+    case Collective::kScatterv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      if (ranks != 2 || oversubscribed) return slot_bytes;
+      return slot_bytes < kRootedCopyInBytes ? slot_bytes : kRootedCopyInBytes;
     default:
       return slot_bytes;
   }
