@@ -560,16 +560,17 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
 // kRootedCopyInBytes, and beyond it lends its buffer; on more ranks, or an
 // oversubscribed node, the slot keeps its size. The engine decides with CopyInLimit,
 // which its model shares: a 2-rank Bcast's root copies 8 KiB into the slot, but not
-// 16 KiB and 4 bytes, which a 3-rank one does; a Gather's leaf likewise.
+// 16 KiB and 4 bytes, which a 3-rank one does; a Gather's leaf likewise, and a
+// Scatter's root blocks of those sizes (it publishes both, the leaf reads one).
 TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
   constexpr size_t kLimit = node_engine_limits::kRootedCopyInBytes;
-  for (Collective collective : {Collective::kBcast, Collective::kGather}) {
+  for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter}) {
     for (auto [ranks, bytes] :
          {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
       CollectiveArgs args = MakeArgs(collective, ranks, bytes / 4, 0, false, true);
       args.element_bytes = 4;
-      // (The Bcast's root publishes, the Gather's leaf.)
-      const int publisher = collective == Collective::kBcast ? 0 : 1;
+      // (The Bcast's and Scatter's root publishes, the Gather's leaf.)
+      const int publisher = collective == Collective::kGather ? 1 : 0;
       const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, ranks), publisher);
       bool copied_in = false;
       for (const Step& step : schedule.steps()) {
@@ -582,7 +583,9 @@ TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
   }
   for (Collective collective : {Collective::kBcast, Collective::kScatter, Collective::kScatterv,
                                 Collective::kGather, Collective::kGatherv}) {
-    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), kLimit);
+    const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false),
+              scatter ? 2 * kLimit : kLimit);
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, true), kNodeSlotBytes);
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false),
               kNodeSlotBytes);

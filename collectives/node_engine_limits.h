@@ -123,13 +123,13 @@ inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 // Gather and their v-forms) on a node of 2 ranks, each with a core, likewise from
 // kRootedCopyInBytes: a copy through the slot is two copies where reading in place is
 // one, and the slot's lines go from the writer's core to the reader's in every call.
-// 2 ranks, medians of 11 and 9 alternating runs at 32 KiB, lent against the slot:
-// bcast 0.30x and 1.02x the time, gather 0.33x and 0.86x, scatter 0.28x and 0.65x,
-// scatterv 0.90x and 0.99x (this machine runs some processes' slot copies 3-4x slower,
-// 17-32 us a 32 KiB call, and the lent reads not: README.md, "Rooted calls lend from
-// 16 KiB"). Not on more ranks, unmeasured here: there the readers of one lent buffer
-// each make a system call that pins the same pages. Nor on an oversubscribed node,
-// where a lender waits for its readers to get a core.
+// 2 ranks, medians of 11, 9 and 9 alternating runs at 32 KiB, lent against the slot:
+// bcast 0.30x, 1.02x and 1.11x the time, gather 0.33x and 0.86x, scatter 0.28x, 0.65x
+// and 0.89x, scatterv 0.90x, 0.99x and 1.08x: lent, 4.7-7.3 us in every run; through
+// the slots 1.2, 5 or 17-32 us as this machine runs a process pair's copies through
+// shared memory (README.md, "Rooted calls lend from 16 KiB on 2 ranks"). Not on more ranks,
+// unmeasured here: there the readers of one lent buffer each make a system call that pins the same
+// pages. Nor on an oversubscribed node, where a lender waits for its readers to get a core.
 inline constexpr size_t kRootedCopyInBytes = 16 * 1024;
 
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
@@ -148,9 +148,15 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
     case Collective::kScatter:
     case Collective::kScatterv:
     case Collective::kGather:
-    case Collective::kGatherv:
+    case Collective::kGatherv: {
       if (ranks != 2 || oversubscribed) return slot_bytes;
-      return slot_bytes < kRootedCopyInBytes ? slot_bytes : kRootedCopyInBytes;
+      // (A Scatter's root publishes both blocks, and its reader reads one: the slot
+      // holds blocks of up to kRootedCopyInBytes, as a Scatterv's table leaves room.)
+      const bool scatter =
+          collective == Collective::kScatter || collective == Collective::kScatterv;
+      const size_t limit = scatter ? 2 * kRootedCopyInBytes : kRootedCopyInBytes;
+      return slot_bytes < limit ? slot_bytes : limit;
+    }
     default:
       return slot_bytes;
   }
