@@ -127,9 +127,10 @@ inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 // bcast 0.30x, 1.02x and 1.11x the time, gather 0.33x and 0.86x, scatter 0.28x, 0.65x
 // and 0.89x, scatterv 0.90x, 0.99x and 1.08x: lent, 4.7-7.3 us in every run; through
 // the slots 1.2, 5 or 17-32 us as this machine runs a process pair's copies through
-// shared memory (README.md, "Rooted calls lend from 16 KiB on 2 ranks"). Not on more ranks,
-// unmeasured here: there the readers of one lent buffer each make a system call that pins the same
-// pages. Nor on an oversubscribed node, where a lender waits for its readers to get a core.
+// shared memory (README.md, "Rooted calls lend from 16 KiB on 2 ranks"). Not on more
+// ranks, unmeasured here: there the readers of one lent buffer each make a system
+// call that pins the same pages. Nor on an oversubscribed node, where a lender waits
+// for its readers to get a core.
 inline constexpr size_t kRootedCopyInBytes = 16 * 1024;
 
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
