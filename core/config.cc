@@ -160,7 +160,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_PROVIDER", "auto",
      "Transport between nodes: auto (fastest that opens: ofi:cxi, ofi:efa, ucx on "
      "RDMA, ofi:verbs, ucx:tcp, ofi:tcp), ofi, ofi:NAME, ucx or ucx:TLS; zcoll_info "
-     "lists what opens here.",
+     "lists what opens here. A job on one node opens none and does not look for one.",
      true, Form::kNetworkProvider},
     {"ZCOLL_RANK", "", "This process's rank in [0, ZCOLL_SIZE), set by the launcher.", false,
      Form::kCount},

@@ -49,7 +49,9 @@ struct ProviderChoice {
 };
 absl::StatusOr<ProviderChoice> ProvidersFromEnvironment();
 
-// CreateNodeAwareTransport with ProvidersFromEnvironment().
+// CreateNodeAwareTransport with ProvidersFromEnvironment(); on one node (every rank's
+// node the same) with the local provider alone, ZCOLL_PROVIDER not resolved (nor
+// checked: a job on one node opens no network provider).
 absl::StatusOr<std::unique_ptr<Transport>> CreateJobTransport(int rank, int size,
                                                               std::vector<int> node_of_rank);
 
