@@ -106,19 +106,8 @@ absl::StatusOr<ProviderChoice> ProvidersFromEnvironment() {
 
 absl::StatusOr<std::unique_ptr<Transport>> CreateJobTransport(int rank, int size,
                                                               std::vector<int> node_of_rank) {
-  // A job whose ranks share one node opens no network provider, so "auto" and "ofi" are
-  // not resolved there: resolving opens every libfabric and UCX provider to see which
-  // work (a 2-rank zcoll_bench job on one node, start to end of a barrier's rows: 0.42-0.48
-  // s resolving "auto", 0.24-0.27 s without, 5 alternating runs each).
-  const bool one_node = std::all_of(node_of_rank.begin(), node_of_rank.end(),
-                                    [&](int node) { return node == node_of_rank.front(); });
-  if (one_node) {
-    return CreateNodeAwareTransport(EnvironmentValue("ZCOLL_LOCAL_PROVIDER"),
-                                    EnvironmentValue("ZCOLL_PROVIDER"), rank, size,
-                                    std::move(node_of_rank));
-  }
-  ASSIGN_OR_RETURN(ProviderChoice choice, ProvidersFromEnvironment());
-  return CreateNodeAwareTransport(choice.local, choice.network, rank, size,
+  return CreateNodeAwareTransport(EnvironmentValue("ZCOLL_LOCAL_PROVIDER"),
+                                  EnvironmentValue("ZCOLL_PROVIDER"), rank, size,
                                   std::move(node_of_rank));
 }
 
@@ -164,8 +153,13 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateNodeAwareTransport(
     local = std::move(*made);
   }
   if (has_remote_peer) {
-    absl::StatusOr<std::unique_ptr<Transport>> made = CreateSingle(network_provider, rank, size);
-    if (!made.ok()) return Unusable("network", network_provider, rank, made.status());
+    // Resolved only here: "auto" and "ofi" open every libfabric and UCX provider to see
+    // which work, and a rank with no peer on another node needs none (a 2-rank
+    // zcoll_bench job on one node, start to end of a barrier's rows: 0.42-0.48 s
+    // resolving "auto", 0.24-0.27 s without, 5 alternating runs each).
+    ASSIGN_OR_RETURN(const std::string network_name, ResolveNetworkProvider(network_provider));
+    absl::StatusOr<std::unique_ptr<Transport>> made = CreateSingle(network_name, rank, size);
+    if (!made.ok()) return Unusable("network", network_name, rank, made.status());
     network = std::move(*made);
     ASSIGN_OR_RETURN(const LinkModel link, LinkModelFromEnvironment());
     if (link.enabled()) network = CreateLinkModelTransport(std::move(network), link);

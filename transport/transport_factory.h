@@ -32,7 +32,9 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(absl::string_view pro
 
 // The transport of a job spread over nodes: `local_provider` between ranks of one
 // node and `network_provider` between nodes, per `node_of_rank`. A single-node job
-// uses only the local provider; a rank alone on its node only the network one.
+// uses only the local provider, and does not resolve the network one ("auto" and "ofi"
+// as ProvidersFromEnvironment resolves them, only for a rank with a peer on another
+// node); a rank alone on its node only the network one.
 absl::StatusOr<std::unique_ptr<Transport>> CreateNodeAwareTransport(
     absl::string_view local_provider, absl::string_view network_provider, int rank, int size,
     std::vector<int> node_of_rank);
@@ -49,9 +51,7 @@ struct ProviderChoice {
 };
 absl::StatusOr<ProviderChoice> ProvidersFromEnvironment();
 
-// CreateNodeAwareTransport with ProvidersFromEnvironment(); on one node (every rank's
-// node the same) with the local provider alone, ZCOLL_PROVIDER not resolved (nor
-// checked: a job on one node opens no network provider).
+// CreateNodeAwareTransport with ZCOLL_LOCAL_PROVIDER and ZCOLL_PROVIDER.
 absl::StatusOr<std::unique_ptr<Transport>> CreateJobTransport(int rank, int size,
                                                               std::vector<int> node_of_rank);
 
