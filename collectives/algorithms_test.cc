@@ -556,15 +556,17 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
 }
 
 // A rooted call that moves data and reduces none (Bcast, Scatter, Gather and their
-// v-forms) on 2 ranks with a core each publishes into its slot only up to
-// kRootedCopyInBytes, and beyond it lends its buffer; on more ranks, or an
-// oversubscribed node, the slot keeps its size. The engine decides with CopyInLimit,
-// which its model shares: a 2-rank Bcast's root copies 8 KiB into the slot, but not
-// 16 KiB and 4 bytes, which a 3-rank one does; a Gather's leaf likewise, and a
-// Scatter's root blocks of those sizes (it publishes both, the leaf reads one).
+// v-forms, and Exscan, whose rank 1 takes rank 0's vector) on 2 ranks with a core each
+// publishes into its slot only up to kRootedCopyInBytes, and beyond it lends its
+// buffer; on more ranks, or an oversubscribed node, the slot keeps its size. The
+// engine decides with CopyInLimit, which its model shares: a 2-rank Bcast's root
+// copies 8 KiB into the slot, but not 16 KiB and 4 bytes, which a 3-rank one does; a
+// Gather's leaf and an Exscan's rank 0 likewise, and a Scatter's root blocks of those
+// sizes (it publishes both, the leaf reads one).
 TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
   constexpr size_t kLimit = node_engine_limits::kRootedCopyInBytes;
-  for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter}) {
+  for (Collective collective :
+       {Collective::kBcast, Collective::kGather, Collective::kScatter, Collective::kExscan}) {
     for (auto [ranks, bytes] :
          {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
       CollectiveArgs args = MakeArgs(collective, ranks, bytes / 4, 0, false, true);
@@ -582,7 +584,7 @@ TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
     }
   }
   for (Collective collective : {Collective::kBcast, Collective::kScatter, Collective::kScatterv,
-                                Collective::kGather, Collective::kGatherv}) {
+                                Collective::kGather, Collective::kGatherv, Collective::kExscan}) {
     const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false),
               scatter ? 2 * kLimit : kLimit);
@@ -590,8 +592,33 @@ TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false),
               kNodeSlotBytes);
   }
-  EXPECT_EQ(node_engine_limits::CopyInLimit(Collective::kAllreduce, kNodeSlotBytes, 2, false),
-            kNodeSlotBytes);
+  for (Collective collective : {Collective::kAllreduce, Collective::kScan}) {
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), kNodeSlotBytes)
+        << CollectiveName(collective);
+  }
+}
+
+// Nobody reads the last rank's vector in a Scan or Exscan within a slot: it copies
+// none into its slot, in place or not (an Exscan's needs none, a Scan's reduces its
+// own where it lies); the other ranks copy theirs in.
+TEST(NodeDataFlowTest, TheLastRankOfAScanCopiesNothingIntoItsSlot) {
+  constexpr int kRanks = 3;
+  for (Collective collective : {Collective::kScan, Collective::kExscan}) {
+    for (bool in_place : {false, true}) {
+      CollectiveArgs args = MakeArgs(collective, kRanks, 2048, 0, in_place, true);
+      args.element_bytes = 4;
+      for (int rank = 0; rank < kRanks; ++rank) {
+        const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, kRanks), rank);
+        bool copied_in = false;
+        for (const Step& step : schedule.steps()) {
+          copied_in = copied_in || (step.kind == StepKind::kCopy &&
+                                    step.output.buffer.kind == BufferKind::kScratch);
+        }
+        EXPECT_EQ(copied_in, rank != kRanks - 1)
+            << CollectiveName(collective) << (in_place ? " in place" : "") << " rank " << rank;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, AlgorithmTest, ::testing::ValuesIn(Every()),

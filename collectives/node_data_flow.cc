@@ -413,15 +413,20 @@ class NodeFlow {
     const bool exclusive = args_.collective == Collective::kExscan;
     const size_t count = args_.count;
     const Slice input = Whole(Input(), count);
-    const Slice published = Publish(input);
-    const bool in_chunks = !copied_;
+    // Nobody reads the last rank's vector: it publishes none (an Exscan's), or reduces
+    // its own where it lies (a Scan's), and defers nothing.
+    const bool last_rank = me_ == p_ - 1;
+    const Slice published = !last_rank ? Publish(input) : exclusive ? Empty() : input;
+    // (How the others publish theirs.)
+    const bool in_chunks = !Copied(Bytes(count));
     const size_t share = exclusive ? std::min(count, Elements(ExscanShare(Bytes(count)))) : 0;
     const ElementRange rest{share, count - share};
     const int last = exclusive ? me_ - 1 : me_;
     // Exscan's rank 1 reads rank 0's vector (less the share) through the line.
     auto copies_from_zero = [&](int r) { return exclusive && r == 1; };
     // (Scan's rank 0: its result is its input.)
-    const bool deferred = in_chunks && args_.in_place && last >= 0 && !(!exclusive && me_ == 0);
+    const bool deferred =
+        in_chunks && args_.in_place && last >= 0 && !(!exclusive && me_ == 0) && !last_rank;
     const Slice result =
         deferred ? Whole(builder_.AddScratch(count), count) : Whole(BufferId::Recv(), count);
     const std::vector<Slice> staged = in_chunks || copies_from_zero(me_)

@@ -552,6 +552,10 @@ inline void NodeExecution::ExposeInSlot(const void* data, size_t bytes) {
   segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kSlot, nullptr, bytes);
 }
 
+inline void NodeExecution::PublishUnread(const char* input) {
+  engine_.segment().SetWhere(me(), call_.sequence, NodeSegment::Where::kAddress, input, bytes());
+}
+
 absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   if (bytes <= NodeSegment::kInlineBytes) {
     ExposeInline(data, bytes);
@@ -672,6 +676,18 @@ absl::Status NodeExecution::Publish() {
     case Collective::kExscan:
       if (chained_) {
         status = PublishChained(input);
+        break;
+      }
+      if (me() == ranks() - 1) {
+        // Nobody reads the last rank's vector: an Exscan's needs none, a Scan's reduces
+        // its own where it lies (into itself, in place: the kernels allow an output
+        // that is one of their inputs) rather than a copy of it in the slot, and
+        // returns without waiting for readers.
+        if (call_.collective == Collective::kExscan) {
+          status = Expose(nullptr, 0);
+        } else {
+          PublishUnread(input);
+        }
         break;
       }
       [[fallthrough]];
@@ -1153,7 +1169,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::ReduceFrom(int f
     int in_segment = 0;
     for (int rank = first; rank <= last; ++rank, ++in_segment) {
       inputs[in_segment] = InSegment(rank, offset);
-      if (inputs[in_segment] == nullptr) break;
+      if (inputs[in_segment] == nullptr) {
+        // This rank's own vector where it lies (PublishUnread).
+        if (rank != me()) break;
+        inputs[in_segment] =
+            reinterpret_cast<const char*>(engine_.segment().address(me(), call_.sequence)) + offset;
+      }
     }
     if (in_segment == last - first + 1) {
       absl::Status status =
@@ -1352,8 +1373,10 @@ absl::Status NodeExecution::Gather() {
         segment.PublishStage(me(), call_.sequence);
         return absl::OkStatus();
       }
-      if (me() == 1 && share > 0) {
-        awaits_stage_ = true;
+      if (me() == 1) {
+        // Straight from where rank 0 published it (its slot, or its own buffer) into
+        // the result: one copy.
+        awaits_stage_ = share > 0;
         return Fetch(0, share, block - share, Output() + share);
       }
       return ReduceFrom(0, me() - 1, 0, call_.count, Output());

@@ -39,7 +39,9 @@
 //     beyond it, from 3 ranks, a chain (node_engine_limits::Chained): rank r makes its
 //     result from rank r - 1's a chunk at a time, as r - 1 says it has made each (its
 //     `progress` word), so the node does p - 1 reductions of the vector, pipelined,
-//     instead of p(p - 1)/2.
+//     instead of p(p - 1)/2. Nobody reads the last rank's vector: it copies none
+//     into its slot (PublishUnread), and an Exscan's rank 1 copies rank 0's vector
+//     straight into its result (on 2 ranks lent from 16 KiB, as a Bcast's).
 //   - A rank whose memory others read returns only once they all say they have read
 //     the call (their `consumed`), since its caller may then reuse the buffer; a
 //     result that would overwrite what peers still read (in place: ReduceScatter's,
@@ -306,6 +308,10 @@ class NodeExecution final : public CallExecution {
   // Publishes `bytes` (at most the slot's, past the call's table) at `data`, copied
   // into this rank's slot.
   void ExposeInSlot(const void* data, size_t bytes);
+  // Publishes this rank's vector `input` where it lies, for its own reduction alone
+  // (no peer reads it, so the call neither copies it nor waits for readers): a Scan's
+  // last rank's.
+  void PublishUnread(const char* input);
   // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is.
   absl::Status Expose(const char* data, size_t bytes);
   // Publishes the blocks of `data` at `displs` (elements) of `counts` elements, one per

@@ -120,7 +120,8 @@ inline std::pair<int, int> RoleReads(Collective collective, int rank, int root, 
 inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 
 // Where one rank's data goes to the other and nothing is reduced (Bcast, Scatter,
-// Gather and their v-forms) on a node of 2 ranks, each with a core, likewise from
+// Gather and their v-forms, and Exscan, whose rank 1 takes rank 0's vector) on a node
+// of 2 ranks, each with a core, likewise from
 // kRootedCopyInBytes: a copy through the slot is two copies where reading in place is
 // one, and the slot's lines go from the writer's core to the reader's in every call.
 // 2 ranks, medians of 11, 9 and 9 alternating runs at 32 KiB, lent against the slot:
@@ -149,7 +150,8 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
     case Collective::kScatter:
     case Collective::kScatterv:
     case Collective::kGather:
-    case Collective::kGatherv: {
+    case Collective::kGatherv:
+    case Collective::kExscan: {  // (on 2 ranks: rank 0's vector is rank 1's result)
       if (ranks != 2 || oversubscribed) return slot_bytes;
       // (A Scatter's root publishes both blocks, and its reader reads one: the slot
       // holds blocks of up to kRootedCopyInBytes, as a Scatterv's table leaves room.)
