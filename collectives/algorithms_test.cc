@@ -555,24 +555,27 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
   }
 }
 
-// A rooted call that moves data and reduces none (Bcast, Scatter, Gather and their
-// v-forms, and Exscan, whose rank 1 takes rank 0's vector) on 2 ranks with a core each
-// publishes into its slot only up to kRootedCopyInBytes, and beyond it lends its
-// buffer; on more ranks, or an oversubscribed node, the slot keeps its size. The
-// engine decides with CopyInLimit, which its model shares: a 2-rank Bcast's root
-// copies 8 KiB into the slot, but not 16 KiB and 4 bytes, which a 3-rank one does; a
-// Gather's leaf and an Exscan's rank 0 likewise, and a Scatter's root blocks of those
-// sizes (it publishes both, the leaf reads one).
-TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
-  constexpr size_t kLimit = node_engine_limits::kRootedCopyInBytes;
-  for (Collective collective :
-       {Collective::kBcast, Collective::kGather, Collective::kScatter, Collective::kExscan}) {
+// On 2 ranks with a core each a rank's publication goes into its slot only up to
+// kTwoRankCopyInBytes, and beyond it the rank lends its buffer: a rooted call that moves
+// data and reduces none (Bcast, Scatter, Gather and their v-forms, and Exscan, whose rank
+// 1 takes rank 0's vector), and Reduce and Allreduce, whose reducers then read the
+// lent vector in chunks; on more ranks, or an oversubscribed node, the slot keeps its
+// size. The engine decides with CopyInLimit, which its model shares: a 2-rank Bcast's
+// root copies 8 KiB into the slot, but not 16 KiB and 4 bytes, which a 3-rank one does;
+// a Gather's or Reduce's leaf, an Exscan's rank 0 and an Allreduce's rank likewise, and
+// a Scatter's root blocks of those sizes (it publishes both, the leaf reads one).
+TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
+  constexpr size_t kLimit = node_engine_limits::kTwoRankCopyInBytes;
+  for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter,
+                                Collective::kExscan, Collective::kReduce, Collective::kAllreduce}) {
     for (auto [ranks, bytes] :
          {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
       CollectiveArgs args = MakeArgs(collective, ranks, bytes / 4, 0, false, true);
       args.element_bytes = 4;
-      // (The Bcast's and Scatter's root publishes, the Gather's leaf.)
-      const int publisher = collective == Collective::kGather ? 1 : 0;
+      // (The Bcast's and Scatter's root publishes, the Gather's and Reduce's leaf.)
+      const bool leaf_publishes =
+          collective == Collective::kGather || collective == Collective::kReduce;
+      const int publisher = leaf_publishes ? 1 : 0;
       const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, ranks), publisher);
       bool copied_in = false;
       for (const Step& step : schedule.steps()) {
@@ -583,8 +586,9 @@ TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
           << CollectiveName(collective) << " of " << bytes << " on " << ranks << " ranks";
     }
   }
-  for (Collective collective : {Collective::kBcast, Collective::kScatter, Collective::kScatterv,
-                                Collective::kGather, Collective::kGatherv, Collective::kExscan}) {
+  for (Collective collective :
+       {Collective::kBcast, Collective::kScatter, Collective::kScatterv, Collective::kGather,
+        Collective::kGatherv, Collective::kExscan, Collective::kReduce, Collective::kAllreduce}) {
     const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false),
               scatter ? 2 * kLimit : kLimit);
@@ -592,9 +596,44 @@ TEST(NodeDataFlowTest, RootedCallsLendTheirBuffersBeyondSixteenKiB) {
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false),
               kNodeSlotBytes);
   }
-  for (Collective collective : {Collective::kAllreduce, Collective::kScan}) {
+  for (Collective collective : {Collective::kScan, Collective::kReduceScatterBlock}) {
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), kNodeSlotBytes)
         << CollectiveName(collective);
+  }
+}
+
+// A lent vector of a 2-rank Reduce or Allreduce (beyond kTwoRankCopyInBytes, within a
+// slot: reduced whole, not partitioned) is read in chunks from its owner's buffer, not
+// reduced where it lies as a slot is; in place, an Allreduce's result is made in scratch
+// and copied into the buffer the other rank reads only at the end.
+TEST(NodeDataFlowTest, ALentReductionIsReadInChunksAndAnInPlaceAllreduceDefersItsResult) {
+  constexpr size_t kCount = (node_engine_limits::kTwoRankCopyInBytes + 4096) / 4;
+  for (Collective collective : {Collective::kReduce, Collective::kAllreduce}) {
+    for (bool in_place : {false, true}) {
+      CollectiveArgs args = MakeArgs(collective, 2, kCount, 0, in_place, true);
+      args.element_bytes = 4;
+      // (The root, rank 0, reduces in both.)
+      const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, 2), 0);
+      const std::string what =
+          absl::StrCat(CollectiveName(collective), in_place ? " in place" : "");
+      int chunk_reads = 0, in_place_reads = 0, copies_into_result = 0;
+      for (const Step& step : schedule.steps()) {
+        if (step.kind == StepKind::kRecv && step.tag >= kNodeChunkTag &&
+            step.tag < kNodeInPlaceReadTag) {
+          ++chunk_reads;
+        }
+        if (step.kind == StepKind::kRecv && NodeReadInPlace(step.tag)) ++in_place_reads;
+        if (step.kind == StepKind::kCopy &&
+            step.inputs.front().buffer.kind == BufferKind::kScratch &&
+            step.output.buffer == BufferId::Recv()) {
+          ++copies_into_result;
+        }
+      }
+      EXPECT_GE(chunk_reads, 1) << what;
+      EXPECT_EQ(in_place_reads, 0) << what;
+      const bool deferred = collective == Collective::kAllreduce && in_place;
+      EXPECT_EQ(copies_into_result, deferred ? 1 : 0) << what;
+    }
   }
 }
 

@@ -260,19 +260,32 @@ class NodeFlow {
   }
 
   // Reduce and Allreduce up to a slot: every rank (a Reduce's root) reduces the whole
-  // vector from the others' publications.
+  // vector from the others' publications: in their slots, or (on 2 ranks beyond
+  // CopyInLimit) read from their buffers in chunks. In place, such a lent vector's
+  // Allreduce result waits in scratch until the other has read it.
   void WholeReduction() {
     const size_t count = args_.count;
     const bool everywhere = args_.collective == Collective::kAllreduce;
     const bool reduces = everywhere || Root();
     const Slice input = Whole(Input(), count);
     const Slice published = Publish(input);
+    const bool in_chunks = !copied_;
+    auto reads = [&](int r) { return everywhere || r == args_.root; };
     const std::vector<Slice> staged =
-        reduces ? WholeStaging(count, 0, p_ - 1) : std::vector<Slice>(p_, Empty());
-    Lines([&](int r) { return everywhere || r == args_.root ? published : Empty(); },
-          [&](int q) { return staged[q]; }, [](int) { return true; });
-    if (reduces)
-      ReduceRange(0, p_ - 1, count, input, staged, false, Whole(BufferId::Recv(), count));
+        reduces && !in_chunks ? WholeStaging(count, 0, p_ - 1) : std::vector<Slice>(p_, Empty());
+    Lines([&](int r) { return reads(r) && !in_chunks ? published : Empty(); },
+          [&](int q) { return staged[q]; }, [&](int) { return !in_chunks; });
+    if (in_chunks) {
+      for (int r = 0; r < p_; ++r) {
+        if (r != me_ && reads(r)) ServeChunks(r, published, ElementRange{0, count});
+      }
+    }
+    if (!reduces) return;
+    const bool deferred = in_chunks && everywhere && args_.in_place;
+    const Slice result =
+        deferred ? Whole(builder_.AddScratch(count), count) : Whole(BufferId::Recv(), count);
+    ReduceRange(0, p_ - 1, count, input, staged, in_chunks, result);
+    if (deferred && count > 0) builder_.Copy(result, Whole(BufferId::Recv(), count));
   }
 
   // Beyond a slot: each rank reduces its block reading the others' buffers in chunks.

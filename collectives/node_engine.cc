@@ -765,6 +765,12 @@ absl::Status NodeExecution::Publish() {
       // successor reads once made.)
       deferred_ = exposed_ && call_.in_place && !chained_;
       break;
+    case Collective::kAllreduce:
+      // A lent vector that its rank reduces whole (on 2 ranks, CopyInLimit); partitioned,
+      // each rank's block of the result overwrites only its block of the vector, which
+      // the others do not read.
+      deferred_ = exposed_ && call_.in_place && !partitioned_;
+      break;
     default:
       break;
   }
@@ -853,6 +859,7 @@ void NodeExecution::DeferredRanges(std::vector<std::pair<size_t, size_t>>& range
   switch (call_.collective) {
     case Collective::kReduceScatterBlock:
     case Collective::kScan:
+    case Collective::kAllreduce:
       ranges.emplace_back(0, bytes());
       break;
     case Collective::kExscan:
@@ -1312,7 +1319,8 @@ absl::Status NodeExecution::Gather() {
     case Collective::kAllreduce: {
       const bool everywhere = call_.collective == Collective::kAllreduce;
       if (!partitioned_) {
-        return everywhere || root ? ReduceFrom(0, last, 0, call_.count, recv) : absl::OkStatus();
+        return everywhere || root ? ReduceFrom(0, last, 0, call_.count, Output())
+                                  : absl::OkStatus();
       }
       // Each rank its block. Allreduce: then each reads the others' blocks from them.
       // Reduce: a leaf writes its block into the root's buffer a chunk at a time as it
@@ -1579,10 +1587,9 @@ Transport::PollResult NodeExecution::Step() {
       phase_ = Phase::kChain;  // (its reading, below)
     } else {
       // (An Allreduce within a slot, the commonest small call, skips Gather's dispatch.)
-      absl::Status status =
-          call_.collective == Collective::kAllreduce && !partitioned_
-              ? ReduceFrom(0, ranks() - 1, 0, call_.count, static_cast<char*>(call_.recv))
-              : Gather();
+      absl::Status status = call_.collective == Collective::kAllreduce && !partitioned_
+                                ? ReduceFrom(0, ranks() - 1, 0, call_.count, Output())
+                                : Gather();
       if (!status.ok()) return fail(std::move(status));
       phase_ = awaits_stage_ ? Phase::kStage : Phase::kDrain;
     }

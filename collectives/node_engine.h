@@ -15,8 +15,8 @@
 //   - How a rank publishes is its own choice, recorded in the segment with the
 //     publication, so that ranks need not agree on it (a Scatterv's root alone knows
 //     how much it sends): up to NodeSegment::kInlineBytes inside its control line, up to
-//     a slot (kSlotBytes; 16 KiB for Allgather and Alltoall, and for the rooted calls
-//     that reduce nothing on 2 ranks with a core each: CopyInLimit) copied into
+//     a slot (kSlotBytes; 16 KiB for Allgather and Alltoall, and on 2 ranks with a core
+//     each for the rooted calls and the reductions: CopyInLimit) copied into
 //     its slot, beyond that not copied at all: the
 //     segment records the address of the caller's own buffer, and a reader copies
 //     straight from it into its destination with process_vm_readv (a plain memcpy when
@@ -28,13 +28,15 @@
 //   - Reductions combine all contributions in rank order with the ops' SIMD kernels, so
 //     any op (non-commutative included) is reduced in the canonical order and
 //     Allreduce's result is bit-identical on every rank. Up to a slot every rank of an
-//     Allreduce (the root of a Reduce) reduces the whole vector from the slots, but on
-//     many ranks with a core each (node_engine_limits::PartitionedInSlots) each rank
-//     its block into its own slot, which the others (the root) then copy; beyond
-//     it the vector is split into one block per rank (cache-line aligned, a function of
-//     the count alone), each rank reduces its block reading the peers' buffers in
-//     chunks, publishes the result (a second, `stage` publication), and the others copy
-//     it (Allreduce) or the root does (Reduce). ReduceScatter(Block) is the first half
+//     Allreduce (the root of a Reduce) reduces the whole vector from the slots (on 2
+//     ranks with a core each, from 16 KiB, from the other's buffer, read a chunk at a
+//     time: CopyInLimit), but on many ranks with a core each
+//     (node_engine_limits::PartitionedInSlots) each rank its block into its own slot,
+//     which the others (the root) then copy; beyond it the vector is split into one
+//     block per rank (cache-line aligned, a function of the count alone), each rank
+//     reduces its block reading the peers' buffers in chunks, publishes the result (a
+//     second, `stage` publication), and the others copy it (Allreduce) or the root
+//     does (Reduce). ReduceScatter(Block) is the first half
 //     alone. Scan and Exscan: up to a slot each rank reduces the vectors up to its own;
 //     beyond it, from 3 ranks, a chain (node_engine_limits::Chained): rank r makes its
 //     result from rank r - 1's a chunk at a time, as r - 1 says it has made each (its
@@ -45,7 +47,8 @@
 //   - A rank whose memory others read returns only once they all say they have read
 //     the call (their `consumed`), since its caller may then reuse the buffer; a
 //     result that would overwrite what peers still read (in place: ReduceScatter's,
-//     Scan's, Alltoall's) is made in scratch and copied in after that.
+//     Scan's, Alltoall's, a lent Allreduce's) is made in scratch and copied in after
+//     that.
 //   - Without process_vm_readv between the node's processes (a ptrace policy that
 //     forbids it; probed at setup, agreed by all) the engine runs only calls whose
 //     publications fit a slot, and the selection table knows it.

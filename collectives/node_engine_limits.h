@@ -114,25 +114,32 @@ inline std::pair<int, int> RoleReads(Collective collective, int rank, int root, 
 // slots costs each rank p - 1 copies in and out where reading in place costs one, and
 // beyond this size reading in place wins despite its system call (2 ranks: 32 KiB
 // allgather 5.5 us in place against 6.3 through the slots, alltoall 5.1 against 6.4).
-// Elsewhere the slots win up to their size: a reduction reads the slots in place
-// (32 KiB allreduce 6.1 us against 9.2), a Scatterv's root copies once
-// (8 KiB 1.5 against 2.8). Medians of 7 alternating runs.
+// Elsewhere the slots win up to their size: a Scatterv's root copies once (8 KiB 1.5
+// against 2.8), and a reduction read the slots in place where beyond them it is
+// partitioned (2 ranks, 32 KiB allreduce 6.1 us against 9.2, each rank reading half of
+// the other's buffer; but on 2 ranks reading the whole of it wins, below). Medians of 7
+// alternating runs.
 inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 
-// Where one rank's data goes to the other and nothing is reduced (Bcast, Scatter,
-// Gather and their v-forms, and Exscan, whose rank 1 takes rank 0's vector) on a node
-// of 2 ranks, each with a core, likewise from
-// kRootedCopyInBytes: a copy through the slot is two copies where reading in place is
-// one, and the slot's lines go from the writer's core to the reader's in every call.
-// 2 ranks, medians of 11, 9 and 9 alternating runs at 32 KiB, lent against the slot:
-// bcast 0.30x, 1.02x and 1.11x the time, gather 0.33x and 0.86x, scatter 0.28x, 0.65x
-// and 0.89x, scatterv 0.90x, 0.99x and 1.08x: lent, 4.7-7.3 us in every run; through
-// the slots 1.2, 5 or 17-32 us as this machine runs a process pair's copies through
-// shared memory (README.md, "Rooted calls lend from 16 KiB on 2 ranks"). Not on more
-// ranks, unmeasured here: there the readers of one lent buffer each make a system
-// call that pins the same pages. Nor on an oversubscribed node, where a lender waits
-// for its readers to get a core.
-inline constexpr size_t kRootedCopyInBytes = 16 * 1024;
+// On a node of 2 ranks, each with a core, likewise from kTwoRankCopyInBytes: a copy
+// through the slot is two copies where reading in place is one, and the slot's lines go
+// from the writer's core to the reader's in every call.
+// - Where one rank's data goes to the other and nothing is reduced (Bcast, Scatter,
+//   Gather and their v-forms, and Exscan, whose rank 1 takes rank 0's vector). 2 ranks,
+//   medians of 11, 9 and 9 alternating runs at 32 KiB, lent against the slot: bcast
+//   0.30x, 1.02x and 1.11x the time, gather 0.33x and 0.86x, scatter 0.28x, 0.65x and
+//   0.89x, scatterv 0.90x, 0.99x and 1.08x: lent, 4.7-7.3 us in every run; through the
+//   slots 1.2, 5 or 17-32 us as this machine runs a process pair's copies through
+//   shared memory (README.md, "Rooted calls lend from 16 KiB on 2 ranks").
+// - Reduce and Allreduce, whose reducers then read the other's vector a chunk at a time
+//   into staging and reduce it there, in cache, instead of reading the slot's lines
+//   from the other core (medians of 9 alternating runs, lent against the slot: reduce
+//   32 / 48 / 64 KiB 0.93x / 0.87x / 0.67x the time, allreduce 32 / 48 / 64 KiB 0.68x /
+//   0.60x / 0.55x; below it not: reduce 9 and 12 KiB 1.25x, allreduce 9 KiB even).
+// Not on more ranks, unmeasured here: there the readers of one lent buffer each make a
+// system call that pins the same pages. Nor on an oversubscribed node, where a lender
+// waits for its readers to get a core.
+inline constexpr size_t kTwoRankCopyInBytes = 16 * 1024;
 
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
 // (of `slot_bytes`), when the node's ranks can read each other's memory; beyond it
@@ -151,13 +158,15 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
     case Collective::kScatterv:
     case Collective::kGather:
     case Collective::kGatherv:
-    case Collective::kExscan: {  // (on 2 ranks: rank 0's vector is rank 1's result)
+    case Collective::kExscan:  // (on 2 ranks: rank 0's vector is rank 1's result)
+    case Collective::kReduce:
+    case Collective::kAllreduce: {
       if (ranks != 2 || oversubscribed) return slot_bytes;
       // (A Scatter's root publishes both blocks, and its reader reads one: the slot
-      // holds blocks of up to kRootedCopyInBytes, as a Scatterv's table leaves room.)
+      // holds blocks of up to kTwoRankCopyInBytes, as a Scatterv's table leaves room.)
       const bool scatter =
           collective == Collective::kScatter || collective == Collective::kScatterv;
-      const size_t limit = scatter ? 2 * kRootedCopyInBytes : kRootedCopyInBytes;
+      const size_t limit = scatter ? 2 * kTwoRankCopyInBytes : kTwoRankCopyInBytes;
       return slot_bytes < limit ? slot_bytes : limit;
     }
     default:
