@@ -558,19 +558,26 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
 // On 2 ranks with a core each a rank's publication goes into its slot only up to
 // kTwoRankCopyInBytes, and beyond it the rank lends its buffer: a rooted call that moves
 // data and reduces none (Bcast, Scatter, Gather and their v-forms, and Exscan, whose rank
-// 1 takes rank 0's vector), and Reduce and Allreduce, whose reducers then read the
-// lent vector in chunks; on more ranks, or an oversubscribed node, the slot keeps its
-// size. The engine decides with CopyInLimit, which its model shares: a 2-rank Bcast's
-// root copies 8 KiB into the slot, but not 16 KiB and 4 bytes, which a 3-rank one does;
-// a Gather's or Reduce's leaf, an Exscan's rank 0 and an Allreduce's rank likewise, and
-// a Scatter's root blocks of those sizes (it publishes both, the leaf reads one).
+// 1 takes rank 0's vector), and the reductions, whose reducers then read the lent vector
+// in chunks; on more ranks, or an oversubscribed node, the slot keeps its size (16 KiB
+// for Allgather and Alltoall). The engine decides with CopyInLimit, which its model
+// shares: a 2-rank Bcast's root copies 8 KiB into the slot, but not 16 KiB and 4 bytes,
+// which a 3-rank one does; a Gather's or Reduce's leaf, an Exscan's or Scan's rank 0 and
+// an Allreduce's or Reduce_scatter_block's rank likewise, and a Scatter's root blocks of
+// those sizes (it publishes both, the leaf reads one).
 TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
   constexpr size_t kLimit = node_engine_limits::kTwoRankCopyInBytes;
   for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter,
-                                Collective::kExscan, Collective::kReduce, Collective::kAllreduce}) {
+                                Collective::kExscan, Collective::kReduce, Collective::kAllreduce,
+                                Collective::kReduceScatterBlock, Collective::kScan}) {
     for (auto [ranks, bytes] :
          {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
-      CollectiveArgs args = MakeArgs(collective, ranks, bytes / 4, 0, false, true);
+      // (A Reduce_scatter_block's count is a rank's block; its publication, all of them,
+      // at least `bytes`.)
+      const size_t count = collective == Collective::kReduceScatterBlock
+                               ? (bytes / 4 + ranks - 1) / ranks
+                               : bytes / 4;
+      CollectiveArgs args = MakeArgs(collective, ranks, count, 0, false, true);
       args.element_bytes = 4;
       // (The Bcast's and Scatter's root publishes, the Gather's and Reduce's leaf.)
       const bool leaf_publishes =
@@ -588,16 +595,19 @@ TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
   }
   for (Collective collective :
        {Collective::kBcast, Collective::kScatter, Collective::kScatterv, Collective::kGather,
-        Collective::kGatherv, Collective::kExscan, Collective::kReduce, Collective::kAllreduce}) {
+        Collective::kGatherv, Collective::kExscan, Collective::kReduce, Collective::kAllreduce,
+        Collective::kReduceScatterBlock, Collective::kReduceScatter, Collective::kScan,
+        Collective::kAllgather, Collective::kAlltoallv}) {
     const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
+    const bool all_to_all =
+        collective == Collective::kAllgather || collective == Collective::kAlltoallv;
+    const size_t elsewhere = all_to_all ? node_engine_limits::kAllToAllCopyInBytes : kNodeSlotBytes;
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false),
-              scatter ? 2 * kLimit : kLimit);
-    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, true), kNodeSlotBytes);
-    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false),
-              kNodeSlotBytes);
-  }
-  for (Collective collective : {Collective::kScan, Collective::kReduceScatterBlock}) {
-    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), kNodeSlotBytes)
+              scatter ? 2 * kLimit : kLimit)
+        << CollectiveName(collective);
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, true), elsewhere)
+        << CollectiveName(collective);
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false), elsewhere)
         << CollectiveName(collective);
   }
 }

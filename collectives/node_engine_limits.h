@@ -131,12 +131,15 @@ inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 //   0.89x, scatterv 0.90x, 0.99x and 1.08x: lent, 4.7-7.3 us in every run; through the
 //   slots 1.2, 5 or 17-32 us as this machine runs a process pair's copies through
 //   shared memory (README.md, "Rooted calls lend from 16 KiB on 2 ranks").
-// - Reduce and Allreduce, whose reducers then read the other's vector a chunk at a time
-//   into staging and reduce it there, in cache, instead of reading the slot's lines
-//   from the other core (medians of 9 alternating runs, lent against the slot: reduce
-//   32 / 48 / 64 KiB 0.93x / 0.87x / 0.67x the time, allreduce 32 / 48 / 64 KiB 0.68x /
-//   0.60x / 0.55x; below it not: reduce 9 and 12 KiB 1.25x, allreduce 9 KiB even).
-// Not on more ranks, unmeasured here: there the readers of one lent buffer each make a
+// - The reductions (Reduce, Allreduce, Reduce_scatter(_block), Scan), whose reducers
+//   then read the other's vector a chunk at a time into staging and reduce it there, in
+//   cache, instead of reading the slot's lines from the other core (medians of 9
+//   alternating runs, lent against the slot: reduce 32 / 48 / 64 KiB 0.93x / 0.87x /
+//   0.67x the time, allreduce 0.68x / 0.60x / 0.55x, reduce_scatter_block 0.90x / 0.74x
+//   / 0.66x, scan 0.94x / 0.73x / 0.62x, reduce_scatter 32 / 64 KiB 0.94x / 0.67x;
+//   below it not: reduce 9 and 12 KiB 1.25x, allreduce 9 KiB even).
+// So on 2 ranks every publication beyond it (a Scatter's blocks) is lent. Not on more
+// ranks, unmeasured here: there the readers of one lent buffer each make a
 // system call that pins the same pages. Nor on an oversubscribed node, where a lender
 // waits for its readers to get a core.
 inline constexpr size_t kTwoRankCopyInBytes = 16 * 1024;
@@ -147,31 +150,25 @@ inline constexpr size_t kTwoRankCopyInBytes = 16 * 1024;
 // read its publication where its exposure line says it is.)
 inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
                           bool oversubscribed) {
+  size_t limit = slot_bytes;
   switch (collective) {
     case Collective::kAllgather:
     case Collective::kAllgatherv:
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
-      return slot_bytes < kAllToAllCopyInBytes ? slot_bytes : kAllToAllCopyInBytes;
-    case Collective::kBcast:
-    case Collective::kScatter:
-    case Collective::kScatterv:
-    case Collective::kGather:
-    case Collective::kGatherv:
-    case Collective::kExscan:  // (on 2 ranks: rank 0's vector is rank 1's result)
-    case Collective::kReduce:
-    case Collective::kAllreduce: {
-      if (ranks != 2 || oversubscribed) return slot_bytes;
-      // (A Scatter's root publishes both blocks, and its reader reads one: the slot
-      // holds blocks of up to kTwoRankCopyInBytes, as a Scatterv's table leaves room.)
-      const bool scatter =
-          collective == Collective::kScatter || collective == Collective::kScatterv;
-      const size_t limit = scatter ? 2 * kTwoRankCopyInBytes : kTwoRankCopyInBytes;
-      return slot_bytes < limit ? slot_bytes : limit;
-    }
+      limit = kAllToAllCopyInBytes;
+      break;
     default:
-      return slot_bytes;
+      break;
   }
+  if (ranks == 2 && !oversubscribed) {
+    // (A Scatter's root publishes both blocks, and its reader reads one: the slot holds
+    // blocks of up to kTwoRankCopyInBytes, as a Scatterv's table leaves room.)
+    const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
+    const size_t two_ranks = scatter ? 2 * kTwoRankCopyInBytes : kTwoRankCopyInBytes;
+    limit = two_ranks < limit ? two_ranks : limit;
+  }
+  return slot_bytes < limit ? slot_bytes : limit;
 }
 
 // Bytes at the start of a slot that hold a table of blocks (two 64-bit words a rank,
