@@ -969,60 +969,6 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) 
   EXPECT_TRUE(status.ok()) << status;
 }
 
-// On 2 ranks with a core each an Allreduce beyond kTwoRankCopyInBytes lends its vector
-// (node_engine_limits::CopyInLimit), which the other rank reads while this one reduces:
-// in place, the result must wait in scratch until the other has read the vector. Made
-// to happen every time: rank 1 publishes first (one Test), rank 0 then runs its call as
-// far as it goes (its reduction done, waiting for rank 1 to have read its vector), and
-// only then does rank 1 read rank 0's vector. (Barriers of a Dup order the ranks.)
-TEST(NodeEngineLentReductionTest, AnInPlaceAllreduceLeavesItsVectorUntilTheOtherHasReadIt) {
-  setenv("ZCOLL_CORES", "64", 1);
-  only_node_algorithms = true;
-  for (const CommunicatorJob& job :
-       {CommunicatorJob{.local_provider = "shm", .size = 2}, CommunicatorJob{.size = 2}}) {
-    const absl::Status status = RunCommunicatorJob(job, [](Communicator& comm, RankControl&) {
-      ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
-      ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
-      constexpr size_t kCount = (node_engine_limits::kTwoRankCopyInBytes + 4096) / sizeof(float);
-      ASSERT_GT(kCount * sizeof(float),
-                node_engine_limits::CopyInLimit(Collective::kAllreduce, kNodeSlotBytes, 2, false));
-      absl::StatusOr<Communicator> order = comm.Dup();
-      ASSERT_TRUE(order.ok()) << order.status();
-      const int rank = comm.rank();
-      for (int round = 0; round < 3; ++round) {
-        std::vector<float> vector(kCount), expected(kCount);
-        for (size_t i = 0; i < kCount; ++i) {
-          vector[i] = static_cast<float>((i % 97) * (rank + 1) + round);
-          expected[i] = static_cast<float>((i % 97) * 3 + 2 * round);
-        }
-        absl::StatusOr<Request> request;
-        if (rank == 1) {
-          request = comm.IAllreduce(kInPlace, vector.data(), kCount, DataType::kFloat,
-                                    PredefinedOp::kSum);
-          ASSERT_TRUE(request.ok()) << request.status();
-          ASSERT_TRUE(request->Test().ok());  // published
-          ASSERT_TRUE(order->Barrier().ok());
-          ASSERT_TRUE(order->Barrier().ok());  // rank 0 has reduced
-        } else {
-          ASSERT_TRUE(order->Barrier().ok());  // rank 1 has published
-          request = comm.IAllreduce(kInPlace, vector.data(), kCount, DataType::kFloat,
-                                    PredefinedOp::kSum);
-          ASSERT_TRUE(request.ok()) << request.status();
-          absl::StatusOr<bool> done = request->Test();
-          ASSERT_TRUE(done.ok()) << done.status();
-          EXPECT_FALSE(*done) << "rank 1 has not read this rank's vector yet";
-          ASSERT_TRUE(order->Barrier().ok());
-        }
-        ASSERT_TRUE(request->Wait().ok());
-        ASSERT_EQ(vector, expected) << "round " << round << " on rank " << rank;
-      }
-    });
-    EXPECT_TRUE(status.ok()) << job.Name() << ": " << status;
-  }
-  only_node_algorithms = false;
-  unsetenv("ZCOLL_CORES");
-}
-
 // Where the node's ranks have a core each (ZCOLL_CORES declares the cores this 2-core
 // machine lacks), the engine takes paths it leaves where they outnumber its cores:
 // Reduces and Allreduces within a slot on 4 ranks or more are partitioned in the slots
@@ -1068,6 +1014,63 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
                          ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 4},
                                            CommunicatorJob{.local_provider = "shm", .size = 9},
                                            CommunicatorJob{.size = 4}),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
+
+// On 2 ranks with a core each an Allreduce beyond kTwoRankCopyInBytes lends its vector
+// (node_engine_limits::CopyInLimit), which the other rank reads while this one reduces:
+// in place, the result must wait in scratch until the other has read the vector. Made
+// to happen every time: rank 1 publishes first (one Test), rank 0 then runs its call as
+// far as it goes (its reduction done, waiting for rank 1 to have read its vector), and
+// only then does rank 1 read rank 0's vector. (Barriers of a Dup order the ranks;
+// NodeEngineInSlotsTest's ZCOLL_CORES gives the ranks their cores.)
+class NodeEngineLentReductionTest : public NodeEngineInSlotsTest {};
+
+TEST_P(NodeEngineLentReductionTest, AnInPlaceAllreduceLeavesItsVectorUntilTheOtherHasReadIt) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    constexpr size_t kCount = (node_engine_limits::kTwoRankCopyInBytes + 4096) / sizeof(float);
+    ASSERT_GT(kCount * sizeof(float),
+              node_engine_limits::CopyInLimit(Collective::kAllreduce, kNodeSlotBytes, 2, false));
+    absl::StatusOr<Communicator> order = comm.Dup();
+    ASSERT_TRUE(order.ok()) << order.status();
+    const int rank = comm.rank();
+    for (int round = 0; round < 3; ++round) {
+      std::vector<float> vector(kCount), expected(kCount);
+      for (size_t i = 0; i < kCount; ++i) {
+        vector[i] = static_cast<float>((i % 97) * (rank + 1) + round);
+        expected[i] = static_cast<float>((i % 97) * 3 + 2 * round);
+      }
+      absl::StatusOr<Request> request;
+      if (rank == 1) {
+        request =
+            comm.IAllreduce(kInPlace, vector.data(), kCount, DataType::kFloat, PredefinedOp::kSum);
+        ASSERT_TRUE(request.ok()) << request.status();
+        ASSERT_TRUE(request->Test().ok());  // published
+        ASSERT_TRUE(order->Barrier().ok());
+        ASSERT_TRUE(order->Barrier().ok());  // rank 0 has reduced
+      } else {
+        ASSERT_TRUE(order->Barrier().ok());  // rank 1 has published
+        request =
+            comm.IAllreduce(kInPlace, vector.data(), kCount, DataType::kFloat, PredefinedOp::kSum);
+        ASSERT_TRUE(request.ok()) << request.status();
+        absl::StatusOr<bool> done = request->Test();
+        ASSERT_TRUE(done.ok()) << done.status();
+        EXPECT_FALSE(*done) << "rank 1 has not read this rank's vector yet";
+        ASSERT_TRUE(order->Barrier().ok());
+      }
+      ASSERT_TRUE(request->Wait().ok());
+      ASSERT_EQ(vector, expected) << "round " << round << " on rank " << rank;
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineLentReductionTest,
+                         ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 2},
+                                           CommunicatorJob{.size = 2}),
                          [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
                            return info.param.Name();
                          });

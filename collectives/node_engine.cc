@@ -757,13 +757,18 @@ absl::Status NodeExecution::Publish() {
   switch (call_.collective) {
     case Collective::kReduceScatterBlock:
     case Collective::kReduceScatter:
-    case Collective::kScan:
-    case Collective::kExscan:
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
       // (A chain's ranks overwrite only what they themselves read, or chunks their
       // successor reads once made.)
       deferred_ = exposed_ && call_.in_place && !chained_;
+      break;
+    case Collective::kScan:
+    case Collective::kExscan:
+      // Likewise, but rank 0 writes nothing over its vector: a Scan's result is that
+      // vector, an Exscan's is undefined there (so it would copy it into scratch and
+      // back, or hold scratch it never writes).
+      deferred_ = exposed_ && call_.in_place && !chained_ && me() > 0;
       break;
     case Collective::kAllreduce:
       // A lent vector that its rank reduces whole (on 2 ranks, CopyInLimit); partitioned,
@@ -859,11 +864,9 @@ void NodeExecution::DeferredRanges(std::vector<std::pair<size_t, size_t>>& range
   switch (call_.collective) {
     case Collective::kReduceScatterBlock:
     case Collective::kScan:
+    case Collective::kExscan:
     case Collective::kAllreduce:
       ranges.emplace_back(0, bytes());
-      break;
-    case Collective::kExscan:
-      if (me() > 0) ranges.emplace_back(0, bytes());
       break;
     case Collective::kReduceScatter:
       ranges.emplace_back(0, vectors_[0][me()] * element_bytes);

@@ -152,10 +152,12 @@ MachineProfile WithoutNodeEngine() {
 // with node-local messages the CPUs' copies and not, and without the node engine; with
 // ordinary buffers and mapped ones (whose reductions the engine reads where they lie).
 TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
+  // (ranks, nodes): the profile's 64 a node, and ranks spread as zcoll_run --nodes does.
+  const std::vector<std::pair<int, int>> topologies =
+      Sampled({{64, 0}, {128, 0}, {2, 2}, {6, 3}, {8, 8}});
   for (const MachineProfile& profile :
        {*LoadMachineProfile("infiniband"), WithoutCpuCopiesWithinNodes(), WithoutNodeEngine()}) {
-    // (ranks, nodes): the profile's 64 a node, and ranks spread as zcoll_run --nodes does.
-    for (auto [ranks, nodes] : Sampled({{64, 0}, {128, 0}, {2, 2}, {6, 3}, {8, 8}})) {
+    for (auto [ranks, nodes] : topologies) {
       const Topology topology = *SimulatedTopology(profile, ranks, nodes);
       for (Collective collective : kPredicted) {
         for (auto [bytes, mapped] : {std::pair{size_t{65536}, false},
