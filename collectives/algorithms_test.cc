@@ -612,6 +612,52 @@ TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
   }
 }
 
+// A publication in a zcoll buffer (mapped_buffers) goes into the slot up to kEagerBytes
+// and is lent beyond it, at any size, on 2 ranks and on 5 (where a 4 KiB Allreduce is
+// partitioned in the slots: its blocks reduced from the lent vectors into the slot);
+// ordinary buffers keep the slots (CopyInLimit). The engine decides with
+// LendsMappedBuffer, which its model shares; the publishers as in the test above.
+TEST(NodeDataFlowTest, ZcollBuffersAreLentBeyondTheEagerSize) {
+  constexpr size_t kEager = node_engine_limits::kEagerBytes;
+  for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter,
+                                Collective::kScatterv, Collective::kExscan, Collective::kReduce,
+                                Collective::kAllreduce, Collective::kReduceScatterBlock,
+                                Collective::kScan, Collective::kAllgather, Collective::kAlltoall}) {
+    for (int ranks : {2, 5}) {
+      for (size_t bytes : {kEager, kEager + 4, size_t{4096}}) {
+        for (bool mapped : {false, true}) {
+          // (A rank's block where the count is one: its publication at least `bytes`.)
+          const bool per_rank_block =
+              collective == Collective::kReduceScatterBlock || collective == Collective::kScatter ||
+              collective == Collective::kScatterv || collective == Collective::kAlltoall;
+          const size_t count = per_rank_block ? (bytes / 4 + ranks - 1) / ranks : bytes / 4;
+          CollectiveArgs args = MakeArgs(collective, ranks, count, 0, false, true);
+          args.element_bytes = 4;
+          args.mapped_buffers = mapped;
+          const bool leaf_publishes =
+              collective == Collective::kGather || collective == Collective::kReduce;
+          const Schedule schedule =
+              NodeEngineDataFlow(args, *Topology::Uniform(1, ranks), leaf_publishes ? 1 : 0);
+          bool copied_in = false;
+          for (const Step& step : schedule.steps()) {
+            copied_in = copied_in || (step.kind == StepKind::kCopy &&
+                                      step.output.buffer.kind == BufferKind::kScratch &&
+                                      step.inputs.front().buffer.kind != BufferKind::kScratch);
+          }
+          size_t published = per_rank_block ? count * 4 * ranks : count * 4;
+          if (collective == Collective::kScatterv) {
+            published = 0;  // (MakeArgs varies its blocks)
+            for (size_t block : args.counts) published += block * 4;
+          }
+          EXPECT_EQ(copied_in, !(mapped && published > kEager))
+              << CollectiveName(collective) << " of " << bytes << " on " << ranks << " ranks"
+              << (mapped ? ", mapped" : "");
+        }
+      }
+    }
+  }
+}
+
 // A lent vector of a 2-rank Reduce or Allreduce (beyond kTwoRankCopyInBytes, within a
 // slot: reduced whole, not partitioned) is read in chunks from its owner's buffer, not
 // reduced where it lies as a slot is; in place, an Allreduce's result is made in scratch

@@ -862,13 +862,22 @@ Bytes Concatenated(const RankBytes& blocks) {
   return all;
 }
 
-void CheckWithZcollBuffers(Communicator& comm) {
+// Beyond the slots; or `within_slots`, beyond kEagerBytes and within a slot, where a
+// zcoll buffer is lent (node_engine_limits::LendsMappedBuffer) and an ordinary one copied.
+void CheckWithZcollBuffers(Communicator& comm, bool within_slots = false) {
   const int size = comm.size(), rank = comm.rank();
   const bool shared_send = rank % 2 == 0, shared_recv = rank % 3 != 1;
-  int salt = 300;
+  int salt = within_slots ? 400 : 300;
+  const std::vector<size_t> reduction_bytes =
+      within_slots ? std::vector<size_t>{2048 + 8, 40960 + 8}
+                   : std::vector<size_t>{65536 + 68, (size_t{1} << 20) + 40};
+  const std::vector<size_t> movement_counts =
+      within_slots ? std::vector<size_t>{600, 9000}
+                   : std::vector<size_t>{17000, (size_t{1} << 18) + 3};
   for (const OpCase& op_case : {OpCases()[0], OpCases()[1]}) {
     const size_t width = DataTypeSize(op_case.type);
-    for (size_t count : {(size_t{65536} + 68) / width, (size_t{1} << 20) / width + 5}) {
+    for (size_t bytes : reduction_bytes) {
+      const size_t count = bytes / width;
       ++salt;
       const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
       const Bytes expected = *testing::ReferenceReduce(op_case.op, op_case.type, inputs, count);
@@ -926,7 +935,7 @@ void CheckWithZcollBuffers(Communicator& comm) {
   }
   // The movements, of floats.
   const DataType type = DataType::kFloat;
-  for (size_t count : {size_t{17000}, (size_t{1} << 18) + 3}) {
+  for (size_t count : movement_counts) {
     ++salt;
     const size_t bytes = count * sizeof(float);
     const RankBytes inputs = AllInputs(type, size, count, salt);
@@ -965,6 +974,15 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) 
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
     ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
     CheckWithZcollBuffers(comm);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// Lent on 2 ranks (a core each), copied into the slots on 3 and 4 (oversubscribed here).
+TEST_P(NodeEngineLargeTest, ZcollBuffersWithinTheSlotsMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    CheckWithZcollBuffers(comm, /*within_slots=*/true);
   });
   EXPECT_TRUE(status.ok()) << status;
 }
@@ -1010,6 +1028,19 @@ TEST_P(NodeEngineInSlotsTest, ACorePerRanksPathsMatchTheReference) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Lent zcoll buffers on ranks with a core each: a 40 KiB Reduce's and Allreduce's
+// blocks are reduced from them into the slots (PartitionedInSlots).
+TEST_P(NodeEngineInSlotsTest, ZcollBuffersLentWithinTheSlotsMatchTheReference) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    ASSERT_TRUE(node_engine_limits::PartitionedInSlots(Collective::kAllreduce, 40960,
+                                                       kNodeSlotBytes, comm.size(), false));
+    CheckWithZcollBuffers(comm, /*within_slots=*/true);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
                          ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 4},
                                            CommunicatorJob{.local_provider = "shm", .size = 9},
@@ -1019,13 +1050,53 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
                          });
 
 // On 2 ranks with a core each an Allreduce beyond kTwoRankCopyInBytes lends its vector
-// (node_engine_limits::CopyInLimit), which the other rank reads while this one reduces:
-// in place, the result must wait in scratch until the other has read the vector. Made
-// to happen every time: rank 1 publishes first (one Test), rank 0 then runs its call as
-// far as it goes (its reduction done, waiting for rank 1 to have read its vector), and
-// only then does rank 1 read rank 0's vector. (Barriers of a Dup order the ranks;
-// NodeEngineInSlotsTest's ZCOLL_CORES gives the ranks their cores.)
+// (node_engine_limits::CopyInLimit), as does one of a zcoll buffer beyond kEagerBytes
+// (LendsMappedBuffer), which the other rank reads while this one reduces: in place, the
+// result must wait in scratch until the other has read the vector. Made to happen every
+// time: rank 1 publishes first (one Test), rank 0 then runs its call as far as it goes
+// (its reduction done, waiting for rank 1 to have read its vector: a vector copied into
+// the slot would let it finish), and only then does rank 1 read rank 0's vector.
+// (Barriers of a Dup order the ranks; NodeEngineInSlotsTest's ZCOLL_CORES gives the
+// ranks their cores.)
 class NodeEngineLentReductionTest : public NodeEngineInSlotsTest {};
+
+void CheckALentInPlaceAllreduceWaitsForItsReader(Communicator& comm, size_t count,
+                                                 bool zcoll_buffer) {
+  absl::StatusOr<Communicator> order = comm.Dup();
+  ASSERT_TRUE(order.ok()) << order.status();
+  const int rank = comm.rank();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> initial(count), expected(count);
+    for (size_t i = 0; i < count; ++i) {
+      initial[i] = static_cast<float>((i % 97) * (rank + 1) + round);
+      expected[i] = static_cast<float>((i % 97) * 3 + 2 * round);
+    }
+    auto bytes_of = [](const std::vector<float>& floats) {
+      const char* data = reinterpret_cast<const char*>(floats.data());
+      return Bytes(data, data + floats.size() * sizeof(float));
+    };
+    ZcollBuffer buffer(bytes_of(initial), zcoll_buffer);
+    void* vector = buffer.data();
+    absl::StatusOr<Request> request;
+    if (rank == 1) {
+      request = comm.IAllreduce(kInPlace, vector, count, DataType::kFloat, PredefinedOp::kSum);
+      ASSERT_TRUE(request.ok()) << request.status();
+      ASSERT_TRUE(request->Test().ok());  // published
+      ASSERT_TRUE(order->Barrier().ok());
+      ASSERT_TRUE(order->Barrier().ok());  // rank 0 has reduced
+    } else {
+      ASSERT_TRUE(order->Barrier().ok());  // rank 1 has published
+      request = comm.IAllreduce(kInPlace, vector, count, DataType::kFloat, PredefinedOp::kSum);
+      ASSERT_TRUE(request.ok()) << request.status();
+      absl::StatusOr<bool> done = request->Test();
+      ASSERT_TRUE(done.ok()) << done.status();
+      EXPECT_FALSE(*done) << "rank 1 has not read this rank's vector yet";
+      ASSERT_TRUE(order->Barrier().ok());
+    }
+    ASSERT_TRUE(request->Wait().ok());
+    ASSERT_EQ(buffer.contents(), bytes_of(expected)) << "round " << round << " on rank " << rank;
+  }
+}
 
 TEST_P(NodeEngineLentReductionTest, AnInPlaceAllreduceLeavesItsVectorUntilTheOtherHasReadIt) {
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
@@ -1034,36 +1105,21 @@ TEST_P(NodeEngineLentReductionTest, AnInPlaceAllreduceLeavesItsVectorUntilTheOth
     constexpr size_t kCount = (node_engine_limits::kTwoRankCopyInBytes + 4096) / sizeof(float);
     ASSERT_GT(kCount * sizeof(float),
               node_engine_limits::CopyInLimit(Collective::kAllreduce, kNodeSlotBytes, 2, false));
-    absl::StatusOr<Communicator> order = comm.Dup();
-    ASSERT_TRUE(order.ok()) << order.status();
-    const int rank = comm.rank();
-    for (int round = 0; round < 3; ++round) {
-      std::vector<float> vector(kCount), expected(kCount);
-      for (size_t i = 0; i < kCount; ++i) {
-        vector[i] = static_cast<float>((i % 97) * (rank + 1) + round);
-        expected[i] = static_cast<float>((i % 97) * 3 + 2 * round);
-      }
-      absl::StatusOr<Request> request;
-      if (rank == 1) {
-        request =
-            comm.IAllreduce(kInPlace, vector.data(), kCount, DataType::kFloat, PredefinedOp::kSum);
-        ASSERT_TRUE(request.ok()) << request.status();
-        ASSERT_TRUE(request->Test().ok());  // published
-        ASSERT_TRUE(order->Barrier().ok());
-        ASSERT_TRUE(order->Barrier().ok());  // rank 0 has reduced
-      } else {
-        ASSERT_TRUE(order->Barrier().ok());  // rank 1 has published
-        request =
-            comm.IAllreduce(kInPlace, vector.data(), kCount, DataType::kFloat, PredefinedOp::kSum);
-        ASSERT_TRUE(request.ok()) << request.status();
-        absl::StatusOr<bool> done = request->Test();
-        ASSERT_TRUE(done.ok()) << done.status();
-        EXPECT_FALSE(*done) << "rank 1 has not read this rank's vector yet";
-        ASSERT_TRUE(order->Barrier().ok());
-      }
-      ASSERT_TRUE(request->Wait().ok());
-      ASSERT_EQ(vector, expected) << "round " << round << " on rank " << rank;
-    }
+    CheckALentInPlaceAllreduceWaitsForItsReader(comm, kCount, /*zcoll_buffer=*/false);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// 8 KiB in a zcoll buffer, which the slot would take from an ordinary one.
+TEST_P(NodeEngineLentReductionTest, AZcollBufferIsLentWithinTheSlotToo) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    constexpr size_t kCount = 8192 / sizeof(float);
+    ASSERT_LE(kCount * sizeof(float),
+              node_engine_limits::CopyInLimit(Collective::kAllreduce, kNodeSlotBytes, 2, false));
+    ASSERT_TRUE(node_engine_limits::LendsMappedBuffer(kCount * sizeof(float), false));
+    CheckALentInPlaceAllreduceWaitsForItsReader(comm, kCount, /*zcoll_buffer=*/true);
   });
   EXPECT_TRUE(status.ok()) << status;
 }

@@ -84,7 +84,9 @@ class NodeFlow {
   // (up to kInlineBytes) or the slot (beside the collective's table), rather than read
   // where it lies. (A copy into the line is a Copy step too: its cost is nothing to
   // speak of, and readers then read the copy, as they do.)
+  // (A zcoll buffer's is lent beyond kEagerBytes: LendsMappedBuffer.)
   bool Copied(size_t bytes) const {
+    if (args_.mapped_buffers && LendsMappedBuffer(bytes, /*oversubscribed=*/false)) return false;
     return bytes > 0 && (bytes <= kInlineBytes || TableBytes(args_.collective, p_) + bytes <=
                                                       CopyInLimit(args_.collective, kNodeSlotBytes,
                                                                   p_, /*oversubscribed=*/false));
@@ -360,6 +362,8 @@ class NodeFlow {
   // Within a slot on many ranks (PartitionedInSlots): each rank reduces its block
   // reading the others' slots in place into its own slot's block (which only it read),
   // then the others (Allreduce) or the root (Reduce) copy the blocks from the slots.
+  // (Lent zcoll buffers are read where they lie, and the block is reduced into the
+  // slot, where its copy would have been.)
   void SlotPartitionedReduction() {
     const size_t count = args_.count;
     const bool everywhere = args_.collective == Collective::kAllreduce;
@@ -374,8 +378,9 @@ class NodeFlow {
     const std::vector<Slice> staged = WholeStaging(mine.count, 0, p_ - 1);
     Lines([&](int r) { return Sub(published, block(r)); }, [&](int q) { return staged[q]; },
           [](int) { return true; });
-    const Slice reduced = Sub(published, mine);
-    ReduceRange(0, p_ - 1, mine.count, reduced, staged, false, reduced);
+    const Slice reduced =
+        copied_ ? Sub(published, mine) : Whole(builder_.AddScratch(mine.count), mine.count);
+    ReduceRange(0, p_ - 1, mine.count, Sub(published, mine), staged, false, reduced);
     const Slice result = Whole(BufferId::Recv(), count);
     if (everywhere || Root()) Combine({reduced}, Sub(result, mine));
     for (int r = 0; r < p_; ++r) {

@@ -563,18 +563,19 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   }
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
-  if (bytes <= CopyInLimit() - TableBytes()) {
+  const BufferRef mapped = LendsMappedBuffer(bytes) ? FindSharedBuffer(data, bytes) : BufferRef();
+  if (bytes <= CopyInLimit() - TableBytes() && !mapped) {
     ExposeInSlot(data, bytes);
-  } else {
-    if (!engine_.single_copy()) {
-      return absl::InternalError(absl::StrCat(
-          "rank ", transport_.rank(), ": ", call_.name, ": ", bytes,
-          " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
-    }
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes,
-                     FindSharedBuffer(data, bytes));
-    exposed_ = true;
+    return absl::OkStatus();
   }
+  if (!engine_.single_copy()) {
+    return absl::InternalError(absl::StrCat(
+        "rank ", transport_.rank(), ": ", call_.name, ": ", bytes,
+        " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
+  }
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes,
+                   mapped ? mapped : FindSharedBuffer(data, bytes));
+  exposed_ = true;
   return absl::OkStatus();
 }
 
@@ -618,7 +619,18 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   }
   // Pairs (offset from the data's start, bytes), one per rank.
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
-  if (table_bytes + packed <= CopyInLimit()) {
+  // (The bytes from `data` that the blocks span: a small call's root does not need it.)
+  auto span_of_blocks = [&] {
+    size_t extent = 0;
+    for (int rank = 0; rank < ranks(); ++rank) {
+      extent = std::max<size_t>(extent, (displs[rank] + counts[rank]) * element_bytes);
+    }
+    return extent;
+  };
+  const bool lends = LendsMappedBuffer(packed);
+  const size_t extent = lends ? span_of_blocks() : 0;
+  const BufferRef mapped = lends ? FindSharedBuffer(data, extent) : BufferRef();
+  if (table_bytes + packed <= CopyInLimit() && !mapped) {
     char* data_in_slot = segment.Slot(me(), sequence) + table_bytes;
     if (InlineTable(ranks(), packed)) {
       pack(data_in_slot, 0, record_inline);
@@ -636,14 +648,13 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
         "rank ", transport_.rank(), ": ", call_.name, ": ", packed,
         " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
   }
-  size_t extent = 0;
   for (int rank = 0; rank < ranks(); ++rank) {
     table[2 * rank] = displs[rank] * element_bytes;
     table[2 * rank + 1] = counts[rank] * element_bytes;
-    extent = std::max<size_t>(extent, table[2 * rank] + table[2 * rank + 1]);
   }
-  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, extent,
-                   FindSharedBuffer(data, extent));
+  const size_t lent_extent = lends ? extent : span_of_blocks();
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, lent_extent,
+                   mapped ? mapped : FindSharedBuffer(data, lent_extent));
   exposed_ = true;
   return absl::OkStatus();
 }
@@ -997,6 +1008,11 @@ absl::Status NodeExecution::ReadPeer(int rank, NodeSegment::Exposed what, uint64
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (engine_.segment().left(rank)) return Departed(rank);
   return absl::OkStatus();
+}
+
+bool NodeExecution::LendsMappedBuffer(size_t bytes) const {
+  return engine_.single_copy() &&
+         node_engine_limits::LendsMappedBuffer(bytes, engine_.oversubscribed());
 }
 
 size_t NodeExecution::CopyInLimit() const {

@@ -362,6 +362,9 @@ class NodeExecution final : public CallExecution {
   // Up to how many bytes (its table included) this rank copies what it publishes into
   // its slot; beyond, peers read it where it lies.
   size_t CopyInLimit() const;
+  // Whether a publication of `bytes` in a zcoll buffer is lent at any size beyond
+  // kEagerBytes (node_engine_limits::LendsMappedBuffer) rather than copied in.
+  bool LendsMappedBuffer(size_t bytes) const;
   // The first bytes of a transfer of `length` that the rank with nothing else to do in
   // the call copies (writing; a Gather's root reading), the other side the rest: 0
   // below the cooperative size, and for a Bcast's or Scatter's root where ranks

@@ -171,6 +171,21 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
   return slot_bytes < limit ? slot_bytes : limit;
 }
 
+// Whether a publication of `bytes` that lies in a zcoll buffer (Communicator::
+// AllocateBuffer, which the node's peers map) is lent at any size beyond kEagerBytes,
+// its readers reading it where it lies, instead of copied into the slot up to
+// CopyInLimit: the copy in is then the only copy the slot adds (issue 17's one memcpy
+// per byte; a reduction reads it with no copy at all). Not within kEagerBytes, where
+// small calls run straight through the slots (RunSmall), nor on a node whose ranks
+// outnumber its cores, where a lender waits for readers to get a core: 2 ranks,
+// AllocateBuffer buffers, medians of 7 alternating runs against the slots, 8 KiB
+// 0.40-0.62x the time (allreduce 0.40, bcast 0.47, reduce_scatter_block 0.62), 2 KiB
+// 0.76-1.03x; 4 ranks on 2 cores 2-8 KiB 0.93-2.62x, so not there. A publisher's own
+// choice, as CopyInLimit's.
+inline bool LendsMappedBuffer(size_t bytes, bool oversubscribed) {
+  return bytes > kEagerBytes && !oversubscribed;
+}
+
 // Bytes at the start of a slot that hold a table of blocks (two 64-bit words a rank,
 // cache-line aligned) for the collectives that publish one: what a rank sends each
 // rank (Scatterv's root, Alltoallv), or where a Gather's root wants each rank's block.
