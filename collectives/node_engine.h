@@ -17,7 +17,8 @@
 //     how much it sends): up to NodeSegment::kInlineBytes inside its control line, up to
 //     a slot (kSlotBytes; 16 KiB for Allgather and Alltoall, and for every collective on
 //     2 ranks with a core each: CopyInLimit) copied into
-//     its slot, beyond that not copied at all: the
+//     its slot, beyond that not copied at all (nor a publication in an AllocateBuffer
+//     buffer beyond kEagerBytes where the ranks have a core each: LendsMappedBuffer): the
 //     segment records the address of the caller's own buffer, and a reader copies
 //     straight from it into its destination with process_vm_readv (a plain memcpy when
 //     the ranks are threads of one process, or when the buffer came from
