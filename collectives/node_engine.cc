@@ -563,8 +563,12 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   }
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
-  const BufferRef mapped = LendsMappedBuffer(bytes) ? FindSharedBuffer(data, bytes) : BufferRef();
-  if (bytes <= CopyInLimit() - TableBytes() && !mapped) {
+  // (The zcoll buffer holding it, looked up once: where it is lent either way, or where
+  // it would be lent for being in one.)
+  const bool fits = bytes <= CopyInLimit() - TableBytes();
+  const BufferRef shared =
+      !fits || LendsMappedBuffer(bytes) ? FindSharedBuffer(data, bytes) : BufferRef();
+  if (fits && !shared) {
     ExposeInSlot(data, bytes);
     return absl::OkStatus();
   }
@@ -573,8 +577,7 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
         "rank ", transport_.rank(), ": ", call_.name, ": ", bytes,
         " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
   }
-  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes,
-                   mapped ? mapped : FindSharedBuffer(data, bytes));
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, bytes, shared);
   exposed_ = true;
   return absl::OkStatus();
 }
@@ -619,18 +622,18 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   }
   // Pairs (offset from the data's start, bytes), one per rank.
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
-  // (The bytes from `data` that the blocks span: a small call's root does not need it.)
-  auto span_of_blocks = [&] {
-    size_t extent = 0;
+  // The bytes from `data` that the blocks span and the zcoll buffer holding them, where
+  // they are lent either way or would be for being in one (as Expose's).
+  const bool fits = table_bytes + packed <= CopyInLimit();
+  const bool may_lend = !fits || LendsMappedBuffer(packed);
+  size_t extent = 0;
+  if (may_lend) {
     for (int rank = 0; rank < ranks(); ++rank) {
       extent = std::max<size_t>(extent, (displs[rank] + counts[rank]) * element_bytes);
     }
-    return extent;
-  };
-  const bool lends = LendsMappedBuffer(packed);
-  const size_t extent = lends ? span_of_blocks() : 0;
-  const BufferRef mapped = lends ? FindSharedBuffer(data, extent) : BufferRef();
-  if (table_bytes + packed <= CopyInLimit() && !mapped) {
+  }
+  const BufferRef shared = may_lend ? FindSharedBuffer(data, extent) : BufferRef();
+  if (fits && !shared) {
     char* data_in_slot = segment.Slot(me(), sequence) + table_bytes;
     if (InlineTable(ranks(), packed)) {
       pack(data_in_slot, 0, record_inline);
@@ -652,9 +655,7 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
     table[2 * rank] = displs[rank] * element_bytes;
     table[2 * rank + 1] = counts[rank] * element_bytes;
   }
-  const size_t lent_extent = lends ? extent : span_of_blocks();
-  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, lent_extent,
-                   mapped ? mapped : FindSharedBuffer(data, lent_extent));
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, extent, shared);
   exposed_ = true;
   return absl::OkStatus();
 }
