@@ -1548,12 +1548,16 @@ Transport::PollResult NodeExecution::Step() {
     Fail(std::move(status));
     return Transport::PollResult::kDone;
   };
-  // A rank this call waits for that has left (its communicator destroyed, or its call
-  // failed) will never get there: the call fails at once, naming it.
+  // A rank this call waits for that has left it unfinished (its communicator destroyed,
+  // or its call failed) will never get there: the call fails at once, naming it. (One
+  // that finished the call and then left, as an eager Bcast's root may at once, has
+  // published what this rank waits for: it is there at the next poll.)
   auto waiting = [&](int rank) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     // Looked at every 16th idle poll: the mark is in another line of the segment, and
     // a peer that left is found a few polls later all the same.
-    if (ABSL_PREDICT_TRUE((++idle_polls_ & 15) != 0) || !segment.left(rank)) return result;
+    if (ABSL_PREDICT_TRUE((++idle_polls_ & 15) != 0) || !segment.LeftUnfinished(rank, sequence)) {
+      return result;
+    }
     return fail(LeftTheCall(rank));
   };
   // `rank`'s word of this call: nothing when it published it and agrees (what it had
@@ -1669,10 +1673,7 @@ Transport::PollResult NodeExecution::Step() {
     // calls leave the marks' lines unwritten: they stay in this core's cache.)
     if (segment.anyone_left()) {
       for (int rank = 0; rank < ranks(); ++rank) {
-        if (rank != me() && segment.left(rank) &&
-            !SequenceReached(segment.consumed(rank), sequence)) {
-          return fail(LeftTheCall(rank));
-        }
+        if (rank != me() && segment.LeftUnfinished(rank, sequence)) return fail(LeftTheCall(rank));
       }
     }
     segment.Consume(me(), sequence);

@@ -264,6 +264,14 @@ class NodeSegment {
   // The rank left a call before its end (its job failed): its memory may be reused, so
   // whatever a peer read from it since is suspect.
   bool left(int rank) const { return exposure(rank)->left.load(std::memory_order_seq_cst) != 0; }
+  // Whether the rank left before it finished call `sequence` (its job failed, or it
+  // destroyed its communicator mid-call). One that said it had read the call and then
+  // left had published all of it first: a peer that looked for a part of it an instant
+  // before it left finds it at its next look. (`left` before `consumed`: the leaver
+  // wrote them the other way round.)
+  bool LeftUnfinished(int rank, uint32_t sequence) const {
+    return left(rank) && !SequenceReached(consumed(rank), sequence);
+  }
   void Leave(int rank) {
     departures().fetch_add(1, std::memory_order_seq_cst);
     exposure(rank)->left.store(1, std::memory_order_seq_cst);

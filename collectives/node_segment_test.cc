@@ -110,6 +110,28 @@ TEST(NodeSegmentTest, ACreatorThatGoesAwayBeforeUnlinkingRemovesTheName) {
   EXPECT_FALSE(NameExists(name));
 }
 
+// A rank that left (NodeSegment::Leave) left unfinished only the calls it had not said
+// it had read: one that finished its last call and then destroyed its communicator
+// fails no peer still in that call (an eager Bcast's root returns at once, so a leaf
+// may find it gone right after looking for its publication), and one whose call
+// failed fails its peers in that call. Across the sequence wrap.
+TEST(NodeSegmentTest, ALeaverLeftUnfinishedOnlyTheCallsItHadNotRead) {
+  constexpr uint32_t kLast = 0xFFFFFFFFu;  // the leaver's last call; the next is 0
+  absl::StatusOr<NodeSegment> segment = NodeSegment::Create(FreshName("leaver"), 3, 64, kLast);
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  segment->Publish(1, kLast);
+  segment->Publish(2, kLast);
+  EXPECT_FALSE(segment->LeftUnfinished(1, kLast)) << "still in the call";
+  // Rank 1 finishes its last call and leaves; rank 2 leaves the same call unfinished.
+  segment->Consume(1, kLast);
+  segment->Leave(1);
+  segment->Leave(2);
+  EXPECT_FALSE(segment->LeftUnfinished(1, kLast)) << "rank 1 had read the call before it left";
+  EXPECT_TRUE(segment->LeftUnfinished(1, kLast + 1)) << "rank 1 never entered the next call";
+  EXPECT_TRUE(segment->LeftUnfinished(2, kLast)) << "rank 2 left the call before reading it";
+  EXPECT_FALSE(segment->LeftUnfinished(0, kLast)) << "rank 0 never left";
+}
+
 // Every rank adds its contribution to every other's, call after call, through its
 // slot (parity of the call) or inline payload, reusing each buffer two calls later
 // only once every rank consumed it. Starting a few calls before 2^32 crosses the wrap.

@@ -427,7 +427,8 @@ TEST_P(PersistentTest, TenThousandStartsOfOneAllreduce) {
         }
         ASSERT_TRUE(done.ok()) << done.status();
       } else {
-        ASSERT_TRUE(step->Wait().ok());
+        absl::Status waited = step->Wait();
+        ASSERT_TRUE(waited.ok()) << waited << " at start " << start;
       }
       int64_t bits = 0;
       for (int r = 0; r < size; ++r) bits += int64_t{1} << (r % 40);
