@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "ops/reduce.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -481,10 +482,10 @@ TEST(NonblockingTest, OverlappingCollectivesAllComplete) {
       std::this_thread::yield();
     }
     ASSERT_TRUE(done);
-    EXPECT_TRUE(rd->Wait().ok());  // done: returns at once
-    ASSERT_TRUE(rc->Wait().ok());
-    ASSERT_TRUE(rb->Wait().ok());
-    ASSERT_TRUE(ra->Wait().ok());
+    EXPECT_OK(rd->Wait());  // done: returns at once
+    ASSERT_OK(rc->Wait());
+    ASSERT_OK(rb->Wait());
+    ASSERT_OK(ra->Wait());
     EXPECT_EQ(a_out, std::vector<float>(1000, static_cast<float>(size * (size - 1) / 2)));
     if (rank == 3) {
       EXPECT_EQ(b_out, std::vector<int32_t>(77, 24));  // 1*2*3*4
@@ -544,7 +545,7 @@ TEST(NonblockingTest, TooManyInFlightIsResourceExhausted) {
     EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
     EXPECT_THAT(refused.message(), HasSubstr("nonblocking collectives are in flight"));
     EXPECT_GT(requests.size(), 4000u);
-    EXPECT_TRUE(requests.front().Wait().ok());
+    EXPECT_OK(requests.front().Wait());
   });
   EXPECT_TRUE(status.ok()) << status;
 }
@@ -556,8 +557,7 @@ TEST(AlgorithmChoiceTest, UnknownNamesAreRefusedAndKnownOnesRun) {
     EXPECT_THAT(unknown.message(), HasSubstr("recursive_doubling"));
     ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "rabenseifner").ok());
     std::vector<int64_t> in(10, comm.rank()), out(10);
-    ASSERT_TRUE(
-        comm.Allreduce(in.data(), out.data(), 10, DataType::kInt64, PredefinedOp::kSum).ok());
+    ASSERT_OK(comm.Allreduce(in.data(), out.data(), 10, DataType::kInt64, PredefinedOp::kSum));
     EXPECT_EQ(out, std::vector<int64_t>(10, 3));
   });
   EXPECT_TRUE(status.ok()) << status;
@@ -575,8 +575,7 @@ TEST(AlgorithmChoiceTest, AnAlgorithmForCommutativeOpsRefusesOthersOnEveryRank) 
       /*commutative=*/false, "first_wins");
   const absl::Status table = RunCommunicatorJob({.size = 4}, [&](Communicator& comm, RankControl&) {
     std::vector<int32_t> in(4, comm.rank()), out(1, -1);
-    ASSERT_TRUE(
-        comm.ReduceScatterBlock(in.data(), out.data(), 1, DataType::kInt32, first_wins).ok());
+    ASSERT_OK(comm.ReduceScatterBlock(in.data(), out.data(), 1, DataType::kInt32, first_wins));
     EXPECT_EQ(out[0], 0);  // rank 0's, in canonical order
   });
   EXPECT_TRUE(table.ok()) << table;
@@ -706,8 +705,8 @@ TEST(MovedFromTest, EveryOperationOfAMovedFromCommunicatorIsRefused) {
     refused(old.transport().PostSend(0, 1, in, 4, &completion), "PostSend");
     refused(old.transport().Progress(), "Progress");
     // The communicator it moved to has the rank and works.
-    EXPECT_TRUE(moved.status().ok());
-    ASSERT_TRUE(moved.Allreduce(in, out, 4, DataType::kFloat, PredefinedOp::kSum).ok());
+    EXPECT_OK(moved.status());
+    ASSERT_OK(moved.Allreduce(in, out, 4, DataType::kFloat, PredefinedOp::kSum));
     EXPECT_EQ(out[3], 8.0f);
   });
   EXPECT_TRUE(status.ok()) << status;

@@ -29,6 +29,7 @@
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
 #include "testing/scoped_environment.h"
+#include "testing/status_assertions.h"
 #include "transport/transport.h"
 
 namespace zcoll {
@@ -197,7 +198,7 @@ void CheckReductions(Communicator& comm) {
       // Reduce, at two roots, and Allreduce.
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kReduce, op_case.op, &comm, count * width)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduce, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kReduce, algorithm));
         for (int root : {0, size - 1}) {
           for (bool in_place : {false, true}) {
             const bool here_in_place = in_place && rank == root;
@@ -219,7 +220,7 @@ void CheckReductions(Communicator& comm) {
       }
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kAllreduce, op_case.op, &comm, count * width)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, algorithm));
         for (bool in_place : {false, true}) {
           Bytes send = inputs[rank];
           Bytes recv = in_place ? inputs[rank] : Bytes(count * width, 0x5a);
@@ -244,7 +245,7 @@ void CheckReductions(Communicator& comm) {
             *testing::ReferenceReduceScatter(op_case.op, op_case.type, all, counts);
         for (absl::string_view algorithm :
              AlgorithmsOf(collective, op_case.op, &comm, total * width)) {
-          ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
+          ASSERT_OK(comm.SetAlgorithm(collective, algorithm));
           for (bool in_place : {false, true}) {
             Bytes send = all[rank];
             Bytes recv = in_place ? all[rank] : Bytes(counts[rank] * width, 0x5a);
@@ -280,7 +281,7 @@ void CheckScatters(Communicator& comm) {
       const RankBytes expected = *testing::ReferenceScatterv(type, root_send, counts, displs);
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kScatter, PredefinedOp::kSum, &comm, count * size * width)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kScatter, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kScatter, algorithm));
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
           // Non-roots pass a buffer the collective must not touch.
@@ -306,7 +307,7 @@ void CheckScatters(Communicator& comm) {
       const RankBytes vexpected = *testing::ReferenceScatterv(type, vsend_root, vcounts, vdispls);
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kScatterv, PredefinedOp::kSum, &comm, kUnagreed)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kScatterv, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kScatterv, algorithm));
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
           Bytes send = rank == root ? vsend_root : Bytes();
@@ -343,7 +344,7 @@ void CheckScans(Communicator& comm) {
             *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, exclusive);
         for (absl::string_view algorithm :
              AlgorithmsOf(collective, op_case.op, &comm, count * width)) {
-          ASSERT_TRUE(comm.SetAlgorithm(collective, algorithm).ok());
+          ASSERT_OK(comm.SetAlgorithm(collective, algorithm));
           for (bool in_place : {false, true}) {
             Bytes send = inputs[rank];
             Bytes recv = in_place ? inputs[rank] : Bytes(count * width, 0x5a);
@@ -379,7 +380,7 @@ void CheckBcastAndGathers(Communicator& comm) {
     for (int root : {0, size / 2, size - 1}) {
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kBcast, PredefinedOp::kSum, &comm, count * width)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kBcast, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kBcast, algorithm));
         Bytes buffer = rank == root ? inputs[root] : Bytes(count * width, 0x5a);
         const absl::Status status = comm.Bcast(buffer.data(), count, type, root);
         const std::string where =
@@ -394,7 +395,7 @@ void CheckBcastAndGathers(Communicator& comm) {
       const Bytes gathered = *testing::ReferenceGatherv(type, inputs, counts, displs, initial);
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kGather, PredefinedOp::kSum, &comm, count * width)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kGather, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kGather, algorithm));
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
           const Bytes send = inputs[rank];
@@ -426,7 +427,7 @@ void CheckBcastAndGathers(Communicator& comm) {
       const Bytes vgathered = *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial);
       for (absl::string_view algorithm :
            AlgorithmsOf(Collective::kGatherv, PredefinedOp::kSum, &comm, kUnagreed)) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kGatherv, algorithm).ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kGatherv, algorithm));
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
           Bytes recv = rank == root ? vinitial : Bytes();
@@ -466,7 +467,7 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     const Bytes gathered = *testing::ReferenceGatherv(type, inputs, counts, displs, initial);
     for (absl::string_view algorithm :
          AlgorithmsOf(Collective::kAllgather, PredefinedOp::kSum, &comm, count * width)) {
-      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllgather, algorithm).ok());
+      ASSERT_OK(comm.SetAlgorithm(Collective::kAllgather, algorithm));
       for (bool in_place : {false, true}) {
         Bytes recv = initial;
         if (in_place) {
@@ -492,7 +493,7 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     const Bytes vgathered = *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial);
     for (absl::string_view algorithm :
          AlgorithmsOf(Collective::kAllgatherv, PredefinedOp::kSum, &comm, kUnagreed)) {
-      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllgatherv, algorithm).ok());
+      ASSERT_OK(comm.SetAlgorithm(Collective::kAllgatherv, algorithm));
       for (bool in_place : {false, true}) {
         Bytes recv = vinitial;
         if (in_place) {
@@ -513,7 +514,7 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
     for (absl::string_view algorithm :
          AlgorithmsOf(Collective::kAlltoall, PredefinedOp::kSum, &comm, count * size * width)) {
-      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAlltoall, algorithm).ok());
+      ASSERT_OK(comm.SetAlgorithm(Collective::kAlltoall, algorithm));
       for (bool in_place : {false, true}) {
         Bytes recv = in_place ? all[rank] : Bytes(count * size * width, 0x5a);
         const absl::Status status =
@@ -544,7 +545,7 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     }
     for (absl::string_view algorithm :
          AlgorithmsOf(Collective::kAlltoallv, PredefinedOp::kSum, &comm, kUnagreed)) {
-      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAlltoallv, algorithm).ok());
+      ASSERT_OK(comm.SetAlgorithm(Collective::kAlltoallv, algorithm));
       for (bool in_place : {false, true}) {
         Bytes recv = in_place ? my_input : Bytes(span * width, 0x5a);
         if (in_place) {
@@ -575,14 +576,14 @@ void CheckBarriers(Communicator& comm) {
     if (algorithm.collective != Collective::kBarrier) continue;
     if (algorithm.on_node() && !NodeEngineRunsHere(comm, 0)) continue;
     if (algorithm.node_levels && !LevelsRunHere(algorithm, comm)) continue;
-    ASSERT_TRUE(comm.SetAlgorithm(Collective::kBarrier, algorithm.name).ok());
+    ASSERT_OK(comm.SetAlgorithm(Collective::kBarrier, algorithm.name));
     for (int late = 0; late < std::min(size, 3); ++late) {
       if (rank == late) absl::SleepFor(absl::Milliseconds(20));
       const int64_t entered = absl::ToUnixNanos(absl::Now());
       ASSERT_TRUE(comm.Barrier().ok()) << algorithm.name;
       const int64_t left = absl::ToUnixNanos(absl::Now());
       std::vector<int64_t> entries(size);
-      ASSERT_TRUE(comm.Allgather(&entered, entries.data(), 1, DataType::kInt64).ok());
+      ASSERT_OK(comm.Allgather(&entered, entries.data(), 1, DataType::kInt64));
       EXPECT_GE(left, entries[late])
           << algorithm.name << ": rank " << rank << " left before late rank " << late << " entered";
     }
@@ -708,7 +709,7 @@ TEST_P(CollectivesTest, NonblockingLevelCallsCompleteInAnyOrder) {
       if (round == 3) {
         // A blocking node_levels call behind the pending ones.
         int32_t one = 1, ones = 0;
-        ASSERT_TRUE(comm.Allreduce(&one, &ones, 1, DataType::kInt32, PredefinedOp::kSum).ok());
+        ASSERT_OK(comm.Allreduce(&one, &ones, 1, DataType::kInt32, PredefinedOp::kSum));
         EXPECT_EQ(ones, size);
       }
       if (round % 2 == 0) {
@@ -841,7 +842,7 @@ class ZcollBuffer {
   }
   ~ZcollBuffer() {
     if (shared_ && data_ != nullptr) {
-      EXPECT_TRUE(Communicator::FreeBuffer(data_).ok());
+      EXPECT_OK(Communicator::FreeBuffer(data_));
     }
   }
   ZcollBuffer(const ZcollBuffer&) = delete;
@@ -884,19 +885,17 @@ void CheckWithZcollBuffers(Communicator& comm, bool within_slots = false) {
       const std::string where = absl::StrCat(op_case.name, " count ", count, " on rank ", rank);
       for (int root : {0, size - 1}) {
         ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
-        ASSERT_TRUE(
-            comm.Reduce(send.data(), recv.data(), count, op_case.type, op_case.op, root).ok());
+        ASSERT_OK(comm.Reduce(send.data(), recv.data(), count, op_case.type, op_case.op, root));
         if (rank == root) {
           ASSERT_EQ(recv.contents(), expected) << "reduce " << where;
         }
       }
       {
         ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
-        ASSERT_TRUE(comm.Allreduce(send.data(), recv.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_OK(comm.Allreduce(send.data(), recv.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(recv.contents(), expected) << "allreduce " << where;
         ZcollBuffer in_place(inputs[rank], shared_recv);
-        ASSERT_TRUE(
-            comm.Allreduce(kInPlace, in_place.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_OK(comm.Allreduce(kInPlace, in_place.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(in_place.contents(), expected) << "allreduce in place " << where;
       }
       {
@@ -904,30 +903,27 @@ void CheckWithZcollBuffers(Communicator& comm, bool within_slots = false) {
         const RankBytes blocks = *testing::ReferenceReduceScatter(op_case.op, op_case.type, all,
                                                                   std::vector<size_t>(size, count));
         ZcollBuffer send(all[rank], shared_send), recv(Bytes(count * width), shared_recv);
-        ASSERT_TRUE(
-            comm.ReduceScatterBlock(send.data(), recv.data(), count, op_case.type, op_case.op)
-                .ok());
+        ASSERT_OK(
+            comm.ReduceScatterBlock(send.data(), recv.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(recv.contents(), blocks[rank]) << "reduce_scatter_block " << where;
       }
       {
         const RankBytes expected_scan =
             *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, false);
         ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(count * width), shared_recv);
-        ASSERT_TRUE(comm.Scan(send.data(), recv.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_OK(comm.Scan(send.data(), recv.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(recv.contents(), expected_scan[rank]) << "scan " << where;
         ZcollBuffer in_place(inputs[rank], shared_recv);
-        ASSERT_TRUE(comm.Scan(kInPlace, in_place.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_OK(comm.Scan(kInPlace, in_place.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(in_place.contents(), expected_scan[rank]) << "scan in place " << where;
         const RankBytes expected_exscan =
             *testing::ReferenceScan(op_case.op, op_case.type, inputs, count, true);
         ZcollBuffer exscan_recv(inputs[rank], shared_recv);
-        ASSERT_TRUE(
-            comm.Exscan(send.data(), exscan_recv.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_OK(comm.Exscan(send.data(), exscan_recv.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(exscan_recv.contents(), rank == 0 ? inputs[0] : expected_exscan[rank])
             << "exscan " << where;
         ZcollBuffer exscan_in_place(inputs[rank], shared_recv);
-        ASSERT_TRUE(
-            comm.Exscan(kInPlace, exscan_in_place.data(), count, op_case.type, op_case.op).ok());
+        ASSERT_OK(comm.Exscan(kInPlace, exscan_in_place.data(), count, op_case.type, op_case.op));
         ASSERT_EQ(exscan_in_place.contents(), rank == 0 ? inputs[0] : expected_exscan[rank])
             << "exscan in place " << where;
       }
@@ -942,30 +938,30 @@ void CheckWithZcollBuffers(Communicator& comm, bool within_slots = false) {
     const std::string where = absl::StrCat("count ", count, " on rank ", rank);
     for (int root : {0, size - 1}) {
       ZcollBuffer buffer(rank == root ? inputs[root] : Bytes(bytes), shared_recv);
-      ASSERT_TRUE(comm.Bcast(buffer.data(), count, type, root).ok());
+      ASSERT_OK(comm.Bcast(buffer.data(), count, type, root));
       ASSERT_EQ(buffer.contents(), inputs[root]) << "bcast " << where;
       const Bytes root_send = MakeInput(type, root, count * size, salt);
       ZcollBuffer scatter_send(rank == root ? root_send : Bytes(), shared_send),
           scatter_recv(Bytes(bytes), shared_recv);
-      ASSERT_TRUE(comm.Scatter(scatter_send.data(), scatter_recv.data(), count, type, root).ok());
+      ASSERT_OK(comm.Scatter(scatter_send.data(), scatter_recv.data(), count, type, root));
       ASSERT_EQ(scatter_recv.contents(),
                 Bytes(root_send.begin() + rank * bytes, root_send.begin() + (rank + 1) * bytes))
           << "scatter " << where;
       ZcollBuffer gather_send(inputs[rank], shared_send),
           gather_recv(Bytes(rank == root ? bytes * size : 0), shared_recv);
-      ASSERT_TRUE(comm.Gather(gather_send.data(), gather_recv.data(), count, type, root).ok());
+      ASSERT_OK(comm.Gather(gather_send.data(), gather_recv.data(), count, type, root));
       if (rank == root) {
         ASSERT_EQ(gather_recv.contents(), Concatenated(inputs)) << "gather " << where;
       }
     }
     ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(bytes * size), shared_recv);
-    ASSERT_TRUE(comm.Allgather(send.data(), recv.data(), count, type).ok());
+    ASSERT_OK(comm.Allgather(send.data(), recv.data(), count, type));
     ASSERT_EQ(recv.contents(), Concatenated(inputs)) << "allgather " << where;
     const RankBytes all = AllInputs(type, size, count * size, salt);
     const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
     ZcollBuffer alltoall_send(all[rank], shared_send),
         alltoall_recv(Bytes(bytes * size), shared_recv);
-    ASSERT_TRUE(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type).ok());
+    ASSERT_OK(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type));
     ASSERT_EQ(alltoall_recv.contents(), exchanged[rank]) << "alltoall " << where;
   }
 }
@@ -1016,13 +1012,13 @@ TEST_P(NodeEngineInSlotsTest, ACorePerRanksPathsMatchTheReference) {
                                                            kNodeSlotBytes, comm.size(), false));
         CheckReductions(comm);
         // (Set once every rank is past the line above: its threads share the flag.)
-        ASSERT_TRUE(comm.Barrier().ok());
+        ASSERT_OK(comm.Barrier());
         if (comm.rank() == 0 || control.is_process()) large_node_sizes = true;
-        ASSERT_TRUE(comm.Barrier().ok());
+        ASSERT_OK(comm.Barrier());
         CheckReductions(comm);
         CheckScatters(comm);
         CheckBcastAndGathers(comm);
-        ASSERT_TRUE(comm.Barrier().ok());
+        ASSERT_OK(comm.Barrier());
         if (comm.rank() == 0 || control.is_process()) large_node_sizes = false;
       });
   EXPECT_TRUE(status.ok()) << status;
@@ -1081,19 +1077,19 @@ void CheckALentInPlaceAllreduceWaitsForItsReader(Communicator& comm, size_t coun
     if (rank == 1) {
       request = comm.IAllreduce(kInPlace, vector, count, DataType::kFloat, PredefinedOp::kSum);
       ASSERT_TRUE(request.ok()) << request.status();
-      ASSERT_TRUE(request->Test().ok());  // published
-      ASSERT_TRUE(order->Barrier().ok());
-      ASSERT_TRUE(order->Barrier().ok());  // rank 0 has reduced
+      ASSERT_OK(request->Test());  // published
+      ASSERT_OK(order->Barrier());
+      ASSERT_OK(order->Barrier());  // rank 0 has reduced
     } else {
-      ASSERT_TRUE(order->Barrier().ok());  // rank 1 has published
+      ASSERT_OK(order->Barrier());  // rank 1 has published
       request = comm.IAllreduce(kInPlace, vector, count, DataType::kFloat, PredefinedOp::kSum);
       ASSERT_TRUE(request.ok()) << request.status();
       absl::StatusOr<bool> done = request->Test();
       ASSERT_TRUE(done.ok()) << done.status();
       EXPECT_FALSE(*done) << "rank 1 has not read this rank's vector yet";
-      ASSERT_TRUE(order->Barrier().ok());
+      ASSERT_OK(order->Barrier());
     }
-    ASSERT_TRUE(request->Wait().ok());
+    ASSERT_OK(request->Wait());
     ASSERT_EQ(buffer.contents(), bytes_of(expected)) << "round " << round << " on rank " << rank;
   }
 }
@@ -1200,10 +1196,10 @@ TEST(PlanCacheTest, ForcingAnotherAlgorithmRunsItForEqualArguments) {
         /*commutative=*/true, "counted_sum");
     const int32_t mine = comm.rank() + 1;
     for (const char* algorithm : {"binomial", "knomial", "binomial", "knomial"}) {
-      ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduce, algorithm).ok());
+      ASSERT_OK(comm.SetAlgorithm(Collective::kReduce, algorithm));
       int32_t sum = 0;
       user_op_calls = 0;
-      ASSERT_TRUE(comm.Reduce(&mine, &sum, 1, DataType::kInt32, counted, 0).ok());
+      ASSERT_OK(comm.Reduce(&mine, &sum, 1, DataType::kInt32, counted, 0));
       if (comm.rank() != 0) continue;
       EXPECT_EQ(sum, 1 + 2 + 3 + 4) << algorithm;
       EXPECT_EQ(user_op_calls, std::string(algorithm) == "binomial" ? 2 : 3) << algorithm;
@@ -1282,7 +1278,7 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           }
           std::vector<int32_t> broadcast(count, -1);
           if (me == root) broadcast = send;
-          ASSERT_TRUE(comm.Bcast(broadcast.data(), count, DataType::kInt32, root).ok());
+          ASSERT_OK(comm.Bcast(broadcast.data(), count, DataType::kInt32, root));
           for (size_t k = 0; k < count; ++k) {
             ASSERT_EQ(broadcast[k], value(root, k)) << "bcast, call " << i << ", root " << root;
           }
@@ -1460,7 +1456,7 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
                   << (exclusive ? "exscan" : "scan") << ", call " << i << ", rank " << me;
             }
           }
-          ASSERT_TRUE(comm.Barrier().ok());
+          ASSERT_OK(comm.Barrier());
         }
       });
   EXPECT_TRUE(status.ok()) << status;
@@ -1477,7 +1473,7 @@ TEST(QuickNodeCallTest, AVCollectivesKeyOutlivesTheGeneralPathsExecution) {
         const int me = comm.rank();
         const std::vector<size_t> counts = {1, 1}, displs = {0, 1};
         int32_t mine = me + 1, all[2] = {-1, -1};
-        ASSERT_TRUE(comm.Gatherv(&mine, 1, all, counts, displs, DataType::kInt32, 0).ok());
+        ASSERT_OK(comm.Gatherv(&mine, 1, all, counts, displs, DataType::kInt32, 0));
         if (me == 0) {
           EXPECT_EQ(all[1], 2);
         }
@@ -1502,9 +1498,8 @@ TEST(QuickNodeCallTest, ABadBufferInARepeatedCallIsRefusedNamingIt) {
         {.local_provider = "shm", .size = 2}, [overlapping](Communicator& comm, RankControl&) {
           int32_t buffers[2] = {comm.rank() + 1, 0};
           for (int i = 0; i < 5; ++i) {
-            ASSERT_TRUE(
-                comm.Allreduce(&buffers[0], &buffers[1], 1, DataType::kInt32, PredefinedOp::kSum)
-                    .ok());
+            ASSERT_OK(
+                comm.Allreduce(&buffers[0], &buffers[1], 1, DataType::kInt32, PredefinedOp::kSum));
             ASSERT_EQ(buffers[1], 3);
           }
           const absl::Status refused =
@@ -1538,7 +1533,7 @@ TEST(QuickNodeCallTest, RanksThatDisagreeOnASmallCallFailWithinTwoCalls) {
           [both_roots, elements](Communicator& comm, RankControl&) {
             std::vector<int64_t> values(2 * elements, comm.rank() == 0 ? 42 : 0);
             for (int i = 0; i < 5; ++i) {
-              ASSERT_TRUE(comm.Bcast(values.data(), elements, DataType::kInt64, 0).ok());
+              ASSERT_OK(comm.Bcast(values.data(), elements, DataType::kInt64, 0));
               ASSERT_EQ(values[0], 42);
             }
             const int root = both_roots ? comm.rank() : 0;
@@ -1676,14 +1671,14 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
               };
               reset();
               if (repeated) {
-                ASSERT_TRUE(call().ok());
+                ASSERT_OK(call());
                 expect_results();
                 // (A rank that did not wait may be a call ahead: the late one waits again.)
-                ASSERT_TRUE(comm.Barrier().ok());
+                ASSERT_OK(comm.Barrier());
                 reset();
               }
               if (rank != late) {
-                ASSERT_TRUE(call().ok());
+                ASSERT_OK(call());
                 expect_results();
                 ++returned;
                 return;
@@ -1694,7 +1689,7 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
               EXPECT_EQ(returned, size - 1)
                   << "a rank waited for rank " << late << ", whose data it does not read ("
                   << CollectiveName(collective) << ", " << n << " elements)";
-              ASSERT_TRUE(call().ok());
+              ASSERT_OK(call());
               expect_results();
             });
         EXPECT_TRUE(status.ok()) << status << " (" << CollectiveName(collective) << " on " << size
@@ -1719,7 +1714,7 @@ TEST(QuickNodeCallTest, ADisagreementAReaderDidNotWaitForFailsWithinTwoCalls) {
           const int rank = comm.rank();
           std::vector<int64_t> values(2, rank == 0 ? 42 : 0);
           for (int i = 0; i < 3; ++i) {
-            ASSERT_TRUE(comm.Bcast(values.data(), 1, DataType::kInt64, 0).ok());
+            ASSERT_OK(comm.Bcast(values.data(), 1, DataType::kInt64, 0));
             ASSERT_EQ(values[0], 42);
           }
           const int root = another_root && rank == 2 ? 2 : 0;
@@ -1761,7 +1756,7 @@ TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
           ASSERT_TRUE(comm.SetAlgorithm(Collective::kBcast, "node").ok());
           std::vector<int64_t> values(n, rank == 0 ? 42 : 0);
           for (int i = 0; i < 3; ++i) {
-            ASSERT_TRUE(comm.Bcast(values.data(), n, DataType::kInt64, 0).ok());
+            ASSERT_OK(comm.Bcast(values.data(), n, DataType::kInt64, 0));
             ASSERT_EQ(values[0], 42);
           }
           // Rank 2 names itself the root: ranks 0 and 2 are eager, rank 1 reads rank 0.
@@ -1795,7 +1790,7 @@ TEST(QuickNodeCallTest, ForcingAnAlgorithmEndsTheRepetition) {
         const int32_t mine = comm.rank() + 1;
         int32_t sum = 0;
         for (int i = 0; i < 5; ++i) {
-          ASSERT_TRUE(comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum).ok());
+          ASSERT_OK(comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum));
         }
         if (comm.rank() == 0) {
           ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling").ok());
@@ -1833,13 +1828,12 @@ TEST(NodeEngineOrderTest, ARankAheadWaitsForItsPeerToReadBeforeReusingItsBuffer)
             }
             // Rank 0 meanwhile finishes its first two calls and starts its third.
             absl::SleepFor(absl::Milliseconds(400));
-            for (Request& request : requests) ASSERT_TRUE(request.Wait().ok());
+            for (Request& request : requests) ASSERT_OK(request.Wait());
           } else {
             absl::SleepFor(absl::Milliseconds(100));
             for (int call = 0; call < 3; ++call) {
-              ASSERT_TRUE(comm.Allreduce(send[call].data(), recv[call].data(), count,
-                                         DataType::kInt32, PredefinedOp::kSum)
-                              .ok());
+              ASSERT_OK(comm.Allreduce(send[call].data(), recv[call].data(), count,
+                                       DataType::kInt32, PredefinedOp::kSum));
             }
           }
           for (int call = 0; call < 3; ++call) {
@@ -1873,12 +1867,11 @@ TEST(NodeEngineOrderTest, AChainsRankWaitsForItsSuccessorToReadItsResult) {
                 comm.IScan(send.data(), recv.data(), kCount, DataType::kInt32, PredefinedOp::kSum);
             ASSERT_TRUE(request.ok()) << request.status();
             absl::SleepFor(absl::Milliseconds(400));
-            ASSERT_TRUE(request->Wait().ok());
+            ASSERT_OK(request->Wait());
           } else {
             absl::SleepFor(absl::Milliseconds(100));
-            ASSERT_TRUE(
-                comm.Scan(send.data(), recv.data(), kCount, DataType::kInt32, PredefinedOp::kSum)
-                    .ok());
+            ASSERT_OK(
+                comm.Scan(send.data(), recv.data(), kCount, DataType::kInt32, PredefinedOp::kSum));
           }
           for (size_t i = 0; i < kCount; ++i) {
             const int32_t expected =
@@ -1887,7 +1880,7 @@ TEST(NodeEngineOrderTest, AChainsRankWaitsForItsSuccessorToReadItsResult) {
           }
           if (rank == 1) std::fill(recv.begin(), recv.end(), kCanary);
           // (Rank 1's buffer stays until the job ends: only its contents change.)
-          ASSERT_TRUE(comm.Barrier().ok());
+          ASSERT_OK(comm.Barrier());
         });
     EXPECT_TRUE(status.ok()) << status;
   }
@@ -1902,7 +1895,7 @@ TEST(ProgressTest, ANonblockingBcastSendsBeforeItsRootWaits) {
   const absl::Status status = RunCommunicatorJob({.size = 2}, [](Communicator& comm, RankControl&) {
     int32_t value = comm.rank() == 0 ? 42 : 0;
     if (comm.rank() == 1) {
-      ASSERT_TRUE(comm.Bcast(&value, 1, DataType::kInt32, 0).ok());
+      ASSERT_OK(comm.Bcast(&value, 1, DataType::kInt32, 0));
       EXPECT_EQ(value, 42);
       leaf_received = true;
       return;
@@ -1914,7 +1907,7 @@ TEST(ProgressTest, ANonblockingBcastSendsBeforeItsRootWaits) {
       absl::SleepFor(absl::Milliseconds(1));
     }
     EXPECT_TRUE(leaf_received) << "rank 1 got nothing while rank 0 had not waited";
-    EXPECT_TRUE(request->Wait().ok());
+    EXPECT_OK(request->Wait());
   });
   EXPECT_TRUE(status.ok()) << status;
 }
@@ -1958,22 +1951,21 @@ TEST(StripeSelectionTest, AStripesAllreduceIsChosenByItsLinksLoad) {
   SetLogLevel(LogLevel::kDebug);
   ::testing::internal::CaptureStderr();
   constexpr size_t kCount = 6144;  // 24 KiB of int32
-  const absl::Status status = RunCommunicatorJob({.size = 4, .nodes = 2}, [](Communicator& comm,
-                                                                             RankControl&) {
-    ASSERT_TRUE(NodeStripesPossible(comm.topology()));
-    ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
-    std::vector<int32_t> mine(kCount, comm.rank() + 1), sum(kCount, -1);
-    ASSERT_TRUE(
-        comm.Allreduce(mine.data(), sum.data(), kCount, DataType::kInt32, PredefinedOp::kSum).ok());
-    EXPECT_EQ(sum, std::vector<int32_t>(kCount, 10));
-    // The same ranks as the stripe of this rank's place, on their own.
-    absl::StatusOr<std::optional<Communicator>> alone = comm.Split(comm.rank() % 2, comm.rank());
-    ASSERT_TRUE(alone.ok() && alone->has_value()) << alone.status();
-    ASSERT_TRUE(
-        (*alone)
-            ->Allreduce(mine.data(), sum.data(), kCount / 2, DataType::kInt32, PredefinedOp::kSum)
-            .ok());
-  });
+  const absl::Status status =
+      RunCommunicatorJob({.size = 4, .nodes = 2}, [](Communicator& comm, RankControl&) {
+        ASSERT_TRUE(NodeStripesPossible(comm.topology()));
+        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
+        std::vector<int32_t> mine(kCount, comm.rank() + 1), sum(kCount, -1);
+        ASSERT_OK(
+            comm.Allreduce(mine.data(), sum.data(), kCount, DataType::kInt32, PredefinedOp::kSum));
+        EXPECT_EQ(sum, std::vector<int32_t>(kCount, 10));
+        // The same ranks as the stripe of this rank's place, on their own.
+        absl::StatusOr<std::optional<Communicator>> alone =
+            comm.Split(comm.rank() % 2, comm.rank());
+        ASSERT_TRUE(alone.ok() && alone->has_value()) << alone.status();
+        ASSERT_OK((*alone)->Allreduce(mine.data(), sum.data(), kCount / 2, DataType::kInt32,
+                                      PredefinedOp::kSum));
+      });
   const std::string log = ::testing::internal::GetCapturedStderr();
   SetLogLevel(LogLevel::kWarning);
   if (old_chunk != nullptr) {
@@ -2002,7 +1994,7 @@ TEST(OversubscribedSelectionTest, ALargeAllgatherGoesByMessagesWhereRanksOutnumb
         {.local_provider = "shm", .size = 4}, [](Communicator& comm, RankControl&) {
           for (const size_t count : {size_t{4096}, size_t{8192}}) {  // 16 and 32 KiB
             std::vector<int32_t> mine(count, comm.rank() + 1), all(count * 4, -1);
-            ASSERT_TRUE(comm.Allgather(mine.data(), all.data(), count, DataType::kInt32).ok());
+            ASSERT_OK(comm.Allgather(mine.data(), all.data(), count, DataType::kInt32));
             for (size_t i = 0; i < all.size(); ++i) {
               ASSERT_EQ(all[i], static_cast<int32_t>(i / count) + 1) << count << " " << i;
             }

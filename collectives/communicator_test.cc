@@ -24,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 #include "transport/bootstrap/fork_meeting_bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
 #include "transport/bootstrap/in_process_bootstrap.h"
@@ -46,9 +47,8 @@ uint64_t ShiftAround(Communicator& comm, uint64_t tag, uint64_t value) {
   Transport& transport = comm.transport();
   uint64_t received = 0;
   Completion sent, got;
-  EXPECT_TRUE(
-      transport.PostRecv((rank + size - 1) % size, tag, &received, sizeof(received), &got).ok());
-  EXPECT_TRUE(transport.PostSend((rank + 1) % size, tag, &value, sizeof(value), &sent).ok());
+  EXPECT_OK(transport.PostRecv((rank + size - 1) % size, tag, &received, sizeof(received), &got));
+  EXPECT_OK(transport.PostSend((rank + 1) % size, tag, &value, sizeof(value), &sent));
   const Completion* both[] = {&sent, &got};
   const absl::Status status = transport.WaitAll(both, comm.DefaultDeadline());
   EXPECT_TRUE(status.ok()) << status;
@@ -84,8 +84,8 @@ TEST_P(CommunicatorTest, KnowsItsRanksAndNodesAndPassesMessages) {
     }
     const int size = comm.size(), rank = comm.rank();
     EXPECT_EQ(ShiftAround(comm, 7, 1000 + rank), 1000 + (rank + size - 1) % size);
-    EXPECT_TRUE(comm.Barrier().ok());
-    EXPECT_TRUE(comm.status().ok());
+    EXPECT_OK(comm.Barrier());
+    EXPECT_OK(comm.status());
   });
 }
 
@@ -125,31 +125,27 @@ TEST_P(CommunicatorTest, SplitOrdersByKeyAndKeepsTagSpacesApart) {
         Communicator& each = *comms[c];
         if (each.size() == 1) continue;
         sent_values[c] = (uint64_t{1} << 32) * (c + 1) + each.rank();
-        ASSERT_TRUE(each.transport()
-                        .PostSend((each.rank() + 1) % each.size(), 3, &sent_values[c],
-                                  sizeof(uint64_t), &sends[c])
-                        .ok());
+        ASSERT_OK(each.transport().PostSend((each.rank() + 1) % each.size(), 3, &sent_values[c],
+                                            sizeof(uint64_t), &sends[c]));
       }
       for (int c = 2; c >= 0; --c) {
         Communicator& each = *comms[c];
         if (each.size() == 1) continue;
-        ASSERT_TRUE(each.transport()
-                        .PostRecv((each.rank() + each.size() - 1) % each.size(), 3, &received[c],
-                                  sizeof(uint64_t), &receives[c])
-                        .ok());
+        ASSERT_OK(each.transport().PostRecv((each.rank() + each.size() - 1) % each.size(), 3,
+                                            &received[c], sizeof(uint64_t), &receives[c]));
       }
       for (int c = 0; c < 3; ++c) {
         Communicator& each = *comms[c];
         if (each.size() == 1) continue;
-        ASSERT_TRUE(each.transport().Wait(receives[c], each.DefaultDeadline()).ok());
-        ASSERT_TRUE(each.transport().Wait(sends[c], each.DefaultDeadline()).ok());
+        ASSERT_OK(each.transport().Wait(receives[c], each.DefaultDeadline()));
+        ASSERT_OK(each.transport().Wait(sends[c], each.DefaultDeadline()));
         EXPECT_EQ(received[c],
                   (uint64_t{1} << 32) * (c + 1) + (each.rank() + each.size() - 1) % each.size())
             << "communicator " << c;
       }
     }
-    EXPECT_TRUE(half.Barrier().ok());
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(half.Barrier());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -169,8 +165,8 @@ TEST_P(CommunicatorTest, UndefinedColorGetsNothingAndABadColorFailsEveryRank) {
     EXPECT_THAT(split.status().message(),
                 HasSubstr(absl::StrCat("rank ", size - 1, " passed color -5")));
     // A refused argument is not a failure of the job.
-    EXPECT_TRUE(comm.status().ok());
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.status());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -199,14 +195,14 @@ TEST_P(CommunicatorTest, CommunicatorsRunConcurrentlyOnThreads) {
             // concurrently.
             absl::StatusOr<std::optional<Communicator>> sub = mine.Split(rank % 2, rank);
             ASSERT_TRUE(sub.ok()) << sub.status();
-            ASSERT_TRUE((*sub)->Barrier().ok());
+            ASSERT_OK((*sub)->Barrier());
           }
         }
-        EXPECT_TRUE(mine.Barrier().ok());
+        EXPECT_OK(mine.Barrier());
       });
     }
     for (std::thread& thread : threads) thread.join();
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -223,15 +219,15 @@ TEST_P(CommunicatorTest, AbortReachesEveryRankAndSticks) {
       std::vector<char> ready(size);
       std::vector<Completion> heard(size);
       for (int peer = 0; peer < aborter; ++peer) {
-        ASSERT_TRUE(comm.transport().PostRecv(peer, 9, &ready[peer], 1, &heard[peer]).ok());
-        ASSERT_TRUE(comm.transport().Wait(heard[peer], comm.DefaultDeadline()).ok());
+        ASSERT_OK(comm.transport().PostRecv(peer, 9, &ready[peer], 1, &heard[peer]));
+        ASSERT_OK(comm.transport().Wait(heard[peer], comm.DefaultDeadline()));
       }
       const absl::Status aborted = comm.Abort("the test says so");
       EXPECT_EQ(aborted.code(), absl::StatusCode::kAborted);
     } else {
       char ready = 1;
       Completion told;
-      ASSERT_TRUE(comm.transport().PostSend(aborter, 9, &ready, 1, &told).ok());
+      ASSERT_OK(comm.transport().PostSend(aborter, 9, &ready, 1, &told));
       // The aborter may act on this message before its sender sees the send complete;
       // the abort then stops this transport first and the wait reports that.
       const absl::Status sent = comm.transport().Wait(told, comm.DefaultDeadline());
@@ -334,13 +330,11 @@ TEST_P(CommunicatorTest, ItsTransportPutsAndRefusesWhatIsNotItsOwn) {
     ASSERT_TRUE(region.ok()) << region.status();
     std::string next_key(4096, '\0');
     Completion key_sent, key_received;
-    ASSERT_TRUE(transport.PostRecv(next, 2, next_key.data(), next_key.size(), &key_received).ok());
-    ASSERT_TRUE(transport
-                    .PostSend(previous, 2, (*region)->packed_key().data(),
-                              (*region)->packed_key().size(), &key_sent)
-                    .ok());
-    ASSERT_TRUE(transport.Wait(key_received, comm.DefaultDeadline()).ok());
-    ASSERT_TRUE(transport.Wait(key_sent, comm.DefaultDeadline()).ok());
+    ASSERT_OK(transport.PostRecv(next, 2, next_key.data(), next_key.size(), &key_received));
+    ASSERT_OK(transport.PostSend(previous, 2, (*region)->packed_key().data(),
+                                 (*region)->packed_key().size(), &key_sent));
+    ASSERT_OK(transport.Wait(key_received, comm.DefaultDeadline()));
+    ASSERT_OK(transport.Wait(key_sent, comm.DefaultDeadline()));
     next_key.resize(key_received.bytes());
 
     absl::StatusOr<std::unique_ptr<RemoteRegion>> foreign =
@@ -355,13 +349,13 @@ TEST_P(CommunicatorTest, ItsTransportPutsAndRefusesWhatIsNotItsOwn) {
     ASSERT_TRUE(remote.ok()) << remote.status();
     EXPECT_EQ((*remote)->peer(), next);
     Completion put, notified;
-    ASSERT_TRUE(transport.PostNotifyRecv(previous, 4, &notified).ok());
-    ASSERT_TRUE(transport.PostPut(&mine, sizeof(mine), **remote, 0, 4, &put).ok());
-    ASSERT_TRUE(transport.Wait(put, comm.DefaultDeadline()).ok());
-    ASSERT_TRUE(transport.Wait(notified, comm.DefaultDeadline()).ok());
+    ASSERT_OK(transport.PostNotifyRecv(previous, 4, &notified));
+    ASSERT_OK(transport.PostPut(&mine, sizeof(mine), **remote, 0, 4, &put));
+    ASSERT_OK(transport.Wait(put, comm.DefaultDeadline()));
+    ASSERT_OK(transport.Wait(notified, comm.DefaultDeadline()));
     EXPECT_EQ(window, 100u + previous);
     // Nobody deregisters while a peer may still write.
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -384,10 +378,10 @@ INSTANTIATE_TEST_SUITE_P(Jobs, CommunicatorTest, ::testing::ValuesIn(Jobs()),
 
 TEST(CommunicatorCreateTest, ATransportOfAnotherShapeIsRefused) {
   absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(1);
-  ASSERT_TRUE(bootstraps.ok());
+  ASSERT_OK(bootstraps);
   std::shared_ptr<LoopbackFabric> fabric = LoopbackFabric::Create(2);
   absl::StatusOr<std::unique_ptr<Transport>> transport = fabric->CreateTransport(0);
-  ASSERT_TRUE(transport.ok());
+  ASSERT_OK(transport);
   CommunicatorOptions options;
   options.bootstrap = std::move((*bootstraps)[0]);
   options.transport = std::move(*transport);
@@ -534,7 +528,7 @@ TEST(CommunicatorCreateTest, ABadEmulatedCountIsRefusedNamingIt) {
   for (const bool l3 : {false, true}) {
     absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps =
         CreateInProcessBootstraps(1);
-    ASSERT_TRUE(bootstraps.ok());
+    ASSERT_OK(bootstraps);
     CommunicatorOptions options;
     options.bootstrap = std::move((*bootstraps)[0]);
     options.transport = *LoopbackFabric::Create(1)->CreateTransport(0);
@@ -570,7 +564,7 @@ TEST(CommunicatorContextTest, IdsAreReusedAndTheirExhaustionIsAnError) {
     EXPECT_EQ(held.size(), kMaxContexts - 1);
     EXPECT_EQ(exhausted.code(), absl::StatusCode::kResourceExhausted) << exhausted;
     held.clear();
-    EXPECT_TRUE(comm.Dup().ok());
+    EXPECT_OK(comm.Dup());
   });
   EXPECT_TRUE(status.ok()) << status;
 }

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -104,7 +105,7 @@ TEST_P(GroupsTest, CreateMakesSeveralDisjointGroupsAtOnceAndNoneForTheRest) {
     ASSERT_TRUE(made.ok()) << made.status();
     ASSERT_EQ(made->has_value(), rank < half);
     if (rank < half) ExpectSumOfJobRanks(**made, lower->job_ranks());
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -141,8 +142,8 @@ TEST_P(GroupsTest, CreateRefusesGroupsThatBreakTheRulesOnEveryRank) {
       EXPECT_TRUE(made.ok()) << made.status();
     }
     // Refused arguments are not failures of the job.
-    EXPECT_TRUE(comm.status().ok());
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.status());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -173,7 +174,7 @@ TEST_P(GroupsTest, CreateGroupIsCollectiveOverTheGroupOnly) {
     made = comm.CreateGroup(Group::Empty(), 0);
     ASSERT_TRUE(made.ok()) << made.status();
     EXPECT_FALSE(made->has_value());
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.Barrier());
   });
 }
 
@@ -185,7 +186,7 @@ TEST_P(GroupsTest, CreateGroupRefusesTagsThatDisagree) {
         comm.CreateGroup(comm.group(), rank == size - 1 ? 8 : 7);
     EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument) << made.status();
     EXPECT_THAT(made.status().message(), HasSubstr("passed tag"));
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.Barrier());
   });
 }
 

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -120,16 +121,16 @@ TEST_P(IntercommunicatorTest, KnowsItsGroupsAndMergesInEitherOrder) {
       EXPECT_EQ(merged->rank(), expected) << "p_high " << p_high;
       // The merged communicator works: every rank's job rank, summed.
       int64_t mine = world.rank(), sum = 0;
-      ASSERT_TRUE(merged->Allreduce(&mine, &sum, 1, kType, PredefinedOp::kSum).ok());
+      ASSERT_OK(merged->Allreduce(&mine, &sum, 1, kType, PredefinedOp::kSum));
       EXPECT_EQ(sum, int64_t{world.size()} * (world.size() - 1) / 2);
     }
     absl::StatusOr<Intercommunicator> dup = inter.Dup();
     ASSERT_TRUE(dup.ok()) << dup.status();
     EXPECT_EQ(dup->remote_size(), inter.remote_size());
-    EXPECT_TRUE(dup->Barrier().ok());
+    EXPECT_OK(dup->Barrier());
     // The local group's own communicator.
     int64_t one = 1, count = 0;
-    ASSERT_TRUE(inter.local().Allreduce(&one, &count, 1, kType, PredefinedOp::kSum).ok());
+    ASSERT_OK(inter.local().Allreduce(&one, &count, 1, kType, PredefinedOp::kSum));
     EXPECT_EQ(count, sides.local_size);
   });
 }
@@ -156,7 +157,7 @@ TEST_P(IntercommunicatorTest, SplitAndCreateMakeIntercommunicatorsOfSubgroups) {
       EXPECT_THAT(half.remote_group().job_ranks(), ElementsAreArray(theirs_same));
       // Its collectives work: the other side's job ranks, summed.
       int64_t mine = me, sum = 0;
-      ASSERT_TRUE(half.Allreduce(&mine, &sum, 1, kType, PredefinedOp::kSum).ok());
+      ASSERT_OK(half.Allreduce(&mine, &sum, 1, kType, PredefinedOp::kSum));
       int64_t expected = 0;
       for (int r : theirs_same) expected += r;
       EXPECT_EQ(sum, expected);
@@ -178,9 +179,9 @@ TEST_P(IntercommunicatorTest, SplitAndCreateMakeIntercommunicatorsOfSubgroups) {
       const int p_kept = std::max(1, (sides.in_p ? sides.local_size : sides.remote_size) - 1);
       EXPECT_EQ((*made)->size(), static_cast<int>(kept.size()));
       EXPECT_EQ((*made)->remote_size(), sides.in_p ? 1 : p_kept);
-      EXPECT_TRUE((*made)->Barrier().ok());
+      EXPECT_OK((*made)->Barrier());
     }
-    EXPECT_TRUE(inter.Barrier().ok());
+    EXPECT_OK(inter.Barrier());
   });
 }
 
@@ -201,7 +202,7 @@ TEST_P(IntercommunicatorTest, ReductionsGiveEachGroupTheOthersResult) {
         ++salt;
         // Allreduce.
         Bytes send = Input(me, salt, count), recv(count * kWidth, 0x5a);
-        ASSERT_TRUE(inter.Allreduce(send.data(), recv.data(), count, kType, op).ok());
+        ASSERT_OK(inter.Allreduce(send.data(), recv.data(), count, kType, op));
         EXPECT_EQ(recv,
                   *testing::ReferenceReduce(op, kType, RemoteInputs(sides, salt, count), count))
             << "allreduce " << op.name() << " count " << count;
@@ -215,7 +216,7 @@ TEST_P(IntercommunicatorTest, ReductionsGiveEachGroupTheOthersResult) {
               root_group ? (sides.local_rank == root_local ? kRoot : kProcNull) : root_local;
           send = Input(me, salt, count);
           recv.assign(count * kWidth, 0x5a);
-          ASSERT_TRUE(inter.Reduce(send.data(), recv.data(), count, kType, op, root).ok());
+          ASSERT_OK(inter.Reduce(send.data(), recv.data(), count, kType, op, root));
           if (root == kRoot) {
             EXPECT_EQ(recv,
                       *testing::ReferenceReduce(op, kType, RemoteInputs(sides, salt, count), count))
@@ -229,7 +230,7 @@ TEST_P(IntercommunicatorTest, ReductionsGiveEachGroupTheOthersResult) {
         const size_t total = block * static_cast<size_t>(sides.local_size);
         send = Input(me, salt, total);
         recv.assign(block * kWidth, 0x5a);
-        ASSERT_TRUE(inter.ReduceScatterBlock(send.data(), recv.data(), block, kType, op).ok());
+        ASSERT_OK(inter.ReduceScatterBlock(send.data(), recv.data(), block, kType, op));
         EXPECT_EQ(recv, Slice(*testing::ReferenceReduce(op, kType, RemoteInputs(sides, salt, total),
                                                         total),
                               block * sides.local_rank, block))
@@ -246,7 +247,7 @@ TEST_P(IntercommunicatorTest, ReductionsGiveEachGroupTheOthersResult) {
         blocks.back() = total - used;
         send = Input(me, salt, total);
         recv.assign(blocks[sides.local_rank] * kWidth, 0x5a);
-        ASSERT_TRUE(inter.ReduceScatter(send.data(), recv.data(), blocks, kType, op).ok());
+        ASSERT_OK(inter.ReduceScatter(send.data(), recv.data(), blocks, kType, op));
         size_t offset = 0;
         for (int i = 0; i < sides.local_rank; ++i) offset += blocks[i];
         EXPECT_EQ(recv, Slice(*testing::ReferenceReduce(op, kType, RemoteInputs(sides, salt, total),
@@ -257,8 +258,8 @@ TEST_P(IntercommunicatorTest, ReductionsGiveEachGroupTheOthersResult) {
     }
     // AVG divides by the other group's size.
     std::vector<double> values = {static_cast<double>(me), 2.0}, mean(2);
-    ASSERT_TRUE(
-        inter.Allreduce(values.data(), mean.data(), 2, DataType::kDouble, PredefinedOp::kAvg).ok());
+    ASSERT_OK(
+        inter.Allreduce(values.data(), mean.data(), 2, DataType::kDouble, PredefinedOp::kAvg));
     EXPECT_DOUBLE_EQ(mean[0], sides.remote_first + (sides.remote_size - 1) / 2.0);
     EXPECT_DOUBLE_EQ(mean[1], 2.0);
   });
@@ -281,7 +282,7 @@ TEST_P(IntercommunicatorTest, RootedMovesGoBetweenTheRootAndTheOtherGroup) {
         const int others = root_group ? sides.remote_size : sides.local_size;
         // Bcast.
         Bytes buffer = is_root ? Input(me, salt, count) : Bytes(count * kWidth, 0x5a);
-        ASSERT_TRUE(inter.Bcast(buffer.data(), count, kType, root).ok());
+        ASSERT_OK(inter.Bcast(buffer.data(), count, kType, root));
         if (!root_group) {
           EXPECT_EQ(buffer, Input(root_job, salt, count)) << "bcast";
         }
@@ -356,7 +357,7 @@ TEST_P(IntercommunicatorTest, EveryRankExchangesWithTheOtherGroup) {
       // Allgather: the other group's blocks in order.
       const Bytes own = Input(me, 1, count);
       Bytes recv(count * static_cast<size_t>(remote) * kWidth, 0x5a);
-      ASSERT_TRUE(inter.Allgather(own.data(), recv.data(), count, kType).ok());
+      ASSERT_OK(inter.Allgather(own.data(), recv.data(), count, kType));
       EXPECT_EQ(recv, Concat(RemoteInputs(sides, 1, count))) << "allgather";
       // Allgatherv: remote rank j sends j % 3 + count elements; this rank sends its own
       // rank's share.
@@ -369,9 +370,8 @@ TEST_P(IntercommunicatorTest, EveryRankExchangesWithTheOtherGroup) {
       }
       const Bytes own_v = Input(me, 2, static_cast<size_t>(sides.local_rank % 3) + count);
       recv.assign(at * kWidth, 0x5a);
-      ASSERT_TRUE(
-          inter.Allgatherv(own_v.data(), own_v.size() / kWidth, recv.data(), counts, displs, kType)
-              .ok());
+      ASSERT_OK(inter.Allgatherv(own_v.data(), own_v.size() / kWidth, recv.data(), counts, displs,
+                                 kType));
       RankBytes theirs;
       for (int j = 0; j < remote; ++j)
         theirs.push_back(Input(sides.remote_first + j, 2, counts[j]));
@@ -380,7 +380,7 @@ TEST_P(IntercommunicatorTest, EveryRankExchangesWithTheOtherGroup) {
       // block local_rank of each remote rank's.
       const Bytes send = Input(me, 3, count * static_cast<size_t>(remote));
       recv.assign(count * static_cast<size_t>(remote) * kWidth, 0x5a);
-      ASSERT_TRUE(inter.Alltoall(send.data(), recv.data(), count, kType).ok());
+      ASSERT_OK(inter.Alltoall(send.data(), recv.data(), count, kType));
       RankBytes blocks;
       for (int j = 0; j < remote; ++j) {
         blocks.push_back(
@@ -403,10 +403,8 @@ TEST_P(IntercommunicatorTest, EveryRankExchangesWithTheOtherGroup) {
       }
       const Bytes send_v = Input(me, 4, send_at);
       recv.assign(recv_at * kWidth, 0x5a);
-      ASSERT_TRUE(inter
-                      .Alltoallv(send_v.data(), send_counts, send_displs, recv.data(), recv_counts,
-                                 recv_displs, kType)
-                      .ok());
+      ASSERT_OK(inter.Alltoallv(send_v.data(), send_counts, send_displs, recv.data(), recv_counts,
+                                recv_displs, kType));
       RankBytes pieces;
       for (int j = 0; j < remote; ++j) {
         // Remote rank j's buffer: its blocks for local ranks 0.. in order.
@@ -423,7 +421,7 @@ TEST_P(IntercommunicatorTest, EveryRankExchangesWithTheOtherGroup) {
     // Nonblocking, and a barrier.
     absl::StatusOr<Request> barrier = inter.IBarrier();
     ASSERT_TRUE(barrier.ok()) << barrier.status();
-    EXPECT_TRUE(barrier->Wait().ok());
+    EXPECT_OK(barrier->Wait());
   });
 }
 
@@ -442,15 +440,15 @@ TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
     for (int start = 0; start < 50; ++start) {
       const Bytes input = Input(me, start, send.size());
       std::memcpy(send.data(), input.data(), input.size());
-      ASSERT_TRUE(step->Start().ok());
-      ASSERT_TRUE(step->Wait().ok());
+      ASSERT_OK(step->Start());
+      ASSERT_OK(step->Wait());
       const Bytes expected =
           *testing::ReferenceReduce(testing::DigitsInRankOrder(), kType,
                                     RemoteInputs(sides, start, send.size()), send.size());
       ASSERT_EQ(std::memcmp(recv.data(), expected.data(), expected.size()), 0) << start;
       if (root == kRoot) message = {start, -start};
-      ASSERT_TRUE(bcast->Start().ok());
-      ASSERT_TRUE(bcast->Wait().ok());
+      ASSERT_OK(bcast->Start());
+      ASSERT_OK(bcast->Wait());
       if (!sides.in_p) {
         ASSERT_EQ(message, (std::vector<int64_t>{start, -start}));
       }
@@ -460,8 +458,7 @@ TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
     const int remote = sides.remote_size, local = sides.local_size;
     std::vector<int> vector(static_cast<size_t>(remote * local), me),
         block(static_cast<size_t>(remote));
-    ASSERT_TRUE(
-        inter.ReduceScatterBlock<int>(vector, absl::MakeSpan(block), PredefinedOp::kSum).ok());
+    ASSERT_OK(inter.ReduceScatterBlock<int>(vector, absl::MakeSpan(block), PredefinedOp::kSum));
     int remote_sum = 0;
     for (int j = 0; j < remote; ++j) remote_sum += sides.remote_first + j;
     EXPECT_EQ(block, std::vector<int>(static_cast<size_t>(remote), remote_sum));
@@ -490,15 +487,15 @@ TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
     }
     std::vector<int> out(static_cast<size_t>(remote)), in(static_cast<size_t>(remote));
     for (int j = 0; j < remote; ++j) out[j] = me * 100 + j;
-    ASSERT_TRUE(inter.Alltoall<int>(out, absl::MakeSpan(in)).ok());
+    ASSERT_OK(inter.Alltoall<int>(out, absl::MakeSpan(in)));
     for (int j = 0; j < remote; ++j) {
       EXPECT_EQ(in[j], (sides.remote_first + j) * 100 + sides.local_rank);
     }
     std::vector<int> mine = {me, 1}, sums(2);
-    ASSERT_TRUE(inter.Allreduce<int>(mine, absl::MakeSpan(sums), PredefinedOp::kSum).ok());
+    ASSERT_OK(inter.Allreduce<int>(mine, absl::MakeSpan(sums), PredefinedOp::kSum));
     EXPECT_EQ(sums[1], sides.remote_size);
     std::vector<int> blocks(static_cast<size_t>(sides.remote_size));
-    ASSERT_TRUE(inter.Allgather<int>(absl::MakeConstSpan(&me, 1), absl::MakeSpan(blocks)).ok());
+    ASSERT_OK(inter.Allgather<int>(absl::MakeConstSpan(&me, 1), absl::MakeSpan(blocks)));
     for (int j = 0; j < sides.remote_size; ++j) {
       EXPECT_EQ(blocks[j], sides.remote_first + j);
     }
@@ -571,7 +568,7 @@ void ExpectCreateRefused(
     EXPECT_THAT(inter.status().message(), HasSubstr(expected));
     EXPECT_LT(absl::Now() - start, absl::Seconds(20)) << "refused at the deadline, not at once";
     // A refusal is not a failure of the job.
-    EXPECT_TRUE(world.Barrier().ok());
+    EXPECT_OK(world.Barrier());
   });
   EXPECT_TRUE(status.ok()) << status;
 }

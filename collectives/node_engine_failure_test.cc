@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
 #include "testing/scoped_environment.h"
+#include "testing/status_assertions.h"
 #include "transport/transport.h"
 
 namespace zcoll {
@@ -148,7 +149,7 @@ TEST_P(NodeEngineFailureTest, AStoppedRankEndsTheCallOnTheOthersAtTheDeadline) {
     const int stopping = node_call.FailingRank(comm);
     std::vector<int64_t> pids(comm.size());
     const int64_t mine = getpid();
-    ASSERT_TRUE(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64).ok());
+    ASSERT_OK(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64));
     std::vector<float> in(node_call.elements, 1.0f), out(node_call.elements);
     absl::Status result;
     absl::Time stopped_at = absl::InfiniteFuture(), failed_at = absl::InfiniteFuture();
@@ -245,7 +246,7 @@ TEST(NodeEngineExposureTest, AReaderOfAFailedRanksBufferFailsToo) {
     ASSERT_TRUE(comm.node_single_copy()) << "this node's ranks cannot read each other's memory";
     std::vector<int64_t> pids(2);
     const int64_t mine = getpid();
-    ASSERT_TRUE(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64).ok());
+    ASSERT_OK(comm.Allgather(&mine, pids.data(), 1, DataType::kInt64));
     std::vector<float> send(kElements, static_cast<float>(comm.rank() + 1));
     std::vector<float> recv(2 * kElements, 0.0f);
     if (comm.rank() == 1) {

@@ -20,6 +20,7 @@
 #include "testing/block_layouts.h"
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
+#include "testing/status_assertions.h"
 
 // Allocations made by each thread, for the test that a start allocates nothing.
 namespace {
@@ -394,7 +395,7 @@ TEST_P(PersistentTest, EveryCollectiveStartsAgainAndAgainWithNewContents) {
         int64_t scratch = start;
         for (size_t n = 1; n <= 17; ++n) {
           std::vector<int64_t> other(n, 1), sum(n);
-          ASSERT_TRUE(comm.Allreduce<int64_t>(other, absl::MakeSpan(sum), PredefinedOp::kSum).ok());
+          ASSERT_OK(comm.Allreduce<int64_t>(other, absl::MakeSpan(sum), PredefinedOp::kSum));
           scratch += sum[0];
         }
         EXPECT_EQ(scratch, start + 17 * comm.size());
@@ -416,7 +417,7 @@ TEST_P(PersistentTest, TenThousandStartsOfOneAllreduce) {
     for (int start = 0; start < starts; ++start) {
       send[0] = start + rank;
       send[1] = int64_t{1} << (rank % 40);
-      ASSERT_TRUE(step->Start().ok());
+      ASSERT_OK(step->Start());
       // Every other start completes through Test.
       if (start % 2 == 0) {
         absl::StatusOr<bool> done = false;
@@ -442,22 +443,22 @@ TEST_P(PersistentTest, AStartOfAnActiveOrEmptyRequestIsRefused) {
   Run([&](Communicator& comm, RankControl&) {
     PersistentRequest empty;
     EXPECT_EQ(empty.Start().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_TRUE(empty.Wait().ok());  // nothing active
+    EXPECT_OK(empty.Wait());  // nothing active
     absl::StatusOr<PersistentRequest> barrier = comm.BarrierInit();
     ASSERT_TRUE(barrier.ok()) << barrier.status();
-    ASSERT_TRUE(barrier->Start().ok());
+    ASSERT_OK(barrier->Start());
     const absl::Status again = barrier->Start();
     EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(again.message(), HasSubstr("Barrier is active"));
-    ASSERT_TRUE(barrier->Wait().ok());
+    ASSERT_OK(barrier->Wait());
     // The communicator moves; its persistent requests keep working.
     Communicator moved = std::move(comm);
-    ASSERT_TRUE(barrier->Start().ok());
-    ASSERT_TRUE(barrier->Wait().ok());
+    ASSERT_OK(barrier->Start());
+    ASSERT_OK(barrier->Wait());
     PersistentRequest taken = std::move(*barrier);
     EXPECT_EQ(barrier->Start().code(), absl::StatusCode::kFailedPrecondition);
-    ASSERT_TRUE(taken.Start().ok());
-    ASSERT_TRUE(taken.Wait().ok());
+    ASSERT_OK(taken.Start());
+    ASSERT_OK(taken.Wait());
     comm = std::move(moved);
   });
 }
@@ -496,7 +497,7 @@ TEST_P(PersistentTest, APersistentRequestOnAFailedJobReturnsTheJobsError) {
     absl::StatusOr<PersistentRequest> step =
         comm.AllreduceInit<int64_t>(send, absl::MakeSpan(recv), PredefinedOp::kSum);
     ASSERT_TRUE(step.ok()) << step.status();
-    ASSERT_TRUE(step->Start().ok());
+    ASSERT_OK(step->Start());
     // Rank 0 aborts once its own start completed, which may be before the others'.
     const absl::Status first = step->Wait();
     if (comm.rank() == 0) {
@@ -533,22 +534,22 @@ TEST_P(PersistentTest, AStartAllocatesNothingOnceWarm) {
         comm.AllreduceInit<int64_t>(send, absl::MakeSpan(recv), PredefinedOp::kSum);
     ASSERT_TRUE(step.ok()) << step.status();
     for (int warm = 0; warm < 20; ++warm) {
-      ASSERT_TRUE(step->Start().ok());
-      ASSERT_TRUE(step->Wait().ok());
+      ASSERT_OK(step->Start());
+      ASSERT_OK(step->Wait());
     }
     const int64_t before = allocations_here;
     for (int start = 0; start < 200; ++start) {
-      ASSERT_TRUE(step->Start().ok());
-      ASSERT_TRUE(step->Wait().ok());
+      ASSERT_OK(step->Start());
+      ASSERT_OK(step->Wait());
     }
     EXPECT_EQ(allocations_here - before, 0) << "allocations in 200 starts on rank " << comm.rank();
     // The plain call allocates nothing either, once warm.
     for (int warm = 0; warm < 20; ++warm) {
-      ASSERT_TRUE(comm.Allreduce<int64_t>(send, absl::MakeSpan(recv), PredefinedOp::kSum).ok());
+      ASSERT_OK(comm.Allreduce<int64_t>(send, absl::MakeSpan(recv), PredefinedOp::kSum));
     }
     const int64_t plain_before = allocations_here;
     for (int call = 0; call < 200; ++call) {
-      ASSERT_TRUE(comm.Allreduce<int64_t>(send, absl::MakeSpan(recv), PredefinedOp::kSum).ok());
+      ASSERT_OK(comm.Allreduce<int64_t>(send, absl::MakeSpan(recv), PredefinedOp::kSum));
     }
     EXPECT_EQ(allocations_here - plain_before, 0);
   });

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -26,7 +27,7 @@ TEST(SharedBuffersTest, AllocatesZeroedPageAlignedMemoryAndFindsIt) {
   EXPECT_FALSE(FindSharedBuffer(bytes - 1, 1));
   int stack_value = 0;
   EXPECT_FALSE(FindSharedBuffer(&stack_value, sizeof stack_value));
-  ASSERT_TRUE(FreeSharedBuffer(bytes).ok());
+  ASSERT_OK(FreeSharedBuffer(bytes));
   EXPECT_FALSE(FindSharedBuffer(bytes, 1));
 }
 
@@ -39,8 +40,8 @@ TEST(SharedBuffersTest, RefusesZeroBytesAndForeignPointers) {
   EXPECT_EQ(freed.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(freed.message(), HasSubstr("not a buffer from AllocateBuffer"));
   absl::StatusOr<void*> data = AllocateSharedBuffer(1);
-  ASSERT_TRUE(data.ok());
-  ASSERT_TRUE(FreeSharedBuffer(*data).ok());
+  ASSERT_OK(data);
+  ASSERT_OK(FreeSharedBuffer(*data));
   EXPECT_FALSE(FreeSharedBuffer(*data).ok());  // twice
 }
 
@@ -75,7 +76,7 @@ TEST(SharedBuffersTest, APeerProcessMapsTheBufferAndRejectsAStaleReference) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_STREQ(bytes + 5000, "from the child");
-  ASSERT_TRUE(FreeSharedBuffer(bytes).ok());
+  ASSERT_OK(FreeSharedBuffer(bytes));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -47,27 +48,27 @@ TEST(TypedFormsTest, EveryCollectiveTakesItsTypeAndCountsFromTheSpans) {
     const std::vector<int32_t> sums = {300, 303};
 
     std::vector<int32_t> reduced(2, -1);
-    ASSERT_TRUE(comm.Reduce<int32_t>(mine, absl::MakeSpan(reduced), sum, kRoot).ok());
+    ASSERT_OK(comm.Reduce<int32_t>(mine, absl::MakeSpan(reduced), sum, kRoot));
     EXPECT_EQ(reduced, rank == kRoot ? sums : std::vector<int32_t>(2, -1));
 
     std::vector<int32_t> all(2);
-    ASSERT_TRUE(comm.Allreduce<int32_t>(mine, absl::MakeSpan(all), sum).ok());
+    ASSERT_OK(comm.Allreduce<int32_t>(mine, absl::MakeSpan(all), sum));
     EXPECT_EQ(all, sums);
     std::vector<int32_t> in_place = mine;
-    ASSERT_TRUE(comm.Allreduce<int32_t>(absl::MakeSpan(in_place), sum).ok());
+    ASSERT_OK(comm.Allreduce<int32_t>(absl::MakeSpan(in_place), sum));
     EXPECT_EQ(in_place, sums);
 
     // Blocks of 2 per rank: rank r gets block r summed, 300 + 3 (2 r + j).
     const std::vector<int32_t> blocks = VectorOf(rank, 2 * kRanks);
     std::vector<int32_t> block(2);
-    ASSERT_TRUE(comm.ReduceScatterBlock<int32_t>(blocks, absl::MakeSpan(block), sum).ok());
+    ASSERT_OK(comm.ReduceScatterBlock<int32_t>(blocks, absl::MakeSpan(block), sum));
     EXPECT_THAT(block, ElementsAre(300 + 6 * rank, 303 + 6 * rank));
 
     // Blocks of 1, 0 and 2 elements.
     const std::vector<size_t> uneven = {1, 0, 2};
     const std::vector<int32_t> three = VectorOf(rank, 3);
     std::vector<int32_t> part(uneven[rank], -1);
-    ASSERT_TRUE(comm.ReduceScatter<int32_t>(three, absl::MakeSpan(part), uneven, sum).ok());
+    ASSERT_OK(comm.ReduceScatter<int32_t>(three, absl::MakeSpan(part), uneven, sum));
     const std::vector<std::vector<int32_t>> parts = {{300}, {}, {303, 306}};
     EXPECT_EQ(part, parts[rank]);
 
@@ -83,15 +84,14 @@ TEST(TypedFormsTest, EveryCollectiveTakesItsTypeAndCountsFromTheSpans) {
     // Scatterv: rank r gets uneven[r] elements from displacement 2 r (gaps between).
     const std::vector<size_t> spread = {0, 2, 4};
     std::vector<int32_t> scattered_v(uneven[rank], -1);
-    ASSERT_TRUE(
-        comm.Scatterv<int32_t>(root_blocks, uneven, spread, absl::MakeSpan(scattered_v), kRoot)
-            .ok());
+    ASSERT_OK(
+        comm.Scatterv<int32_t>(root_blocks, uneven, spread, absl::MakeSpan(scattered_v), kRoot));
     std::vector<int32_t> expected_v(uneven[rank]);
     std::iota(expected_v.begin(), expected_v.end(), 100 * kRoot + 2 * rank);
     EXPECT_EQ(scattered_v, expected_v);
 
     std::vector<int32_t> broadcast = rank == kRoot ? mine : std::vector<int32_t>(2, -1);
-    ASSERT_TRUE(comm.Bcast<int32_t>(absl::MakeSpan(broadcast), kRoot).ok());
+    ASSERT_OK(comm.Bcast<int32_t>(absl::MakeSpan(broadcast), kRoot));
     EXPECT_EQ(broadcast, VectorOf(kRoot, 2));
 
     // Gathers: block r is rank r's vector, 100 r + i.
@@ -101,12 +101,12 @@ TEST(TypedFormsTest, EveryCollectiveTakesItsTypeAndCountsFromTheSpans) {
       expected_gather.insert(expected_gather.end(), theirs.begin(), theirs.end());
     }
     std::vector<int32_t> gathered(rank == kRoot ? 2 * kRanks : 0);
-    ASSERT_TRUE(comm.Gather<int32_t>(mine, absl::MakeSpan(gathered), kRoot).ok());
+    ASSERT_OK(comm.Gather<int32_t>(mine, absl::MakeSpan(gathered), kRoot));
     if (rank == kRoot) {
       EXPECT_EQ(gathered, expected_gather);
     }
     std::vector<int32_t> everyone(2 * kRanks);
-    ASSERT_TRUE(comm.Allgather<int32_t>(mine, absl::MakeSpan(everyone)).ok());
+    ASSERT_OK(comm.Allgather<int32_t>(mine, absl::MakeSpan(everyone)));
     EXPECT_EQ(everyone, expected_gather);
 
     // The v-gathers: rank r sends uneven[r] elements, landing at 2 r.
@@ -116,20 +116,18 @@ TEST(TypedFormsTest, EveryCollectiveTakesItsTypeAndCountsFromTheSpans) {
       for (size_t i = 0; i < uneven[r]; ++i) expected_gather_v[spread[r] + i] = 100 * r + i;
     }
     std::vector<int32_t> gathered_v(6, -1);
-    ASSERT_TRUE(
-        comm.Gatherv<int32_t>(own_part, absl::MakeSpan(gathered_v), uneven, spread, kRoot).ok());
+    ASSERT_OK(comm.Gatherv<int32_t>(own_part, absl::MakeSpan(gathered_v), uneven, spread, kRoot));
     if (rank == kRoot) {
       EXPECT_EQ(gathered_v, expected_gather_v);
     }
     std::vector<int32_t> everyone_v(6, -1);
-    ASSERT_TRUE(
-        comm.Allgatherv<int32_t>(own_part, absl::MakeSpan(everyone_v), uneven, spread).ok());
+    ASSERT_OK(comm.Allgatherv<int32_t>(own_part, absl::MakeSpan(everyone_v), uneven, spread));
     EXPECT_EQ(everyone_v, expected_gather_v);
 
     // Alltoall: block s of rank r (elements 2 s, 2 s + 1 of 100 r + i) lands as block r
     // of rank s.
     std::vector<int32_t> exchanged(2 * kRanks);
-    ASSERT_TRUE(comm.Alltoall<int32_t>(blocks, absl::MakeSpan(exchanged)).ok());
+    ASSERT_OK(comm.Alltoall<int32_t>(blocks, absl::MakeSpan(exchanged)));
     std::vector<int32_t> expected_exchange;
     for (int r = 0; r < kRanks; ++r) {
       expected_exchange.push_back(100 * r + 2 * rank);
@@ -141,18 +139,17 @@ TEST(TypedFormsTest, EveryCollectiveTakesItsTypeAndCountsFromTheSpans) {
     // packed.
     const std::vector<size_t> ones(kRanks, 1), packed = {0, 1, 2};
     std::vector<int32_t> exchanged_v(kRanks, -1);
-    ASSERT_TRUE(
-        comm.Alltoallv<int32_t>(three, ones, packed, absl::MakeSpan(exchanged_v), ones, packed)
-            .ok());
+    ASSERT_OK(
+        comm.Alltoallv<int32_t>(three, ones, packed, absl::MakeSpan(exchanged_v), ones, packed));
     EXPECT_THAT(exchanged_v, ElementsAre(rank, 100 + rank, 200 + rank));
 
     // Scan: the ranks up to this one; Exscan: those before it (rank 0 untouched).
     std::vector<int32_t> scanned(2);
-    ASSERT_TRUE(comm.Scan<int32_t>(mine, absl::MakeSpan(scanned), sum).ok());
+    ASSERT_OK(comm.Scan<int32_t>(mine, absl::MakeSpan(scanned), sum));
     const int32_t below = 100 * rank * (rank + 1) / 2;
     EXPECT_THAT(scanned, ElementsAre(below, below + rank + 1));
     std::vector<int32_t> exscanned(2, -1);
-    ASSERT_TRUE(comm.Exscan<int32_t>(mine, absl::MakeSpan(exscanned), sum).ok());
+    ASSERT_OK(comm.Exscan<int32_t>(mine, absl::MakeSpan(exscanned), sum));
     const int32_t before = 100 * (rank - 1) * rank / 2;
     EXPECT_THAT(exscanned, rank == 0 ? ElementsAre(-1, -1) : ElementsAre(before, before + rank));
   });
@@ -168,8 +165,8 @@ TEST(TypedFormsTest, NonblockingFormsComplete) {
             comm.IAllreduce<double>(mine, absl::MakeSpan(sums), PredefinedOp::kSum);
         absl::StatusOr<Request> allgather = comm.IAllgather<double>(mine, absl::MakeSpan(gathered));
         ASSERT_TRUE(allreduce.ok() && allgather.ok());
-        ASSERT_TRUE(allgather->Wait().ok());
-        ASSERT_TRUE(allreduce->Wait().ok());
+        ASSERT_OK(allgather->Wait());
+        ASSERT_OK(allreduce->Wait());
         EXPECT_THAT(sums, ElementsAreArray(std::vector<double>(5, 6.0)));
         for (int r = 0; r < kRanks; ++r) EXPECT_EQ(gathered[5 * r + 4], r + 1.0);
       });

@@ -32,6 +32,7 @@ def transport_conformance_tests(providers, variants = {}, deps = []):
         deps = deps + [
             ":registered_buffer",
             ":transport",
+            "//testing:status_assertions",
             "//testing:transport_harness",
             "@zcoll_system_libs//:absl",
             "@zcoll_system_libs//:gmock",

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 #include "testing/transport_harness.h"
 #include "transport/registered_buffer.h"
 #include "transport/transport.h"
@@ -71,8 +72,8 @@ TEST(ConformanceTest, SendRecvOfEverySizeBothWays) {
       const std::vector<uint8_t> out = Pattern(index + 10 * context.rank(), bytes);
       std::vector<uint8_t> in(bytes, 0xee);
       Completion sent, received;
-      ASSERT_TRUE(transport.PostRecv(peer, index, in.data(), bytes, &received).ok());
-      ASSERT_TRUE(transport.PostSend(peer, index, out.data(), bytes, &sent).ok());
+      ASSERT_OK(transport.PostRecv(peer, index, in.data(), bytes, &received));
+      ASSERT_OK(transport.PostSend(peer, index, out.data(), bytes, &sent));
       const absl::Status send_status = transport.Wait(sent, Soon());
       const absl::Status recv_status = transport.Wait(received, Soon());
       ASSERT_TRUE(send_status.ok()) << bytes << " bytes: " << send_status;
@@ -96,13 +97,13 @@ TEST(ConformanceTest, SendRecvOfEverySizeOneWay) {
       Completion done;
       if (context.rank() == 0) {
         const std::vector<uint8_t> out = Pattern(index + 100, bytes);
-        ASSERT_TRUE(transport.PostSend(1, index, out.data(), bytes, &done).ok());
+        ASSERT_OK(transport.PostSend(1, index, out.data(), bytes, &done));
         const absl::Status status = transport.Wait(done, Soon());
         ASSERT_TRUE(status.ok()) << bytes << " bytes: " << status;
         continue;
       }
       std::vector<uint8_t> in(bytes, 0xee);
-      ASSERT_TRUE(transport.PostRecv(0, index, in.data(), bytes, &done).ok());
+      ASSERT_OK(transport.PostRecv(0, index, in.data(), bytes, &done));
       const absl::Status status = transport.Wait(done, Soon());
       ASSERT_TRUE(status.ok()) << bytes << " bytes: " << status;
       EXPECT_EQ(done.bytes(), bytes);
@@ -126,16 +127,14 @@ TEST(ConformanceTest, ManyOutstandingOperations) {
     }
     // Receives in reverse order of the sends: matching is by tag, not by position.
     for (int i = kMessages - 1; i >= 0; --i) {
-      ASSERT_TRUE(
-          transport.PostRecv(peer, i, incoming[i].data(), incoming[i].size(), &recvs[i]).ok());
+      ASSERT_OK(transport.PostRecv(peer, i, incoming[i].data(), incoming[i].size(), &recvs[i]));
     }
     for (int i = 0; i < kMessages; ++i) {
-      ASSERT_TRUE(
-          transport.PostSend(peer, i, outgoing[i].data(), outgoing[i].size(), &sends[i]).ok());
+      ASSERT_OK(transport.PostSend(peer, i, outgoing[i].data(), outgoing[i].size(), &sends[i]));
     }
     std::vector<const Completion*> all;
     for (int i = 0; i < kMessages; ++i) all.push_back(&sends[i]), all.push_back(&recvs[i]);
-    ASSERT_TRUE(transport.WaitAll(all, Soon()).ok());
+    ASSERT_OK(transport.WaitAll(all, Soon()));
     for (int i = 0; i < kMessages; ++i) {
       ASSERT_EQ(FirstMismatch(incoming[i].data(), incoming[i].size(), i * 3 + peer), -1)
           << "message " << i;
@@ -152,12 +151,10 @@ TEST(ConformanceTest, TagsMatchWhateverOrderReceivesArePostedIn) {
       std::vector<Completion> sends(kTags);
       for (int tag = 0; tag < kTags; ++tag) messages.push_back(Pattern(tag, 100 + tag * 50));
       for (int tag = 0; tag < kTags; ++tag) {
-        ASSERT_TRUE(transport
-                        .PostSend(1, tag * 1000 + 5, messages[tag].data(), messages[tag].size(),
-                                  &sends[tag])
-                        .ok());
+        ASSERT_OK(transport.PostSend(1, tag * 1000 + 5, messages[tag].data(), messages[tag].size(),
+                                     &sends[tag]));
       }
-      for (const Completion& send : sends) ASSERT_TRUE(transport.Wait(send, Soon()).ok());
+      for (const Completion& send : sends) ASSERT_OK(transport.Wait(send, Soon()));
     } else {
       std::vector<int> order(kTags);
       for (int tag = 0; tag < kTags; ++tag) order[tag] = tag;
@@ -165,13 +162,11 @@ TEST(ConformanceTest, TagsMatchWhateverOrderReceivesArePostedIn) {
       std::vector<std::vector<uint8_t>> buffers(kTags, std::vector<uint8_t>(100 + kTags * 50));
       std::vector<Completion> recvs(kTags);
       for (int tag : order) {
-        ASSERT_TRUE(
-            transport
-                .PostRecv(0, tag * 1000 + 5, buffers[tag].data(), buffers[tag].size(), &recvs[tag])
-                .ok());
+        ASSERT_OK(transport.PostRecv(0, tag * 1000 + 5, buffers[tag].data(), buffers[tag].size(),
+                                     &recvs[tag]));
       }
       for (int tag = 0; tag < kTags; ++tag) {
-        ASSERT_TRUE(transport.Wait(recvs[tag], Soon()).ok());
+        ASSERT_OK(transport.Wait(recvs[tag], Soon()));
         EXPECT_EQ(recvs[tag].bytes(), 100u + tag * 50);
         EXPECT_EQ(FirstMismatch(buffers[tag].data(), recvs[tag].bytes(), tag), -1) << tag;
       }
@@ -191,10 +186,10 @@ TEST(ConformanceTest, MessagesWithOneTagArriveInOrder) {
           context.rank() == 0
               ? transport.PostSend(1, 77, &values[i], sizeof(uint64_t), &completions[i])
               : transport.PostRecv(0, 77, &values[i], sizeof(uint64_t), &completions[i]);
-      ASSERT_TRUE(posted.ok());
+      ASSERT_OK(posted);
     }
     for (int i = 0; i < kMessages; ++i) {
-      ASSERT_TRUE(transport.Wait(completions[i], Soon()).ok());
+      ASSERT_OK(transport.Wait(completions[i], Soon()));
       EXPECT_EQ(values[i], 1000u + i) << "message " << i << " overtook another";
     }
   });
@@ -219,24 +214,24 @@ TEST(ConformanceTest, ACheckWordReachesTheReceiverAndIsNotMatchedOn) {
         Completion a, b;
         if (context.rank() == 0) {
           if (receive_first) context.Barrier();
-          ASSERT_TRUE(transport.PostSend(1, 9, first.data(), bytes, &a, nullptr, 0xbeef).ok());
-          ASSERT_TRUE(transport.PostSend(1, 9, second.data(), bytes, &b, nullptr, 0x1234).ok());
+          ASSERT_OK(transport.PostSend(1, 9, first.data(), bytes, &a, nullptr, 0xbeef));
+          ASSERT_OK(transport.PostSend(1, 9, second.data(), bytes, &b, nullptr, 0x1234));
           if (!receive_first) context.Barrier();
         } else {
           std::vector<uint8_t> in(bytes), in2(bytes);
           if (!receive_first) context.Barrier();  // both sent before the receives
-          ASSERT_TRUE(transport.PostRecv(0, 9, in.data(), bytes, &a).ok());
-          ASSERT_TRUE(transport.PostRecv(0, 9, in2.data(), bytes, &b).ok());
+          ASSERT_OK(transport.PostRecv(0, 9, in.data(), bytes, &a));
+          ASSERT_OK(transport.PostRecv(0, 9, in2.data(), bytes, &b));
           if (receive_first) context.Barrier();
-          ASSERT_TRUE(transport.Wait(a, Soon()).ok());
-          ASSERT_TRUE(transport.Wait(b, Soon()).ok());
+          ASSERT_OK(transport.Wait(a, Soon()));
+          ASSERT_OK(transport.Wait(b, Soon()));
           EXPECT_EQ(a.check(), 0xbeefu & mask) << bytes << " bytes";
           EXPECT_EQ(b.check(), 0x1234u & mask) << bytes << " bytes";
           EXPECT_EQ(in[0], 1) << "the messages of one tag were received out of order";
           EXPECT_EQ(in2[bytes - 1], 2);
         }
-        ASSERT_TRUE(transport.Wait(a, Soon()).ok());
-        ASSERT_TRUE(transport.Wait(b, Soon()).ok());
+        ASSERT_OK(transport.Wait(a, Soon()));
+        ASSERT_OK(transport.Wait(b, Soon()));
         context.Barrier();
       }
     }
@@ -249,9 +244,9 @@ TEST(ConformanceTest, MessageLongerThanTheReceiveBufferIsRefused) {
     std::vector<uint8_t> data(100, 1);
     Completion completion;
     if (context.rank() == 0) {
-      ASSERT_TRUE(transport.PostSend(1, 3, data.data(), 100, &completion).ok());
+      ASSERT_OK(transport.PostSend(1, 3, data.data(), 100, &completion));
     } else {
-      ASSERT_TRUE(transport.PostRecv(0, 3, data.data(), 50, &completion).ok());
+      ASSERT_OK(transport.PostRecv(0, 3, data.data(), 50, &completion));
     }
     const absl::Status status = transport.Wait(completion, Soon());
     if (context.rank() == 1) {
@@ -276,28 +271,28 @@ TEST(ConformanceTest, PutAndGetReachRegisteredMemoryAndNotify) {
         ASSERT_TRUE(remote.ok()) << remote.status();
         const std::vector<uint8_t> data = Pattern(5, bytes);
         Completion put;
-        ASSERT_TRUE(transport.PostPut(data.data(), bytes, **remote, 100, 7, &put).ok());
-        ASSERT_TRUE(transport.Wait(put, Soon()).ok());
+        ASSERT_OK(transport.PostPut(data.data(), bytes, **remote, 100, 7, &put));
+        ASSERT_OK(transport.Wait(put, Soon()));
         context.Barrier();  // rank 1 refills its region for the get
         std::vector<uint8_t> read(bytes);
         Completion get;
-        ASSERT_TRUE(transport.PostGet(read.data(), bytes, **remote, 50, 9, &get).ok());
-        ASSERT_TRUE(transport.Wait(get, Soon()).ok());
+        ASSERT_OK(transport.PostGet(read.data(), bytes, **remote, 50, 9, &get));
+        ASSERT_OK(transport.Wait(get, Soon()));
         for (size_t i = 0; i < bytes; ++i) {
           ASSERT_EQ(read[i], PatternByte(6, i + 50)) << "byte " << i << " of the get";
         }
       } else {
         Completion put_done;
-        ASSERT_TRUE(transport.PostNotifyRecv(0, 7, &put_done).ok());
-        ASSERT_TRUE(transport.Wait(put_done, Soon()).ok());
+        ASSERT_OK(transport.PostNotifyRecv(0, 7, &put_done));
+        ASSERT_OK(transport.Wait(put_done, Soon()));
         EXPECT_EQ(memory[99], 0x55) << "the put wrote before its offset";
         EXPECT_EQ(FirstMismatch(memory.data() + 100, bytes, 5), -1) << "the put's data";
         EXPECT_EQ(memory[100 + bytes], 0x55) << "the put wrote past its end";
         for (size_t i = 0; i < region_bytes; ++i) memory[i] = PatternByte(6, i);
         context.Barrier();
         Completion get_done;
-        ASSERT_TRUE(transport.PostNotifyRecv(0, 9, &get_done).ok());
-        ASSERT_TRUE(transport.Wait(get_done, Soon()).ok());
+        ASSERT_OK(transport.PostNotifyRecv(0, 9, &get_done));
+        ASSERT_OK(transport.Wait(get_done, Soon()));
       }
       context.Barrier();  // nobody deregisters while a peer may still use the region
     });
@@ -320,10 +315,10 @@ TEST(ConformanceTest, PreRegisteredBuffersNeedNoFurtherRegistration) {
       const uint64_t seed = bytes + context.rank();
       for (size_t i = 0; i < bytes; ++i) out->data()[i] = PatternByte(seed, i);
       Completion sent, received;
-      ASSERT_TRUE(transport.PostRecv(peer, 1, in->data(), bytes, &received, &in->region()).ok());
-      ASSERT_TRUE(transport.PostSend(peer, 1, out->data(), bytes, &sent, &out->region()).ok());
-      ASSERT_TRUE(transport.Wait(sent, Soon()).ok());
-      ASSERT_TRUE(transport.Wait(received, Soon()).ok());
+      ASSERT_OK(transport.PostRecv(peer, 1, in->data(), bytes, &received, &in->region()));
+      ASSERT_OK(transport.PostSend(peer, 1, out->data(), bytes, &sent, &out->region()));
+      ASSERT_OK(transport.Wait(sent, Soon()));
+      ASSERT_OK(transport.Wait(received, Soon()));
       EXPECT_EQ(FirstMismatch(in->data(), bytes, bytes + peer), -1) << bytes << " bytes";
     }
     // A put from one registered buffer into the peer's.
@@ -333,11 +328,10 @@ TEST(ConformanceTest, PreRegisteredBuffersNeedNoFurtherRegistration) {
     context.Barrier();  // both have read their messages before puts overwrite them
     for (size_t i = 0; i < kLargest; ++i) out->data()[i] = PatternByte(70 + context.rank(), i);
     Completion put, put_arrived;
-    ASSERT_TRUE(transport.PostNotifyRecv(peer, 3, &put_arrived).ok());
-    ASSERT_TRUE(
-        transport.PostPut(out->data(), kLargest, **remote, 4096, 3, &put, &out->region()).ok());
-    ASSERT_TRUE(transport.Wait(put, Soon()).ok());
-    ASSERT_TRUE(transport.Wait(put_arrived, Soon()).ok());
+    ASSERT_OK(transport.PostNotifyRecv(peer, 3, &put_arrived));
+    ASSERT_OK(transport.PostPut(out->data(), kLargest, **remote, 4096, 3, &put, &out->region()));
+    ASSERT_OK(transport.Wait(put, Soon()));
+    ASSERT_OK(transport.Wait(put_arrived, Soon()));
     EXPECT_EQ(FirstMismatch(in->data() + 4096, kLargest, 70 + peer), -1) << "the put's data";
     const RegistrationStats after = transport.registration_stats();
     EXPECT_EQ(after.misses, before.misses) << "a transfer registered a pre-registered buffer";
@@ -371,12 +365,12 @@ TEST(ConformanceTest, RegistrationCacheRegistersOnceAndForgetsWhenTold) {
       Completion done;
       if (context.rank() == 0) {
         for (size_t i = 0; i < kBytes; ++i) buffer[i] = PatternByte(seed, i);
-        ASSERT_TRUE(transport.PostSend(peer, seed, buffer.data(), kBytes, &done).ok());
+        ASSERT_OK(transport.PostSend(peer, seed, buffer.data(), kBytes, &done));
       } else {
         std::fill(buffer.begin(), buffer.end(), 0);
-        ASSERT_TRUE(transport.PostRecv(peer, seed, buffer.data(), kBytes, &done).ok());
+        ASSERT_OK(transport.PostRecv(peer, seed, buffer.data(), kBytes, &done));
       }
-      ASSERT_TRUE(transport.Wait(done, Soon()).ok());
+      ASSERT_OK(transport.Wait(done, Soon()));
       if (context.rank() == 1) {
         EXPECT_EQ(FirstMismatch(buffer.data(), kBytes, seed), -1) << "transfer " << seed;
       }
@@ -473,7 +467,7 @@ TEST(ConformanceTest, WaitGivesUpAtTheDeadline) {
     uint32_t value = 0;
     Completion completion;
     if (context.rank() == 0) {
-      ASSERT_TRUE(transport.PostRecv(1, 5, &value, sizeof(value), &completion).ok());
+      ASSERT_OK(transport.PostRecv(1, 5, &value, sizeof(value), &completion));
       const absl::Time start = absl::Now();
       const absl::Status status = transport.Wait(completion, start + absl::Milliseconds(300));
       const absl::Duration waited = absl::Now() - start;
@@ -481,13 +475,13 @@ TEST(ConformanceTest, WaitGivesUpAtTheDeadline) {
       EXPECT_GE(waited, absl::Milliseconds(300));
       EXPECT_LT(waited, absl::Seconds(3)) << "the wait overslept its deadline";
       context.Barrier();  // now the message comes, and the receive still completes
-      ASSERT_TRUE(transport.Wait(completion, Soon()).ok());
+      ASSERT_OK(transport.Wait(completion, Soon()));
       EXPECT_EQ(value, 0xabcdu);
     } else {
       context.Barrier();
       value = 0xabcd;
-      ASSERT_TRUE(transport.PostSend(0, 5, &value, sizeof(value), &completion).ok());
-      ASSERT_TRUE(transport.Wait(completion, Soon()).ok());
+      ASSERT_OK(transport.PostSend(0, 5, &value, sizeof(value), &completion));
+      ASSERT_OK(transport.Wait(completion, Soon()));
     }
   });
 }
@@ -503,7 +497,7 @@ TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
         std::vector<uint8_t> buffer(kBytes, 1);
         Completion transfer, never;
         if (context.rank() == 1) {
-          ASSERT_TRUE(transport.PostRecv(0, 1, buffer.data(), kBytes, &transfer).ok());
+          ASSERT_OK(transport.PostRecv(0, 1, buffer.data(), kBytes, &transfer));
           context.Barrier();
           // Let the transfer start, then die in the middle of it.
           (void)transport.Wait(transfer, absl::Now() + absl::Milliseconds(5));
@@ -512,8 +506,8 @@ TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
         }
         context.Barrier();
         const absl::Time start = absl::Now();
-        ASSERT_TRUE(transport.PostSend(1, 1, buffer.data(), kBytes, &transfer).ok());
-        ASSERT_TRUE(transport.PostRecv(1, 2, buffer.data(), 8, &never).ok());
+        ASSERT_OK(transport.PostSend(1, 1, buffer.data(), kBytes, &transfer));
+        ASSERT_OK(transport.PostRecv(1, 2, buffer.data(), 8, &never));
         const absl::Time deadline = start + absl::Seconds(30);
         const absl::Status send = transport.Wait(transfer, deadline);
         const absl::Status recv = transport.Wait(never, deadline);
@@ -526,7 +520,7 @@ TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
         EXPECT_LT(absl::Now() - start, absl::Seconds(30));
         // Later operations with the dead peer fail at once too.
         Completion after;
-        ASSERT_TRUE(transport.PostSend(1, 3, buffer.data(), 8, &after).ok());
+        ASSERT_OK(transport.PostSend(1, 3, buffer.data(), 8, &after));
         EXPECT_TRUE(absl::IsUnavailable(transport.Wait(after, absl::Now() + absl::Seconds(10))));
       },
       options);
@@ -569,14 +563,14 @@ void FreezeWithPending(bool rank0_sends) {
     if (context.rank() < 2) {
       uint8_t out = 1, in = 0;
       Completion sent, received;
-      ASSERT_TRUE(transport.PostSend(1 - context.rank(), 39, &out, 1, &sent).ok());
-      ASSERT_TRUE(transport.PostRecv(1 - context.rank(), 39, &in, 1, &received).ok());
-      ASSERT_TRUE(transport.Wait(sent, Soon()).ok());
-      ASSERT_TRUE(transport.Wait(received, Soon()).ok());
+      ASSERT_OK(transport.PostSend(1 - context.rank(), 39, &out, 1, &sent));
+      ASSERT_OK(transport.PostRecv(1 - context.rank(), 39, &in, 1, &received));
+      ASSERT_OK(transport.Wait(sent, Soon()));
+      ASSERT_OK(transport.Wait(received, Soon()));
     }
     context.Barrier();
     if (context.rank() == 0) {
-      for (size_t i = 0; i < std::size(kSizes); ++i) ASSERT_TRUE(post(i).ok());
+      for (size_t i = 0; i < std::size(kSizes); ++i) ASSERT_OK(post(i));
       // The provider's progress starts what it can.
       for (int i = 0; i < 100; ++i) (void)transport.Progress();
       context.Barrier();  // posted
@@ -594,7 +588,7 @@ void FreezeWithPending(bool rank0_sends) {
     context.Barrier();
     context.Barrier();
     if (context.rank() == 1) {
-      for (size_t i = 0; i < std::size(kSizes); ++i) ASSERT_TRUE(post(i).ok());
+      for (size_t i = 0; i < std::size(kSizes); ++i) ASSERT_OK(post(i));
       // What can go without rank 0's help goes now.
       for (size_t i = 0; i < std::size(kSizes); ++i) {
         (void)transport.Wait(completions[i], absl::Now() + absl::Milliseconds(100));
@@ -602,7 +596,7 @@ void FreezeWithPending(bool rank0_sends) {
     } else {
       // A rank that never spoke to rank 0 does now: a provider that connects lazily
       // has a connection request to handle as it closes.
-      ASSERT_TRUE(transport.PostSend(0, 50, buffers[0], kSizes[0], &completions[0]).ok());
+      ASSERT_OK(transport.PostSend(0, 50, buffers[0], kSizes[0], &completions[0]));
       (void)transport.Wait(completions[0], absl::Now() + absl::Milliseconds(100));
     }
     context.Barrier();
@@ -638,13 +632,11 @@ TEST(ConformanceTest, EveryPairOfFourRanksExchanges) {
         out.push_back(Pattern(me * 100 + peer * 10 + k, kBytes));
         in.emplace_back(kBytes);
         sources.push_back(peer * 100 + me * 10 + k);
-        ASSERT_TRUE(
-            transport.PostRecv(peer, k, in.back().data(), kBytes, &completions[next++]).ok());
-        ASSERT_TRUE(
-            transport.PostSend(peer, k, out.back().data(), kBytes, &completions[next++]).ok());
+        ASSERT_OK(transport.PostRecv(peer, k, in.back().data(), kBytes, &completions[next++]));
+        ASSERT_OK(transport.PostSend(peer, k, out.back().data(), kBytes, &completions[next++]));
       }
     }
-    for (int i = 0; i < next; ++i) ASSERT_TRUE(transport.Wait(completions[i], Soon()).ok());
+    for (int i = 0; i < next; ++i) ASSERT_OK(transport.Wait(completions[i], Soon()));
     for (size_t i = 0; i < in.size(); ++i) {
       EXPECT_EQ(FirstMismatch(in[i].data(), kBytes, sources[i]), -1) << "message " << i;
     }

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 #include "testing/transport_harness.h"
 #include "transport/loopback/loopback_transport.h"
 
@@ -65,8 +66,8 @@ TEST(LinkModelTransportTest, DelaysByLatencyPlusSerialisationAndKeepsOrder) {
   std::unique_ptr<Transport> modelled = CreateLinkModelTransport(std::move(*sender), model);
   EXPECT_THAT(std::string(modelled->provider_name()), HasSubstr("modelled link"));
   const std::vector<std::string> addresses = {modelled->address(), (*receiver)->address()};
-  ASSERT_TRUE(modelled->Connect(addresses).ok());
-  ASSERT_TRUE((*receiver)->Connect(addresses).ok());
+  ASSERT_OK(modelled->Connect(addresses));
+  ASSERT_OK((*receiver)->Connect(addresses));
 
   std::vector<std::vector<uint8_t>> sent(kMessages, std::vector<uint8_t>(kBytes));
   for (int m = 0; m < kMessages; ++m) {
@@ -78,19 +79,19 @@ TEST(LinkModelTransportTest, DelaysByLatencyPlusSerialisationAndKeepsOrder) {
   std::thread receiving([&] {
     std::vector<Completion> done(kMessages);
     for (int m = 0; m < kMessages; ++m) {
-      ASSERT_TRUE((*receiver)->PostRecv(0, 5, received[m].data(), kBytes, &done[m]).ok());
+      ASSERT_OK((*receiver)->PostRecv(0, 5, received[m].data(), kBytes, &done[m]));
     }
     for (int m = 0; m < kMessages; ++m) {
-      ASSERT_TRUE((*receiver)->Wait(done[m], absl::Now() + absl::Seconds(30)).ok());
+      ASSERT_OK((*receiver)->Wait(done[m], absl::Now() + absl::Seconds(30)));
     }
     last_arrival = absl::Now();
   });
   std::vector<Completion> posted(kMessages);
   for (int m = 0; m < kMessages; ++m) {
-    ASSERT_TRUE(modelled->PostSend(1, 5, sent[m].data(), kBytes, &posted[m]).ok());
+    ASSERT_OK(modelled->PostSend(1, 5, sent[m].data(), kBytes, &posted[m]));
   }
   for (int m = 0; m < kMessages; ++m) {
-    ASSERT_TRUE(modelled->Wait(posted[m], absl::Now() + absl::Seconds(30)).ok());
+    ASSERT_OK(modelled->Wait(posted[m], absl::Now() + absl::Seconds(30)));
   }
   receiving.join();
   EXPECT_GE(last_arrival - start, absl::Milliseconds(13));
@@ -105,10 +106,10 @@ TEST(LinkModelTransportTest, PostsStillHeldEndAbortedWhenTheTransportGoes) {
   LinkModel model;
   model.latency = absl::Seconds(60);
   std::unique_ptr<Transport> modelled = CreateLinkModelTransport(std::move(*sender), model);
-  ASSERT_TRUE(modelled->Connect({modelled->address(), (*receiver)->address()}).ok());
+  ASSERT_OK(modelled->Connect({modelled->address(), (*receiver)->address()}));
   uint64_t value = 1;
   Completion held;
-  ASSERT_TRUE(modelled->PostSend(1, 5, &value, sizeof(value), &held).ok());
+  ASSERT_OK(modelled->PostSend(1, 5, &value, sizeof(value), &held));
   EXPECT_FALSE(held.done());
   modelled.reset();
   ASSERT_TRUE(held.done());
@@ -126,17 +127,17 @@ TEST(LinkModelTransportTest, AppliesBetweenEmulatedNodes) {
     Completion sent, received;
     const absl::Time start = absl::Now();
     if (rank.rank() == 0) {
-      ASSERT_TRUE(transport.PostSend(peer, 1, &ball, sizeof(ball), &sent).ok());
-      ASSERT_TRUE(transport.Wait(sent, absl::Now() + absl::Seconds(30)).ok());
-      ASSERT_TRUE(transport.PostRecv(peer, 2, &ball, sizeof(ball), &received).ok());
-      ASSERT_TRUE(transport.Wait(received, absl::Now() + absl::Seconds(30)).ok());
+      ASSERT_OK(transport.PostSend(peer, 1, &ball, sizeof(ball), &sent));
+      ASSERT_OK(transport.Wait(sent, absl::Now() + absl::Seconds(30)));
+      ASSERT_OK(transport.PostRecv(peer, 2, &ball, sizeof(ball), &received));
+      ASSERT_OK(transport.Wait(received, absl::Now() + absl::Seconds(30)));
       // There and back: two modelled latencies at least.
       EXPECT_GE(absl::Now() - start, absl::Milliseconds(10));
     } else {
-      ASSERT_TRUE(transport.PostRecv(peer, 1, &ball, sizeof(ball), &received).ok());
-      ASSERT_TRUE(transport.Wait(received, absl::Now() + absl::Seconds(30)).ok());
-      ASSERT_TRUE(transport.PostSend(peer, 2, &ball, sizeof(ball), &sent).ok());
-      ASSERT_TRUE(transport.Wait(sent, absl::Now() + absl::Seconds(30)).ok());
+      ASSERT_OK(transport.PostRecv(peer, 1, &ball, sizeof(ball), &received));
+      ASSERT_OK(transport.Wait(received, absl::Now() + absl::Seconds(30)));
+      ASSERT_OK(transport.PostSend(peer, 2, &ball, sizeof(ball), &sent));
+      ASSERT_OK(transport.Wait(sent, absl::Now() + absl::Seconds(30)));
     }
     EXPECT_EQ(ball, 7u);
   });
