@@ -23,6 +23,7 @@
 #include "testing/block_layouts.h"
 #include "testing/rank_views.h"
 #include "testing/sampled_sweeps.h"
+#include "testing/status_assertions.h"
 #include "testing/symbolic_run.h"
 
 namespace zcoll {
@@ -326,9 +327,8 @@ TEST(CheckAlgorithmCanRunTest, SaysWhatTheStripesNeed) {
               ::testing::HasSubstr("'node_stripes' cannot run these arguments: it needs two "
                                    "nodes or more, each with as many of the communicator's ranks"));
   args.size = 4;
-  EXPECT_TRUE(CheckAlgorithmCanRun(stripes, AgreedSelectionInputs(args, *Topology::Uniform(2, 2),
-                                                                  false, false, false, true))
-                  .ok());
+  EXPECT_OK(CheckAlgorithmCanRun(
+      stripes, AgreedSelectionInputs(args, *Topology::Uniform(2, 2), false, false, false, true)));
   // The levels' own need, on one node without them.
   const Algorithm& levels = **FindAlgorithm(Collective::kAllreduce, "node_levels");
   EXPECT_THAT(std::string(CheckAlgorithmCanRun(
@@ -846,7 +846,7 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
         const SelectionInputs inputs = AgreedSelectionInputs(args, *Topology::Uniform(1, size));
         const Algorithm& chosen = SelectAlgorithm(inputs);
         EXPECT_EQ(chosen.collective, args.collective);
-        EXPECT_TRUE(CheckAlgorithmCanRun(chosen, inputs).ok());
+        EXPECT_OK(CheckAlgorithmCanRun(chosen, inputs));
       }
     }
   }

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -111,25 +112,21 @@ TEST(ArgumentCheckTest, ArgumentsThatAgreePass) {
     std::vector<float> in(6, 1.0f), out(2);
     const std::vector<size_t> counts = {2, 0, 4};
     std::vector<float> big_out(4);
-    EXPECT_TRUE(
-        comm.ReduceScatter(in.data(), big_out.data(), counts, DataType::kFloat, PredefinedOp::kSum)
-            .ok());
+    EXPECT_OK(comm.ReduceScatter(in.data(), big_out.data(), counts, DataType::kFloat,
+                                 PredefinedOp::kSum));
     // Scatterv's receive counts differ by rank, legitimately.
     const std::vector<size_t> displs = {0, 2, 2};
     std::vector<float> part(counts[comm.rank()]);
-    EXPECT_TRUE(
-        comm.Scatterv(in.data(), counts, displs, part.data(), part.size(), DataType::kFloat, 0)
-            .ok());
+    EXPECT_OK(
+        comm.Scatterv(in.data(), counts, displs, part.data(), part.size(), DataType::kFloat, 0));
     // So do Gatherv's and Alltoallv's.
     std::vector<float> gathered(6);
-    EXPECT_TRUE(
-        comm.Gatherv(part.data(), part.size(), gathered.data(), counts, displs, DataType::kFloat, 2)
-            .ok());
+    EXPECT_OK(comm.Gatherv(part.data(), part.size(), gathered.data(), counts, displs,
+                           DataType::kFloat, 2));
     const std::vector<size_t> ones = {1, 1, 1}, packed = {0, 1, 2};
     std::vector<float> exchanged(3);
-    EXPECT_TRUE(
-        comm.Alltoallv(in.data(), ones, packed, exchanged.data(), ones, packed, DataType::kFloat)
-            .ok());
+    EXPECT_OK(
+        comm.Alltoallv(in.data(), ones, packed, exchanged.data(), ones, packed, DataType::kFloat));
   });
   EXPECT_TRUE(status.ok()) << status;
 }

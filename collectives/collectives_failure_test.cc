@@ -427,7 +427,7 @@ TEST(DeathTest, AKilledRankEndsAnAllreduceByStripesOnTheOthers) {
                             .nodes = 2,
                             .communicator_timeout = absl::Seconds(60)};
   const absl::Status status = RunCommunicatorJob(job, [](Communicator& comm, RankControl& control) {
-    ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
+    ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes"));
     constexpr size_t kCount = 3 << 18;
     ASSERT_EQ(StripeSegments(kCount, sizeof(float), 2, kDefaultChunkBytes), 3u);
     std::vector<float> send(kCount, 1.0f), recv(kCount);
@@ -469,7 +469,10 @@ TEST(NonblockingTest, OverlappingCollectivesAllComplete) {
     absl::StatusOr<Request> rc = comm.IReduceScatterBlock(c.data(), c_out.data(), 300,
                                                           DataType::kDouble, PredefinedOp::kMax);
     absl::StatusOr<Request> rd = comm.IScatter(d.data(), d_out.data(), 5, DataType::kFloat, 1);
-    ASSERT_TRUE(ra.ok() && rb.ok() && rc.ok() && rd.ok());
+    ASSERT_OK(ra);
+    ASSERT_OK(rb);
+    ASSERT_OK(rc);
+    ASSERT_OK(rd);
     // Polled with a yield between tests: on the node engine the newest call completes
     // only after the older ones (a rank says it has read its calls in order), which
     // need the other ranks' threads to run.
@@ -505,7 +508,7 @@ TEST(NonblockingTest, NodeCallsWaitedForNewestFirstComplete) {
   const absl::Status status = RunCommunicatorJob(
       {.local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(10)},
       [](Communicator& comm, RankControl&) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node").ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "node"));
         constexpr int kCalls = 6;
         std::vector<std::vector<int32_t>> in(kCalls), out(kCalls);
         std::vector<Request> requests;
@@ -555,7 +558,7 @@ TEST(AlgorithmChoiceTest, UnknownNamesAreRefusedAndKnownOnesRun) {
     const absl::Status unknown = comm.SetAlgorithm(Collective::kAllreduce, "ring");
     EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
     EXPECT_THAT(unknown.message(), HasSubstr("recursive_doubling"));
-    ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "rabenseifner").ok());
+    ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "rabenseifner"));
     std::vector<int64_t> in(10, comm.rank()), out(10);
     ASSERT_OK(comm.Allreduce(in.data(), out.data(), 10, DataType::kInt64, PredefinedOp::kSum));
     EXPECT_EQ(out, std::vector<int64_t>(10, 3));
@@ -581,7 +584,7 @@ TEST(AlgorithmChoiceTest, AnAlgorithmForCommutativeOpsRefusesOthersOnEveryRank) 
   EXPECT_TRUE(table.ok()) << table;
   const absl::Status forced =
       RunCommunicatorJob({.size = 4}, [&](Communicator& comm, RankControl&) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kReduceScatterBlock, "recursive_halving").ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kReduceScatterBlock, "recursive_halving"));
         std::vector<int32_t> in(4, comm.rank()), out(1, -1);
         const absl::Status refused =
             comm.ReduceScatterBlock(in.data(), out.data(), 1, DataType::kInt32, first_wins);
@@ -616,7 +619,7 @@ TEST(UserOpTest, AThrowingUserOpFailsTheCallAndReleasesThePeers) {
       {.size = 3, .communicator_timeout = absl::Seconds(30)},
       [&](Communicator& comm, RankControl&) {
         // Every rank reduces something in a 3-rank recursive doubling; one throws.
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling").ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling"));
         throws_here = comm.rank() == 1;
         std::vector<int32_t> in(16, comm.rank()), out(16);
         const absl::Time start = absl::Now();
@@ -653,7 +656,7 @@ TEST(UserOpTest, AThrowingUserOpOnTheNodeEngineFailsTheJob) {
   const absl::Status status = RunCommunicatorJob(
       {.local_provider = "shm", .size = 3, .communicator_timeout = absl::Seconds(30)},
       [&](Communicator& comm, RankControl&) {
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node").ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "node"));
         throws_here = comm.rank() == 1;
         std::vector<int32_t> in(16, comm.rank()), out(16);
         const absl::Status result =

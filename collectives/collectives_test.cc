@@ -676,12 +676,12 @@ TEST_P(CollectivesTest, NonblockingLevelCallsCompleteInAnyOrder) {
     ASSERT_TRUE(HasNodeLevels(comm));
     for (Collective collective : {Collective::kAllreduce, Collective::kReduce, Collective::kBcast,
                                   Collective::kAllgather, Collective::kBarrier}) {
-      ASSERT_TRUE(comm.SetAlgorithm(collective, "node_levels").ok());
+      ASSERT_OK(comm.SetAlgorithm(collective, "node_levels"));
     }
     // Where the nodes hold as many ranks each, the Allreduces by stripes (three level
     // calls on every rank, two of them on the node's communicator).
     if (NodeStripesPossible(comm.topology())) {
-      ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
+      ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes"));
     }
     const int size = comm.size(), rank = comm.rank();
     // (The Allreduce's vector: 5 segments of an Allreduce by stripes, at the chunk of
@@ -1259,18 +1259,16 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           std::vector<int32_t> send(count), recv(count, -1);
           for (size_t k = 0; k < count; ++k) send[k] = value(me, k);
           if (in_place) recv = send;
-          ASSERT_TRUE(comm.Allreduce(in_place ? kInPlace : send.data(), recv.data(), count,
-                                     DataType::kInt32, op)
-                          .ok());
+          ASSERT_OK(comm.Allreduce(in_place ? kInPlace : send.data(), recv.data(), count,
+                                   DataType::kInt32, op));
           for (size_t k = 0; k < count; ++k) {
             ASSERT_EQ(recv[k], expected(k)) << "allreduce, call " << i << ", rank " << me;
           }
           std::vector<int32_t> reduced(count, -1);
           const bool reduce_in_place = in_place && me == root;
           if (reduce_in_place) reduced = send;
-          ASSERT_TRUE(comm.Reduce(reduce_in_place ? kInPlace : send.data(), reduced.data(), count,
-                                  DataType::kInt32, op, root)
-                          .ok());
+          ASSERT_OK(comm.Reduce(reduce_in_place ? kInPlace : send.data(), reduced.data(), count,
+                                DataType::kInt32, op, root));
           if (me == root) {
             for (size_t k = 0; k < count; ++k) {
               ASSERT_EQ(reduced[k], expected(k)) << "reduce, call " << i << ", root " << root;
@@ -1289,10 +1287,9 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           }
           std::vector<int32_t> scattered(count, -1);
           const bool root_in_place = in_place && me == root;
-          ASSERT_TRUE(comm.Scatter(me == root ? blocks.data() : nullptr,
-                                   root_in_place ? kInPlace : scattered.data(), count,
-                                   DataType::kInt32, root)
-                          .ok());
+          ASSERT_OK(comm.Scatter(me == root ? blocks.data() : nullptr,
+                                 root_in_place ? kInPlace : scattered.data(), count,
+                                 DataType::kInt32, root));
           if (!root_in_place) {
             for (size_t k = 0; k < count; ++k) {
               ASSERT_EQ(scattered[k], value(me, k)) << "scatter, call " << i << ", root " << root;
@@ -1302,9 +1299,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           if (root_in_place) {
             std::copy(send.begin(), send.end(), gathered.begin() + me * count);
           }
-          ASSERT_TRUE(comm.Gather(root_in_place ? kInPlace : send.data(), gathered.data(), count,
-                                  DataType::kInt32, root)
-                          .ok());
+          ASSERT_OK(comm.Gather(root_in_place ? kInPlace : send.data(), gathered.data(), count,
+                                DataType::kInt32, root));
           if (me == root) {
             ASSERT_EQ(gathered, blocks) << "gather, call " << i << ", root " << root;
           }
@@ -1334,10 +1330,9 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           }
           const size_t mine = counts[me];
           std::vector<int32_t> my_part(mine, -1);
-          ASSERT_TRUE(comm.Scatterv(me == root ? layout.data() : nullptr, counts, displs,
-                                    root_in_place ? kInPlace : my_part.data(), mine,
-                                    DataType::kInt32, root)
-                          .ok());
+          ASSERT_OK(comm.Scatterv(me == root ? layout.data() : nullptr, counts, displs,
+                                  root_in_place ? kInPlace : my_part.data(), mine, DataType::kInt32,
+                                  root));
           if (!root_in_place) {
             for (size_t k = 0; k < mine; ++k) {
               ASSERT_EQ(my_part[k], value(me, k)) << "scatterv, call " << i << ", root " << root;
@@ -1347,18 +1342,16 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           for (size_t k = 0; k < mine; ++k) own[k] = value(me, k);
           std::vector<int32_t> collected(extent, -1);
           if (root_in_place) std::copy(own.begin(), own.end(), collected.begin() + displs[me]);
-          ASSERT_TRUE(comm.Gatherv(root_in_place ? kInPlace : own.data(), mine, collected.data(),
-                                   counts, displs, DataType::kInt32, root)
-                          .ok());
+          ASSERT_OK(comm.Gatherv(root_in_place ? kInPlace : own.data(), mine, collected.data(),
+                                 counts, displs, DataType::kInt32, root));
           if (me == root) {
             ASSERT_EQ(collected, layout) << "gatherv, call " << i << ", root " << root;
           }
           // Allgatherv: the same layout on every rank.
           std::vector<int32_t> everyone(extent, -1);
           if (in_place) std::copy(own.begin(), own.end(), everyone.begin() + displs[me]);
-          ASSERT_TRUE(comm.Allgatherv(in_place ? kInPlace : own.data(), mine, everyone.data(),
-                                      counts, displs, DataType::kInt32)
-                          .ok());
+          ASSERT_OK(comm.Allgatherv(in_place ? kInPlace : own.data(), mine, everyone.data(), counts,
+                                    displs, DataType::kInt32));
           ASSERT_EQ(everyone, layout) << "allgatherv, call " << i << ", rank " << me;
           // ReduceScatter: rank r gets counts[r] elements, from the sum of the counts
           // before its (every rank's vector is value(q, k) at element k).
@@ -1366,9 +1359,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
             std::vector<int32_t> whole(extent);
             for (size_t k = 0; k < extent; ++k) whole[k] = value(me, k);
             std::vector<int32_t> reduced_part(in_place ? whole : std::vector<int32_t>(mine, -1));
-            ASSERT_TRUE(comm.ReduceScatter(in_place ? kInPlace : whole.data(), reduced_part.data(),
-                                           counts, DataType::kInt32, op)
-                            .ok());
+            ASSERT_OK(comm.ReduceScatter(in_place ? kInPlace : whole.data(), reduced_part.data(),
+                                         counts, DataType::kInt32, op));
             size_t first = 0;
             for (int r = 0; r < me; ++r) first += counts[r];
             for (size_t k = 0; k < mine; ++k) {
@@ -1390,9 +1382,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
               }
             }
             if (in_place) in = out;
-            ASSERT_TRUE(comm.Alltoallv(in_place ? kInPlace : out.data(), pair_counts, pair_displs,
-                                       in.data(), pair_counts, pair_displs, DataType::kInt32)
-                            .ok());
+            ASSERT_OK(comm.Alltoallv(in_place ? kInPlace : out.data(), pair_counts, pair_displs,
+                                     in.data(), pair_counts, pair_displs, DataType::kInt32));
             for (int q = 0; q < size; ++q) {
               for (size_t k = 0; k < pair_counts[q]; ++k) {
                 ASSERT_EQ(in[pair_displs[q] + k], value(q * size + me, k))
@@ -1405,9 +1396,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           std::vector<int32_t> vectors(count * static_cast<size_t>(size));
           for (size_t k = 0; k < vectors.size(); ++k) vectors[k] = value(me, k);
           std::vector<int32_t> my_block(in_place ? vectors : std::vector<int32_t>(count, -1));
-          ASSERT_TRUE(comm.ReduceScatterBlock(in_place ? kInPlace : vectors.data(), my_block.data(),
-                                              count, DataType::kInt32, op)
-                          .ok());
+          ASSERT_OK(comm.ReduceScatterBlock(in_place ? kInPlace : vectors.data(), my_block.data(),
+                                            count, DataType::kInt32, op));
           for (size_t k = 0; k < count; ++k) {
             ASSERT_EQ(my_block[k], expected(me * count + k))
                 << "reduce_scatter_block, call " << i << ", rank " << me;
@@ -1415,9 +1405,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           // Allgather and Alltoall.
           std::vector<int32_t> all(count * static_cast<size_t>(size), -1);
           if (in_place) std::copy(send.begin(), send.end(), all.begin() + me * count);
-          ASSERT_TRUE(
-              comm.Allgather(in_place ? kInPlace : send.data(), all.data(), count, DataType::kInt32)
-                  .ok());
+          ASSERT_OK(comm.Allgather(in_place ? kInPlace : send.data(), all.data(), count,
+                                   DataType::kInt32));
           ASSERT_EQ(all, blocks) << "allgather, call " << i << ", rank " << me;
           // Rank q sends rank r the block value(q * size + r, .).
           std::vector<int32_t> outgoing(count * static_cast<size_t>(size));
@@ -1426,9 +1415,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
           }
           std::vector<int32_t> incoming(in_place ? outgoing
                                                  : std::vector<int32_t>(outgoing.size(), -1));
-          ASSERT_TRUE(comm.Alltoall(in_place ? kInPlace : outgoing.data(), incoming.data(), count,
-                                    DataType::kInt32)
-                          .ok());
+          ASSERT_OK(comm.Alltoall(in_place ? kInPlace : outgoing.data(), incoming.data(), count,
+                                  DataType::kInt32));
           for (int q = 0; q < size; ++q) {
             for (size_t k = 0; k < count; ++k) {
               ASSERT_EQ(incoming[q * count + k], value(q * size + me, k))
@@ -1442,10 +1430,8 @@ TEST(QuickNodeCallTest, RepeatedSmallCallsFollowTheirArguments) {
             if (in_place) scanned = send;
             const std::vector<int32_t> before = scanned;
             const void* source = in_place ? kInPlace : send.data();
-            ASSERT_TRUE((exclusive
-                             ? comm.Exscan(source, scanned.data(), count, DataType::kInt32, op)
-                             : comm.Scan(source, scanned.data(), count, DataType::kInt32, op))
-                            .ok());
+            ASSERT_OK((exclusive ? comm.Exscan(source, scanned.data(), count, DataType::kInt32, op)
+                                 : comm.Scan(source, scanned.data(), count, DataType::kInt32, op)));
             const int last = exclusive ? me - 1 : me;
             for (size_t k = 0; k < count; ++k) {
               int32_t prefix = op == PredefinedOp::kMax ? value(last, k) : 0;
@@ -1601,7 +1587,7 @@ TEST(QuickNodeCallTest, ARankReturnsBeforeTheRanksItDoesNotReadEnter) {
               }
               // (3 ranks on a 2-core machine are oversubscribed, where the table sends
               // a small Scatterv or Reduce by messages.)
-              ASSERT_TRUE(comm.SetAlgorithm(collective, "node").ok());
+              ASSERT_OK(comm.SetAlgorithm(collective, "node"));
               const int rank = comm.rank(), size = comm.size(), late = size - 1;
               // A Reduce's or Gather's root is the late rank, whom its leaves do not read.
               const int root =
@@ -1753,14 +1739,14 @@ TEST(QuickNodeCallTest, AReaderComparesTheWordsItDidNotWaitForTwoCallsLater) {
         {.size = 3, .communicator_timeout = absl::Seconds(20)},
         [n](Communicator& comm, RankControl&) {
           const int rank = comm.rank();
-          ASSERT_TRUE(comm.SetAlgorithm(Collective::kBcast, "node").ok());
+          ASSERT_OK(comm.SetAlgorithm(Collective::kBcast, "node"));
           std::vector<int64_t> values(n, rank == 0 ? 42 : 0);
           for (int i = 0; i < 3; ++i) {
             ASSERT_OK(comm.Bcast(values.data(), n, DataType::kInt64, 0));
             ASSERT_EQ(values[0], 42);
           }
           // Rank 2 names itself the root: ranks 0 and 2 are eager, rank 1 reads rank 0.
-          ASSERT_TRUE(comm.Bcast(values.data(), n, DataType::kInt64, rank == 2 ? 2 : 0).ok());
+          ASSERT_OK(comm.Bcast(values.data(), n, DataType::kInt64, rank == 2 ? 2 : 0));
           if (rank != 1) {
             for (int waited_ms = 0; !reader_done && waited_ms < 10000; ++waited_ms) {
               absl::SleepFor(absl::Milliseconds(1));
@@ -1793,7 +1779,7 @@ TEST(QuickNodeCallTest, ForcingAnAlgorithmEndsTheRepetition) {
           ASSERT_OK(comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum));
         }
         if (comm.rank() == 0) {
-          ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling").ok());
+          ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "recursive_doubling"));
         }
         const absl::Status mixed =
             comm.Allreduce(&mine, &sum, 1, DataType::kInt32, PredefinedOp::kSum);
@@ -1954,7 +1940,7 @@ TEST(StripeSelectionTest, AStripesAllreduceIsChosenByItsLinksLoad) {
   const absl::Status status =
       RunCommunicatorJob({.size = 4, .nodes = 2}, [](Communicator& comm, RankControl&) {
         ASSERT_TRUE(NodeStripesPossible(comm.topology()));
-        ASSERT_TRUE(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes").ok());
+        ASSERT_OK(comm.SetAlgorithm(Collective::kAllreduce, "node_stripes"));
         std::vector<int32_t> mine(kCount, comm.rank() + 1), sum(kCount, -1);
         ASSERT_OK(
             comm.Allreduce(mine.data(), sum.data(), kCount, DataType::kInt32, PredefinedOp::kSum));

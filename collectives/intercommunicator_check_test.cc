@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -39,7 +40,7 @@ void ExpectRefusedEverywhere(const std::function<absl::Status(Intercommunicator&
             Intercommunicator::Create(**local, 0, world, in_p ? 2 : 0, 1);
         ASSERT_TRUE(inter.ok()) << inter.status();
         // An agreeing call passes the check.
-        ASSERT_TRUE(inter->Barrier().ok());
+        ASSERT_OK(inter->Barrier());
         const absl::Status result = call(*inter, in_p, inter->rank());
         EXPECT_THAT(result.code(),
                     AnyOf(absl::StatusCode::kInvalidArgument, absl::StatusCode::kAborted))

@@ -289,10 +289,8 @@ TEST_P(IntercommunicatorTest, RootedMovesGoBetweenTheRootAndTheOtherGroup) {
         // Scatter: block j of the root's buffer to the other group's rank j.
         const Bytes root_send = Input(root_job, salt, count * static_cast<size_t>(others));
         Bytes recv(count * kWidth, 0x5a);
-        ASSERT_TRUE(inter
-                        .Scatter(is_root ? root_send.data() : nullptr,
-                                 root_group ? nullptr : recv.data(), count, kType, root)
-                        .ok());
+        ASSERT_OK(inter.Scatter(is_root ? root_send.data() : nullptr,
+                                root_group ? nullptr : recv.data(), count, kType, root));
         if (!root_group) {
           EXPECT_EQ(recv, Slice(root_send, count * sides.local_rank, count)) << "scatter";
         }
@@ -308,20 +306,16 @@ TEST_P(IntercommunicatorTest, RootedMovesGoBetweenTheRootAndTheOtherGroup) {
         const Bytes root_v = Input(root_job, salt + 50, at);
         const size_t mine = root_group ? 0 : counts[sides.local_rank];
         recv.assign(mine * kWidth, 0x5a);
-        ASSERT_TRUE(inter
-                        .Scatterv(is_root ? root_v.data() : nullptr, counts, displs,
-                                  root_group ? nullptr : recv.data(), mine, kType, root)
-                        .ok());
+        ASSERT_OK(inter.Scatterv(is_root ? root_v.data() : nullptr, counts, displs,
+                                 root_group ? nullptr : recv.data(), mine, kType, root));
         if (!root_group) {
           EXPECT_EQ(recv, Slice(root_v, displs[sides.local_rank], mine)) << "scatterv";
         }
         // Gather: the other group's blocks in order at the root.
         const Bytes own = Input(me, salt + 60, count);
         Bytes gathered(count * static_cast<size_t>(others) * kWidth, 0x5a);
-        ASSERT_TRUE(inter
-                        .Gather(root_group ? nullptr : own.data(),
-                                is_root ? gathered.data() : nullptr, count, kType, root)
-                        .ok());
+        ASSERT_OK(inter.Gather(root_group ? nullptr : own.data(),
+                               is_root ? gathered.data() : nullptr, count, kType, root));
         if (is_root) {
           RankBytes blocks;
           for (int j = 0; j < others; ++j)
@@ -331,10 +325,9 @@ TEST_P(IntercommunicatorTest, RootedMovesGoBetweenTheRootAndTheOtherGroup) {
         // Gatherv: rank j's j % 3 + count elements at displs[j].
         const Bytes own_v = Input(me, salt + 70, root_group ? 0 : counts[sides.local_rank]);
         Bytes gathered_v(at * kWidth, 0x5a);
-        ASSERT_TRUE(inter
-                        .Gatherv(root_group ? nullptr : own_v.data(), own_v.size() / kWidth,
-                                 is_root ? gathered_v.data() : nullptr, counts, displs, kType, root)
-                        .ok());
+        ASSERT_OK(inter.Gatherv(root_group ? nullptr : own_v.data(), own_v.size() / kWidth,
+                                is_root ? gathered_v.data() : nullptr, counts, displs, kType,
+                                root));
         if (is_root) {
           RankBytes blocks;
           for (int j = 0; j < others; ++j) {
@@ -468,20 +461,15 @@ TEST_P(IntercommunicatorTest, PersistentAndTypedFormsRunAgainAndAgain) {
     if (typed_root == kRoot) {
       for (int j = 0; j < remote; ++j) root_blocks.push_back(1000 + j);
     }
-    ASSERT_TRUE(
-        inter
-            .Scatter<int>(root_blocks,
-                          absl::MakeSpan(sides.in_p ? nullptr : one.data(), sides.in_p ? 0 : 1),
-                          typed_root)
-            .ok());
+    ASSERT_OK(inter.Scatter<int>(
+        root_blocks, absl::MakeSpan(sides.in_p ? nullptr : one.data(), sides.in_p ? 0 : 1),
+        typed_root));
     if (!sides.in_p) {
       EXPECT_EQ(one[0], 1000 + sides.local_rank);
     }
     std::vector<int> gathered(typed_root == kRoot ? static_cast<size_t>(remote) : 0);
-    ASSERT_TRUE(inter
-                    .Gather<int>(absl::MakeConstSpan(&me, sides.in_p ? 0 : 1),
-                                 absl::MakeSpan(gathered), typed_root)
-                    .ok());
+    ASSERT_OK(inter.Gather<int>(absl::MakeConstSpan(&me, sides.in_p ? 0 : 1),
+                                absl::MakeSpan(gathered), typed_root));
     for (size_t j = 0; j < gathered.size(); ++j) {
       EXPECT_EQ(gathered[j], sides.remote_first + static_cast<int>(j));
     }

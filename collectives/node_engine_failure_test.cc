@@ -289,8 +289,7 @@ void RunDisagreeingBlock(
     const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
       ASSERT_TRUE(comm.node_single_copy()) << "this node's ranks cannot read each other's memory";
       // (3 ranks on 2 cores: the table could choose messages for these.)
-      ASSERT_TRUE(
-          comm.SetAlgorithm(gather ? Collective::kGatherv : Collective::kScatterv, "node").ok());
+      ASSERT_OK(comm.SetAlgorithm(gather ? Collective::kGatherv : Collective::kScatterv, "node"));
       const int size = comm.size(), rank = comm.rank();
       std::vector<size_t> counts(size, elements), displs(size);
       counts[1] = gather ? elements - 1 : elements + 1;

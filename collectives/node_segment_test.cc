@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 #include "transport/shared_memory_name.h"
 
 namespace zcoll {
@@ -106,7 +107,7 @@ TEST(NodeSegmentTest, OpenChecksTheShapeAndTheCreatorUnlinksTheName) {
 
 TEST(NodeSegmentTest, ACreatorThatGoesAwayBeforeUnlinkingRemovesTheName) {
   const std::string name = FreshName("destroyed");
-  { ASSERT_TRUE(NodeSegment::Create(name, 2, 64).ok()); }
+  { ASSERT_OK(NodeSegment::Create(name, 2, 64)); }
   EXPECT_FALSE(NameExists(name));
 }
 

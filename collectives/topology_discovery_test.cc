@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -51,7 +52,7 @@ TEST(TopologyDiscoveryTest, ABindingAcrossPackagesHasNoPackage) {
   EXPECT_EQ(everywhere->numa, node->numa_domains == 1 ? 0 : kUnknownId);
   // No CPU at all: nothing is known.
   absl::StatusOr<RankLocation> nowhere = DiscoverPlacementOfCpus({});
-  ASSERT_TRUE(nowhere.ok());
+  ASSERT_OK(nowhere);
   EXPECT_EQ(nowhere->package, kUnknownId);
   EXPECT_EQ(DiscoverPlacementOfCpus({-1}).status().code(), absl::StatusCode::kInvalidArgument);
 }

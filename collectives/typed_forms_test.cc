@@ -75,10 +75,9 @@ TEST(TypedFormsTest, EveryCollectiveTakesItsTypeAndCountsFromTheSpans) {
     // The root's send: 100 root + i for i < 6.
     const std::vector<int32_t> root_blocks = VectorOf(kRoot, 2 * kRanks);
     std::vector<int32_t> scattered(2);
-    ASSERT_TRUE(comm.Scatter<int32_t>(rank == kRoot ? absl::MakeConstSpan(root_blocks)
-                                                    : absl::Span<const int32_t>(),
-                                      absl::MakeSpan(scattered), kRoot)
-                    .ok());
+    ASSERT_OK(comm.Scatter<int32_t>(
+        rank == kRoot ? absl::MakeConstSpan(root_blocks) : absl::Span<const int32_t>(),
+        absl::MakeSpan(scattered), kRoot));
     EXPECT_THAT(scattered, ElementsAre(100 * kRoot + 2 * rank, 100 * kRoot + 2 * rank + 1));
 
     // Scatterv: rank r gets uneven[r] elements from displacement 2 r (gaps between).
@@ -164,7 +163,8 @@ TEST(TypedFormsTest, NonblockingFormsComplete) {
         absl::StatusOr<Request> allreduce =
             comm.IAllreduce<double>(mine, absl::MakeSpan(sums), PredefinedOp::kSum);
         absl::StatusOr<Request> allgather = comm.IAllgather<double>(mine, absl::MakeSpan(gathered));
-        ASSERT_TRUE(allreduce.ok() && allgather.ok());
+        ASSERT_OK(allreduce);
+        ASSERT_OK(allgather);
         ASSERT_OK(allgather->Wait());
         ASSERT_OK(allreduce->Wait());
         EXPECT_THAT(sums, ElementsAreArray(std::vector<double>(5, 6.0)));

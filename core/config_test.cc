@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -147,7 +148,7 @@ TEST(ConfigTest, CheckingTheEnvironmentNamesEveryBadValue) {
   for (const char* name : {"ZCOLL_TIMEOUT", "ZCOLL_NODE_ENGINE", "ZCOLL_CHECK"}) {
     ASSERT_EQ(unsetenv(name), 0);
   }
-  EXPECT_TRUE(CheckEnvironment().ok());
+  EXPECT_OK(CheckEnvironment());
 }
 
 TEST(ConfigDeathTest, UndeclaredVariableIsABug) {

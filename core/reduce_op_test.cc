@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -133,7 +134,7 @@ TEST(ReduceOpTest, UserOpKeepsItsFunctionFlagAndOperandOrder) {
         calls.push_back(absl::StrCat(count, " ", DataTypeName(type)));
       },
       /*commutative=*/false, "concat");
-  ASSERT_TRUE(concat.ok());
+  ASSERT_OK(concat);
   EXPECT_FALSE(concat->is_predefined());
   EXPECT_FALSE(IsCommutative(*concat));
   EXPECT_EQ(concat->name(), "concat");
@@ -145,7 +146,7 @@ TEST(ReduceOpTest, UserOpKeepsItsFunctionFlagAndOperandOrder) {
   EXPECT_THAT(calls, testing::ElementsAre("2 int"));
 
   // User ops apply to every datatype, MPI_CHAR included.
-  for (DataType type : AllDataTypes()) EXPECT_TRUE(CheckOpForDataType(*concat, type).ok());
+  for (DataType type : AllDataTypes()) EXPECT_OK(CheckOpForDataType(*concat, type));
 }
 
 TEST(ReduceOpTest, UserOpEquality) {

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -154,7 +155,7 @@ TEST(ValidateSchedulesTest, IndependentRingShiftCompletes) {
   // One rank alone has nothing to match.
   std::vector<Schedule> single;
   single.emplace_back(0, 1, 2, 2).Copy(SendSlice(0, 2), RecvSlice(0, 2));
-  EXPECT_TRUE(ValidateSchedules(single).ok());
+  EXPECT_OK(ValidateSchedules(single));
 }
 
 TEST(ValidateSchedulesTest, CyclicWaitIsReportedAsDeadlock) {

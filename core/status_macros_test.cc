@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -31,7 +32,7 @@ absl::Status CheckEven(int value, int* calls) {
 
 TEST(StatusMacrosTest, AssignOrReturnPassesValuesAndErrors) {
   int result = -1;
-  EXPECT_TRUE(HalveTwice(12, &result).ok());
+  EXPECT_OK(HalveTwice(12, &result));
   EXPECT_EQ(result, 3);
   result = -1;
   const absl::Status status = HalveTwice(6, &result);  // 6 -> 3 -> odd
@@ -42,7 +43,7 @@ TEST(StatusMacrosTest, AssignOrReturnPassesValuesAndErrors) {
 
 TEST(StatusMacrosTest, ReturnIfErrorReturnsTheFirstError) {
   int calls = 0;
-  EXPECT_TRUE(CheckEven(8, &calls).ok());
+  EXPECT_OK(CheckEven(8, &calls));
   EXPECT_EQ(CheckEven(7, &calls).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CheckEven(200, &calls).code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(calls, 3);
@@ -57,7 +58,7 @@ TEST(StatusMacrosTest, AssignOrReturnMovesOnlyTypes) {
     return *text;
   };
   absl::StatusOr<std::string> text = use();
-  ASSERT_TRUE(text.ok());
+  ASSERT_OK(text);
   EXPECT_EQ(*text, "moved");
 }
 

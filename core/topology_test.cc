@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -33,7 +34,7 @@ TEST(TopologyTest, UniformPlacesRanksInBlocks) {
 
 TEST(TopologyTest, UnevenAndInterleavedPlacements) {
   absl::StatusOr<Topology> uneven = Topology::FromNodeSizes({3, 1, 2});
-  ASSERT_TRUE(uneven.ok());
+  ASSERT_OK(uneven);
   EXPECT_FALSE(uneven->IsUniform());
   EXPECT_TRUE(uneven->IsBlockPlacement());
   EXPECT_THAT(uneven->ranks_on_node(2), ElementsAre(4, 5));
@@ -41,7 +42,7 @@ TEST(TopologyTest, UnevenAndInterleavedPlacements) {
   // Round-robin placement, as `mpirun --map-by node` does.
   absl::StatusOr<Topology> round_robin = Topology::Create(
       {{.node = 0}, {.node = 1}, {.node = 0}, {.node = 1}, {.node = 0}}, {"alpha", "beta"});
-  ASSERT_TRUE(round_robin.ok());
+  ASSERT_OK(round_robin);
   EXPECT_THAT(round_robin->ranks_on_node(0), ElementsAre(0, 2, 4));
   EXPECT_EQ(round_robin->local_rank(4), 2);
   EXPECT_EQ(round_robin->node_leader(1), 1);
@@ -54,7 +55,7 @@ TEST(TopologyTest, NodeGroupedOrderStartsAtTheRootAndKeepsNodesTogether) {
   // Nodes interleaved and of uneven sizes: node 0 {0,3,5}, node 1 {1,4}, node 2 {2,6}.
   absl::StatusOr<Topology> topology = Topology::Create(
       {{.node = 0}, {.node = 1}, {.node = 2}, {.node = 0}, {.node = 1}, {.node = 0}, {.node = 2}});
-  ASSERT_TRUE(topology.ok());
+  ASSERT_OK(topology);
   EXPECT_THAT(NodeGroupedOrder(*topology, 3).Ranks(), ElementsAre(3, 5, 0, 1, 4, 2, 6));
   EXPECT_THAT(NodeGroupedOrder(*topology, 4).Ranks(), ElementsAre(4, 1, 2, 6, 0, 3, 5));
   EXPECT_THAT(NodeGroupedOrder(*topology, 2).Ranks(), ElementsAre(2, 6, 0, 3, 5, 1, 4));
@@ -65,7 +66,7 @@ TEST(TopologyTest, NodeGroupedOrderStartsAtTheRootAndKeepsNodesTogether) {
     }
   }
   absl::StatusOr<Topology> one_node = Topology::Uniform(1, 4);
-  ASSERT_TRUE(one_node.ok());
+  ASSERT_OK(one_node);
   EXPECT_THAT(NodeGroupedOrder(*one_node, 2).Ranks(), ElementsAre(2, 3, 0, 1));
 }
 
@@ -75,7 +76,7 @@ TEST(TopologyTest, PackageAndNumaNeedKnownIdsOnTheSameNode) {
                                                         {.node = 0, .package = 1, .numa = 2},
                                                         {.node = 1, .package = 0, .numa = 0},
                                                         {.node = 1}});
-  ASSERT_TRUE(topology.ok());
+  ASSERT_OK(topology);
   EXPECT_TRUE(topology->SamePackage(0, 1));
   EXPECT_FALSE(topology->SameNuma(0, 1));
   EXPECT_FALSE(topology->SamePackage(1, 2));
@@ -111,7 +112,7 @@ TEST(TopologyTest, InvalidDescriptionsAreRefused) {
 
 TEST(TopologyTest, LargeTopologiesAreCheap) {
   absl::StatusOr<Topology> topology = Topology::Uniform(1024, 96);
-  ASSERT_TRUE(topology.ok());
+  ASSERT_OK(topology);
   EXPECT_EQ(topology->size(), 98304);
   EXPECT_EQ(topology->node_of(98303), 1023);
   EXPECT_EQ(topology->local_rank(98303), 95);

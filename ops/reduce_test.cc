@@ -20,6 +20,7 @@
 #include "ops/half.h"
 #include "ops/reduce_kernels.h"
 #include "testing/sampled_sweeps.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -492,7 +493,7 @@ TEST_P(ReduceOnTarget, LargeBuffersOfEverySimdType) {
         in.Fill(random);
         inout.Fill(random);
         const Buffer<T> before = inout;
-        ASSERT_TRUE(ReduceLocal(op, t, in.data(), inout.data(), kCount).ok());
+        ASSERT_OK(ReduceLocal(op, t, in.data(), inout.data(), kCount));
         ExpectElements<T>(
             inout,
             [&](size_t i) {
@@ -508,20 +509,20 @@ TEST_P(ReduceOnTarget, LargeBuffersOfEverySimdType) {
 TEST_P(ReduceOnTarget, IntegersWrapWithoutUndefinedBehaviour) {
   int32_t max32[] = {std::numeric_limits<int32_t>::max(), -7};
   int32_t one32[] = {1, std::numeric_limits<int32_t>::min()};
-  ASSERT_TRUE(ReduceLocal(Op::kSum, DataType::kInt32, one32, max32, 2).ok());
+  ASSERT_OK(ReduceLocal(Op::kSum, DataType::kInt32, one32, max32, 2));
   EXPECT_EQ(max32[0], std::numeric_limits<int32_t>::min());
   EXPECT_EQ(max32[1], std::numeric_limits<int32_t>::max() - 6);
 
   int8_t a8[] = {16, -128, 3, 127}, b8[] = {16, -1, -3, 2};
-  ASSERT_TRUE(ReduceLocal(Op::kProd, DataType::kInt8, a8, b8, 4).ok());
+  ASSERT_OK(ReduceLocal(Op::kProd, DataType::kInt8, a8, b8, 4));
   EXPECT_THAT(b8, ::testing::ElementsAre(0, -128, -9, -2));
 
   uint16_t a16[] = {65535}, b16[] = {65535};
-  ASSERT_TRUE(ReduceLocal(Op::kProd, DataType::kUint16, a16, b16, 1).ok());
+  ASSERT_OK(ReduceLocal(Op::kProd, DataType::kUint16, a16, b16, 1));
   EXPECT_EQ(b16[0], 1);
 
   int64_t a64[] = {int64_t{1} << 62, -3, 0x100000001}, b64[] = {4, 5, 0x100000001};
-  ASSERT_TRUE(ReduceLocal(Op::kProd, DataType::kInt64, a64, b64, 3).ok());
+  ASSERT_OK(ReduceLocal(Op::kProd, DataType::kInt64, a64, b64, 3));
   EXPECT_THAT(b64, ::testing::ElementsAre(0, -15, 0x200000001));
 }
 
@@ -530,8 +531,8 @@ TEST_P(ReduceOnTarget, FloatMaxAndMinPropagateNan) {
   float left[] = {nan, 1.0f, nan, 2.0f, 0.0f, -0.0f};
   float right[] = {1.0f, nan, nan, 3.0f, -0.0f, 0.0f};
   float max[6], min[6];
-  ASSERT_TRUE(ReduceTwo(Op::kMax, DataType::kFloat, left, right, max, 6).ok());
-  ASSERT_TRUE(ReduceTwo(Op::kMin, DataType::kFloat, left, right, min, 6).ok());
+  ASSERT_OK(ReduceTwo(Op::kMax, DataType::kFloat, left, right, max, 6));
+  ASSERT_OK(ReduceTwo(Op::kMin, DataType::kFloat, left, right, min, 6));
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(std::isnan(max[i])) << i;
     EXPECT_TRUE(std::isnan(min[i])) << i;
@@ -552,8 +553,8 @@ TEST_P(ReduceOnTarget, MinlocAndMaxlocKeepTheLowestIndexOnTies) {
   DoubleInt max[3], min[3];
   // Inputs deliberately out of rank order: the tie rule, not the order, decides.
   const void* inputs[] = {rank2, rank1, rank0};
-  ASSERT_TRUE(ReduceMany(Op::kMaxloc, DataType::kDoubleInt, inputs, max, 3).ok());
-  ASSERT_TRUE(ReduceMany(Op::kMinloc, DataType::kDoubleInt, inputs, min, 3).ok());
+  ASSERT_OK(ReduceMany(Op::kMaxloc, DataType::kDoubleInt, inputs, max, 3));
+  ASSERT_OK(ReduceMany(Op::kMinloc, DataType::kDoubleInt, inputs, min, 3));
   EXPECT_EQ(max[0].value, 5.0);
   EXPECT_EQ(max[0].index, 0);
   EXPECT_EQ(max[1].value, 3.0);
@@ -567,45 +568,45 @@ TEST_P(ReduceOnTarget, MinlocAndMaxlocKeepTheLowestIndexOnTies) {
   EXPECT_EQ(min[2].index, 0);
 
   TwoInt a[] = {{7, 9}}, b[] = {{7, 3}};
-  ASSERT_TRUE(ReduceLocal(Op::kMaxloc, DataType::k2Int, a, b, 1).ok());
+  ASSERT_OK(ReduceLocal(Op::kMaxloc, DataType::k2Int, a, b, 1));
   EXPECT_EQ(b[0].index, 3);
   ShortInt c[] = {{-2, 1}}, d[] = {{-2, 4}};
-  ASSERT_TRUE(ReduceLocal(Op::kMinloc, DataType::kShortInt, c, d, 1).ok());
+  ASSERT_OK(ReduceLocal(Op::kMinloc, DataType::kShortInt, c, d, 1));
   EXPECT_EQ(d[0].index, 1);
 }
 
 TEST_P(ReduceOnTarget, SixteenBitFloatsRoundTheFloat32ResultToNearestEven) {
   // bf16: 1 + 3*2^-8 is exactly halfway between 0x3f81 and 0x3f82: even wins.
   Bfloat16 one[] = {FloatToBfloat(1.0f)}, bf_small[] = {FloatToBfloat(3 * 0x1p-8f)};
-  ASSERT_TRUE(ReduceLocal(Op::kSum, DataType::kBfloat16, one, bf_small, 1).ok());
+  ASSERT_OK(ReduceLocal(Op::kSum, DataType::kBfloat16, one, bf_small, 1));
   EXPECT_EQ(bf_small[0].bits, 0x3f82) << "truncation would give 0x3f81";
   // f16: 1 + 3*2^-11 is halfway between 0x3c01 and 0x3c02.
   Float16 f_one[] = {FloatToFloat16(1.0f)}, f_small[] = {FloatToFloat16(3 * 0x1p-11f)};
-  ASSERT_TRUE(ReduceLocal(Op::kSum, DataType::kFloat16, f_one, f_small, 1).ok());
+  ASSERT_OK(ReduceLocal(Op::kSum, DataType::kFloat16, f_one, f_small, 1));
   EXPECT_EQ(f_small[0].bits, 0x3c02);
   // Overflow of the float16 range gives infinity.
   Float16 big[] = {FloatToFloat16(60000.0f)}, big2[] = {FloatToFloat16(60000.0f)};
-  ASSERT_TRUE(ReduceLocal(Op::kSum, DataType::kFloat16, big, big2, 1).ok());
+  ASSERT_OK(ReduceLocal(Op::kSum, DataType::kFloat16, big, big2, 1));
   EXPECT_EQ(big2[0].bits, 0x7c00);
 }
 
 TEST_P(ReduceOnTarget, AverageIsTheMeanOfTheOperands) {
   float a[] = {1, 2, 3}, b[] = {3, 4, 5}, c[] = {5, 9, -2}, out[3];
-  ASSERT_TRUE(ReduceTwo(Op::kAvg, DataType::kFloat, a, b, out, 3).ok());
+  ASSERT_OK(ReduceTwo(Op::kAvg, DataType::kFloat, a, b, out, 3));
   EXPECT_THAT(out, ::testing::ElementsAre(2, 3, 4));
   const void* inputs[] = {a, b, c};
-  ASSERT_TRUE(ReduceMany(Op::kAvg, DataType::kFloat, inputs, out, 3).ok());
+  ASSERT_OK(ReduceMany(Op::kAvg, DataType::kFloat, inputs, out, 3));
   EXPECT_THAT(out, ::testing::ElementsAre(3, 5, 2));
   // A collective sums and finishes once.
   double sums[] = {10, 7, -3};
-  ASSERT_TRUE(FinishAverage(DataType::kDouble, sums, 3, 4).ok());
+  ASSERT_OK(FinishAverage(DataType::kDouble, sums, 3, 4));
   EXPECT_THAT(sums, ::testing::ElementsAre(2.5, 1.75, -0.75));
   Bfloat16 half_sums[] = {FloatToBfloat(6), FloatToBfloat(-9)};
-  ASSERT_TRUE(FinishAverage(DataType::kBfloat16, half_sums, 2, 3).ok());
+  ASSERT_OK(FinishAverage(DataType::kBfloat16, half_sums, 2, 3));
   EXPECT_EQ(BfloatToFloat(half_sums[0]), 2.0f);
   EXPECT_EQ(BfloatToFloat(half_sums[1]), -3.0f);
   long double wide[] = {1.0L};
-  ASSERT_TRUE(FinishAverage(DataType::kLongDouble, wide, 1, 3).ok());
+  ASSERT_OK(FinishAverage(DataType::kLongDouble, wide, 1, 3));
   EXPECT_EQ(wide[0], 1.0L / 3);
 }
 
@@ -655,8 +656,7 @@ TEST(UserOpTest, OperandsStayInCanonicalOrder) {
   }
   // Out aliases the first input: the temporary keeps that harmless.
   const void* pointers[] = {inputs[0].data(), inputs[1].data(), inputs[2].data(), inputs[3].data()};
-  ASSERT_TRUE(
-      ReduceMany(product, DataType::kInt64, pointers, inputs[0].data(), 4 * kMatrices).ok());
+  ASSERT_OK(ReduceMany(product, DataType::kInt64, pointers, inputs[0].data(), 4 * kMatrices));
   for (size_t i = 0; i < kMatrices; ++i) {
     ASSERT_EQ(std::memcmp(&inputs[0][i], &expected[i], sizeof(Matrix)), 0) << "matrix " << i;
   }
@@ -664,12 +664,12 @@ TEST(UserOpTest, OperandsStayInCanonicalOrder) {
 
   // ReduceLocal: inout = in op inout; ReduceTwo into the left operand.
   Matrix a{{1, 2, 3, 4}}, b{{0, 1, 1, 0}}, b_copy = b, out;
-  ASSERT_TRUE(ReduceLocal(product, DataType::kInt64, &a, &b, 4).ok());
+  ASSERT_OK(ReduceLocal(product, DataType::kInt64, &a, &b, 4));
   const Matrix ab = Multiply(a, b_copy);
   EXPECT_EQ(std::memcmp(&b, &ab, sizeof(Matrix)), 0);
-  ASSERT_TRUE(ReduceTwo(product, DataType::kInt64, &a, &b_copy, &out, 4).ok());
+  ASSERT_OK(ReduceTwo(product, DataType::kInt64, &a, &b_copy, &out, 4));
   EXPECT_EQ(std::memcmp(&out, &ab, sizeof(Matrix)), 0);
-  ASSERT_TRUE(ReduceTwo(product, DataType::kInt64, &a, &b_copy, &a, 4).ok());
+  ASSERT_OK(ReduceTwo(product, DataType::kInt64, &a, &b_copy, &a, 4));
   EXPECT_EQ(std::memcmp(&a, &ab, sizeof(Matrix)), 0);
 }
 
@@ -712,9 +712,9 @@ TEST(ReduceErrorsTest, BadArgumentsAreRefusedWithASentence) {
 TEST(ReduceLocalTest, TypedFormTakesTheTypeAndCountFromTheSpans) {
   const std::vector<int64_t> in = {1, 2, 3};
   std::vector<int64_t> inout = {10, 20, 30};
-  ASSERT_TRUE(ReduceLocal<int64_t>(Op::kMax, in, absl::MakeSpan(inout)).ok());
+  ASSERT_OK(ReduceLocal<int64_t>(Op::kMax, in, absl::MakeSpan(inout)));
   EXPECT_THAT(inout, ::testing::ElementsAre(10, 20, 30));
-  ASSERT_TRUE(ReduceLocal<int64_t>(Op::kSum, in, absl::MakeSpan(inout)).ok());
+  ASSERT_OK(ReduceLocal<int64_t>(Op::kSum, in, absl::MakeSpan(inout)));
   EXPECT_THAT(inout, ::testing::ElementsAre(11, 22, 33));
   const absl::Status refused =
       ReduceLocal<int64_t>(Op::kSum, in, absl::MakeSpan(inout).subspan(0, 2));
@@ -725,11 +725,11 @@ TEST(ReduceLocalTest, TypedFormTakesTheTypeAndCountFromTheSpans) {
 }
 
 TEST(ReduceErrorsTest, ZeroCountsAcceptNullPointers) {
-  EXPECT_TRUE(ReduceLocal(Op::kSum, DataType::kFloat, nullptr, nullptr, 0).ok());
-  EXPECT_TRUE(ReduceTwo(Op::kMaxloc, DataType::k2Int, nullptr, nullptr, nullptr, 0).ok());
+  EXPECT_OK(ReduceLocal(Op::kSum, DataType::kFloat, nullptr, nullptr, 0));
+  EXPECT_OK(ReduceTwo(Op::kMaxloc, DataType::k2Int, nullptr, nullptr, nullptr, 0));
   const void* inputs[] = {nullptr, nullptr};
-  EXPECT_TRUE(ReduceMany(Op::kProd, DataType::kCDoubleComplex, inputs, nullptr, 0).ok());
-  EXPECT_TRUE(FinishAverage(DataType::kFloat16, nullptr, 0, 3).ok());
+  EXPECT_OK(ReduceMany(Op::kProd, DataType::kCDoubleComplex, inputs, nullptr, 0));
+  EXPECT_OK(FinishAverage(DataType::kFloat16, nullptr, 0, 3));
 }
 
 }  // namespace

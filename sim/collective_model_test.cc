@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "sim/event_simulation.h"
 #include "testing/sampled_sweeps.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll::sim {
 namespace {
@@ -313,7 +314,7 @@ TEST(NodeEngineModelTest, TheChosenNodeAlgorithmIsSimulated) {
       previous = *node.usec;
       const absl::StatusOr<std::vector<Prediction>> unmodelled =
           PredictAlgorithms(call, without, topology, options);
-      ASSERT_TRUE(unmodelled.ok());
+      ASSERT_OK(unmodelled);
       EXPECT_THAT(unmodelled->front().skipped, HasSubstr("has no node engine figures"));
     }
   }

@@ -7,6 +7,7 @@
 #include "collectives/node_data_flow.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll::sim {
 namespace {
@@ -29,7 +30,7 @@ Topology OneRankPerNode(int ranks) { return *Topology::Uniform(ranks, 1); }
 
 TimedSchedules Timed(const std::vector<Schedule>& schedules) {
   TimedSchedules timed;
-  for (const Schedule& schedule : schedules) EXPECT_TRUE(timed.Add(schedule, 1).ok());
+  for (const Schedule& schedule : schedules) EXPECT_OK(timed.Add(schedule, 1));
   return timed;
 }
 
@@ -102,7 +103,7 @@ TEST(EventSimulationTest, AHalfDuplexLinkCarriesAnExchangeOneWayAtATime) {
 TEST(EventSimulationTest, ABinomialBcastOfFourRanks) {
   // zcoll's own generator, one 1000-byte chunk from rank 0 on 4 nodes.
   absl::StatusOr<const Algorithm*> binomial = FindAlgorithm(Collective::kBcast, "binomial");
-  ASSERT_TRUE(binomial.ok());
+  ASSERT_OK(binomial);
   CollectiveArgs args;
   args.collective = Collective::kBcast;
   args.size = 4;
@@ -302,7 +303,7 @@ TEST(RankLowerBoundTest, ReductionsAndCopiesHoldTheCpu) {
 TEST(EventSimulationTest, RunsAreDeterministic) {
   absl::StatusOr<const Algorithm*> rabenseifner =
       FindAlgorithm(Collective::kAllreduce, "rabenseifner");
-  ASSERT_TRUE(rabenseifner.ok());
+  ASSERT_OK(rabenseifner);
   CollectiveArgs args;
   args.collective = Collective::kAllreduce;
   args.size = 24;
@@ -311,7 +312,7 @@ TEST(EventSimulationTest, RunsAreDeterministic) {
   const Topology topology = *Topology::Uniform(3, 8);
   TimedSchedules timed;
   for (int r = 0; r < 24; ++r) {
-    ASSERT_TRUE(timed.Add((*rabenseifner)->generate(args, topology, r), 4).ok());
+    ASSERT_OK(timed.Add((*rabenseifner)->generate(args, topology, r), 4));
   }
   MachineProfile profile = RoundProfile(8192);
   absl::StatusOr<SimulationResult> first = Simulate(timed, topology, profile);
@@ -409,7 +410,7 @@ TEST(TimedSchedulesTest, RefusesWhatItCannotHold) {
               HasSubstr("step #1 moves 10 bytes with tag 65536 (the simulator takes"));
   EXPECT_EQ(timed.ranks(), 0);
   EXPECT_EQ(timed.num_steps(), 0u);
-  EXPECT_TRUE(timed.Add(first, 1).ok());
+  EXPECT_OK(timed.Add(first, 1));
   EXPECT_EQ(timed.ranks(), 1);
 }
 
@@ -429,7 +430,7 @@ MachineProfile EngineProfile() {
 double EngineUsec(const std::vector<Schedule>& schedules, int ranks,
                   const MachineProfile& profile = EngineProfile()) {
   TimedSchedules timed(TransferModel::kNodeEngine);
-  for (const Schedule& schedule : schedules) EXPECT_TRUE(timed.Add(schedule, 1).ok());
+  for (const Schedule& schedule : schedules) EXPECT_OK(timed.Add(schedule, 1));
   absl::StatusOr<SimulationResult> result = Simulate(timed, *Topology::Uniform(1, ranks), profile);
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? result->usec : -1;
@@ -508,7 +509,7 @@ TEST(NodeEngineSimulationTest, ATwoRankAllreduceOfTheDataFlow) {
 
 TEST(NodeEngineSimulationTest, RefusesAProfileWithoutTheEngineAndSeveralNodes) {
   TimedSchedules timed(TransferModel::kNodeEngine);
-  for (const Schedule& schedule : OneTransfer(0, 0)) ASSERT_TRUE(timed.Add(schedule, 1).ok());
+  for (const Schedule& schedule : OneTransfer(0, 0)) ASSERT_OK(timed.Add(schedule, 1));
   const absl::StatusOr<SimulationResult> no_engine =
       Simulate(timed, *Topology::Uniform(1, 2), RoundProfile(4096));
   EXPECT_THAT(no_engine.status().message(), HasSubstr("has no node engine figures"));

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll::sim {
 namespace {
@@ -66,7 +67,7 @@ TEST(MachineProfileTest, ParsesEveryKey) {
 
 TEST(MachineProfileTest, FormatsWhatItParses) {
   absl::StatusOr<MachineProfile> profile = ParseMachineProfile(kComplete, "test.profile");
-  ASSERT_TRUE(profile.ok());
+  ASSERT_OK(profile);
   // A measured figure keeps its digits.
   profile->links[static_cast<int>(LinkClass::kNode)].latency_usec = 0.123456789;
   const std::string text = FormatMachineProfile(*profile, "measured\nby a test");
@@ -157,7 +158,7 @@ TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {
     EXPECT_FALSE(profile->link(LinkClass::kNetwork).cpu_copies) << shipped.name;
   }
   absl::StatusOr<MachineProfile> default_profile = LoadMachineProfile("infiniband");
-  ASSERT_TRUE(default_profile.ok());
+  ASSERT_OK(default_profile);
   EXPECT_EQ(default_profile->ranks_per_node, 64);
   EXPECT_TRUE(default_profile->has_engine());
   absl::StatusOr<MachineProfile> missing = LoadMachineProfile("/no/such/profile");

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 
-namespace zcoll::testing {
+namespace zcoll::status_assertions_internal {
 
 inline const absl::Status& StatusOf(const absl::Status& status) { return status; }
 
@@ -21,14 +21,15 @@ const absl::Status& StatusOf(const absl::StatusOr<T>& status_or) {
   return status_or.status();
 }
 
-}  // namespace zcoll::testing
+}  // namespace zcoll::status_assertions_internal
 
 // (The expression is evaluated once; a temporary lives to the end of the check.)
 #define ZCOLL_STATUS_CHECK_(check, expression)                                       \
   do {                                                                               \
     const auto& zcoll_checked_status_ = (expression);                                \
-    check(::zcoll::testing::StatusOf(zcoll_checked_status_).ok())                    \
-        << #expression << ": " << ::zcoll::testing::StatusOf(zcoll_checked_status_); \
+    check(::zcoll::status_assertions_internal::StatusOf(zcoll_checked_status_).ok()) \
+        << #expression << ": "                                                       \
+        << ::zcoll::status_assertions_internal::StatusOf(zcoll_checked_status_);     \
   } while (false)
 
 #define ASSERT_OK(expression) ZCOLL_STATUS_CHECK_(ASSERT_TRUE, expression)

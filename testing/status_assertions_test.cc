@@ -5,7 +5,7 @@
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
 
-namespace zcoll::testing {
+namespace zcoll {
 namespace {
 
 TEST(StatusAssertionsTest, AFailurePrintsTheExpressionAndTheStatus) {
@@ -29,4 +29,4 @@ TEST(StatusAssertionsTest, OkPassesAndTheExpressionRunsOnce) {
 }
 
 }  // namespace
-}  // namespace zcoll::testing
+}  // namespace zcoll

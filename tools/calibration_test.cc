@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -85,24 +86,23 @@ TEST(CalibrationTest, KernelThroughputsArePositive) {
 
 // The measurements refuse communicators they cannot measure, naming the rank and why.
 TEST(CalibrationTest, MeasurementsRefuseCommunicatorsTheyCannotMeasure) {
-  ASSERT_TRUE(
-      testing::RunCommunicatorJob({.size = 3}, [](Communicator& comm, testing::RankControl&) {
-        const absl::StatusOr<LinkTimings> link = MeasureLink(comm);
-        EXPECT_THAT(link.status().message(),
-                    ::testing::HasSubstr("MeasureLink needs a 2-rank communicator, not 3"));
-        const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
-        EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
-        EXPECT_THAT(engine.status().message(),
-                    ::testing::HasSubstr(
-                        absl::StrCat("rank ", comm.rank(), ": MeasureEngine needs a 2-rank")));
-      }).ok());
+  ASSERT_OK(testing::RunCommunicatorJob({.size = 3}, [](Communicator& comm, testing::RankControl&) {
+    const absl::StatusOr<LinkTimings> link = MeasureLink(comm);
+    EXPECT_THAT(link.status().message(),
+                ::testing::HasSubstr("MeasureLink needs a 2-rank communicator, not 3"));
+    const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
+    EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(
+        engine.status().message(),
+        ::testing::HasSubstr(absl::StrCat("rank ", comm.rank(), ": MeasureEngine needs a 2-rank")));
+  }));
   // Two ranks on two nodes have no node engine.
-  ASSERT_TRUE(testing::RunCommunicatorJob({.size = 2, .nodes = 2}, [](Communicator& comm,
-                                                                      testing::RankControl&) {
-                const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
-                EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
-                EXPECT_THAT(engine.status().message(), ::testing::HasSubstr("has none"));
-              }).ok());
+  ASSERT_OK(testing::RunCommunicatorJob(
+      {.size = 2, .nodes = 2}, [](Communicator& comm, testing::RankControl&) {
+        const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
+        EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
+        EXPECT_THAT(engine.status().message(), ::testing::HasSubstr("has none"));
+      }));
 }
 
 TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {

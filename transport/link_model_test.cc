@@ -59,7 +59,8 @@ TEST(LinkModelTransportTest, DelaysByLatencyPlusSerialisationAndKeepsOrder) {
   std::shared_ptr<LoopbackFabric> fabric = LoopbackFabric::Create(2);
   absl::StatusOr<std::unique_ptr<Transport>> sender = fabric->CreateTransport(0);
   absl::StatusOr<std::unique_ptr<Transport>> receiver = fabric->CreateTransport(1);
-  ASSERT_TRUE(sender.ok() && receiver.ok());
+  ASSERT_OK(sender);
+  ASSERT_OK(receiver);
   LinkModel model;
   model.latency = absl::Milliseconds(3);
   model.bits_per_second = 1e9;
@@ -102,7 +103,8 @@ TEST(LinkModelTransportTest, PostsStillHeldEndAbortedWhenTheTransportGoes) {
   std::shared_ptr<LoopbackFabric> fabric = LoopbackFabric::Create(2);
   absl::StatusOr<std::unique_ptr<Transport>> sender = fabric->CreateTransport(0);
   absl::StatusOr<std::unique_ptr<Transport>> receiver = fabric->CreateTransport(1);
-  ASSERT_TRUE(sender.ok() && receiver.ok());
+  ASSERT_OK(sender);
+  ASSERT_OK(receiver);
   LinkModel model;
   model.latency = absl::Seconds(60);
   std::unique_ptr<Transport> modelled = CreateLinkModelTransport(std::move(*sender), model);

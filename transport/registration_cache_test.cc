@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 
 namespace zcoll {
 namespace {
@@ -43,30 +44,30 @@ TEST_F(RegistrationCacheTest, ABufferUsedRepeatedlyIsRegisteredOnce) {
   for (int i = 0; i < 10; ++i) {
     absl::StatusOr<std::shared_ptr<const MemoryRegion>> region =
         cache.Acquire(buffer.data() + 10, 5000, MemoryAccess::kLocal);
-    ASSERT_TRUE(region.ok());
+    ASSERT_OK(region);
     EXPECT_TRUE((*region)->Contains(buffer.data() + 10, 5000));
   }
   EXPECT_EQ(registrations_, 1);
   EXPECT_EQ(cache.hits(), 9u);
   EXPECT_EQ(cache.misses(), 1u);
   // A range inside the registered pages hits too; more access than granted does not.
-  ASSERT_TRUE(cache.Acquire(buffer.data() + 100, 10, MemoryAccess::kLocal).ok());
+  ASSERT_OK(cache.Acquire(buffer.data() + 100, 10, MemoryAccess::kLocal));
   EXPECT_EQ(registrations_, 1);
-  ASSERT_TRUE(cache.Acquire(buffer.data() + 100, 10, MemoryAccess::kRemoteWrite).ok());
+  ASSERT_OK(cache.Acquire(buffer.data() + 100, 10, MemoryAccess::kRemoteWrite));
   EXPECT_EQ(registrations_, 2);
 }
 
 TEST_F(RegistrationCacheTest, InvalidationForcesANewRegistration) {
   RegistrationCache cache = MakeCache(8);
   std::vector<char> a(10000), b(10000);
-  ASSERT_TRUE(cache.Acquire(a.data(), a.size(), MemoryAccess::kLocal).ok());
-  ASSERT_TRUE(cache.Acquire(b.data(), b.size(), MemoryAccess::kLocal).ok());
+  ASSERT_OK(cache.Acquire(a.data(), a.size(), MemoryAccess::kLocal));
+  ASSERT_OK(cache.Acquire(b.data(), b.size(), MemoryAccess::kLocal));
   EXPECT_EQ(live_, 2);
   cache.Invalidate(a.data() + 50, 1);
   EXPECT_EQ(live_, 1) << "the registration overlapping the range is released";
-  ASSERT_TRUE(cache.Acquire(a.data(), a.size(), MemoryAccess::kLocal).ok());
+  ASSERT_OK(cache.Acquire(a.data(), a.size(), MemoryAccess::kLocal));
   EXPECT_EQ(registrations_, 3);
-  ASSERT_TRUE(cache.Acquire(b.data(), b.size(), MemoryAccess::kLocal).ok());
+  ASSERT_OK(cache.Acquire(b.data(), b.size(), MemoryAccess::kLocal));
   EXPECT_EQ(registrations_, 3) << "b was not invalidated";
 }
 
@@ -75,14 +76,14 @@ TEST_F(RegistrationCacheTest, LeastRecentlyUsedIsEvictedButInUseRegionsSurvive) 
   std::vector<std::vector<char>> buffers(3, std::vector<char>(3 * 4096));
   absl::StatusOr<std::shared_ptr<const MemoryRegion>> held =
       cache.Acquire(buffers[0].data(), 10, MemoryAccess::kLocal);
-  ASSERT_TRUE(held.ok());
-  ASSERT_TRUE(cache.Acquire(buffers[1].data(), 10, MemoryAccess::kLocal).ok());
-  ASSERT_TRUE(cache.Acquire(buffers[2].data(), 10, MemoryAccess::kLocal).ok());
+  ASSERT_OK(held);
+  ASSERT_OK(cache.Acquire(buffers[1].data(), 10, MemoryAccess::kLocal));
+  ASSERT_OK(cache.Acquire(buffers[2].data(), 10, MemoryAccess::kLocal));
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_EQ(live_, 3) << "the evicted registration is still held by an operation";
   held->reset();
   EXPECT_EQ(live_, 2);
-  ASSERT_TRUE(cache.Acquire(buffers[0].data(), 10, MemoryAccess::kLocal).ok());
+  ASSERT_OK(cache.Acquire(buffers[0].data(), 10, MemoryAccess::kLocal));
   EXPECT_EQ(registrations_, 4) << "buffer 0 was evicted, so it is registered again";
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 #include "transport/bootstrap/in_process_bootstrap.h"
 #include "transport/bootstrap/tcp_store.h"
 
@@ -57,7 +58,7 @@ TEST_F(BootstrapTest, AllGatherReturnsEveryRanksValueRoundAfterRound) {
     auto a = (*bootstrap)->AllGather(absl::StrCat("address-of-", rank), Soon());
     ASSERT_TRUE(a.ok()) << a.status();
     first[rank] = *a;
-    ASSERT_TRUE((*bootstrap)->Barrier(Soon()).ok());
+    ASSERT_OK((*bootstrap)->Barrier(Soon()));
     auto b = (*bootstrap)->AllGather(std::string(rank, 'x'), Soon());
     ASSERT_TRUE(b.ok()) << b.status();
     second[rank] = *b;
@@ -99,7 +100,7 @@ TEST_F(BootstrapTest, RanksOutOfRangeOrClaimedTwiceAreRefused) {
 TEST(InProcessBootstrapTest, ThreadsGatherAndAMissingOneIsNamed) {
   EXPECT_EQ(CreateInProcessBootstraps(0).status().code(), absl::StatusCode::kInvalidArgument);
   absl::StatusOr<std::vector<std::unique_ptr<Bootstrap>>> bootstraps = CreateInProcessBootstraps(3);
-  ASSERT_TRUE(bootstraps.ok());
+  ASSERT_OK(bootstraps);
   std::vector<std::vector<std::string>> gathered(3);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 3; ++rank) {

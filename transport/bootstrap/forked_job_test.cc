@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 #include "transport/shared_memory_name.h"
 
 namespace zcoll {
@@ -44,7 +45,7 @@ TEST(ForkedJobTest, AKilledRankMakesTheOthersTimeOutInsteadOfHanging) {
         return 0;
       },
       absl::Milliseconds(500));
-  ASSERT_TRUE(outcomes.ok());
+  ASSERT_OK(outcomes);
   EXPECT_EQ((*outcomes)[1].signal, SIGKILL);
   EXPECT_EQ((*outcomes)[0].exit_code, ForkMeeting::kMeetingTimedOut);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
@@ -62,7 +63,7 @@ TEST(ForkedJobTest, WhatADeadRankLeftInDevShmIsSwept) {
         return 0;
       },
       absl::Seconds(30));
-  ASSERT_TRUE(outcomes.ok());
+  ASSERT_OK(outcomes);
   EXPECT_EQ((*outcomes)[0].signal, SIGKILL);
   DIR* directory = opendir("/dev/shm");
   ASSERT_NE(directory, nullptr);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/status_assertions.h"
 #include "transport/bootstrap/file_store.h"
 #include "transport/bootstrap/store_wire.h"
 #include "transport/bootstrap/tcp_store.h"
@@ -62,15 +63,15 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 TEST_P(StoreTest, SetValuesAreSeenByEveryClientAndReplaced) {
   auto writer = Connect(), reader = Connect();
   ASSERT_TRUE(writer && reader);
-  ASSERT_TRUE(writer->Set("address:0", "first", Soon()).ok());
+  ASSERT_OK(writer->Set("address:0", "first", Soon()));
   EXPECT_EQ(*reader->Get("address:0", Soon()), "first");
-  ASSERT_TRUE(writer->Set("address:0", "second", Soon()).ok());
+  ASSERT_OK(writer->Set("address:0", "second", Soon()));
   EXPECT_EQ(*reader->Get("address:0", Soon()), "second");
-  ASSERT_TRUE(writer->Set("empty", "", Soon()).ok());
+  ASSERT_OK(writer->Set("empty", "", Soon()));
   EXPECT_EQ(*reader->Get("empty", Soon()), "");
   std::string large(kMaxStoreValueBytes, '\0');
   for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 7 + i / 251);
-  ASSERT_TRUE(writer->Set("large", large, Soon()).ok());
+  ASSERT_OK(writer->Set("large", large, Soon()));
   EXPECT_EQ(*reader->Get("large", Soon()), large);
 }
 
@@ -81,7 +82,7 @@ TEST_P(StoreTest, GetWaitsUntilTheKeyIsSet) {
     absl::SleepFor(absl::Milliseconds(200));
     auto writer = Connect();
     ASSERT_TRUE(writer);
-    ASSERT_TRUE(writer->Set("late", "here", Soon()).ok());
+    ASSERT_OK(writer->Set("late", "here", Soon()));
   });
   const absl::Time start = absl::Now();
   absl::StatusOr<std::string> value = reader->Get("late", Soon());
@@ -101,7 +102,7 @@ TEST_P(StoreTest, GetOfAKeyNeverSetEndsAtTheDeadline) {
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(290));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   // The connection is still good after a timeout.
-  ASSERT_TRUE(reader->Set("after", "1", Soon()).ok());
+  ASSERT_OK(reader->Set("after", "1", Soon()));
   EXPECT_EQ(*reader->Get("after", Soon()), "1");
 }
 
@@ -125,7 +126,7 @@ TEST_P(StoreTest, AddIsAtomicAcrossClients) {
   EXPECT_EQ(*store->Add("counter", 0, Soon()), kClients * kAdds);
   EXPECT_EQ(*store->Add("counter", -kClients * kAdds - 5, Soon()), -5);
   EXPECT_EQ(*store->Get("counter", Soon()), "-5");
-  ASSERT_TRUE(store->Set("word", "abc", Soon()).ok());
+  ASSERT_OK(store->Set("word", "abc", Soon()));
   EXPECT_FALSE(store->Add("word", 1, Soon()).ok());
 }
 
@@ -171,13 +172,14 @@ TEST(TcpStoreTest, ConnectionsOverTheLimitAreRefusedWithASentence) {
   ASSERT_TRUE(server.ok()) << server.status();
   auto first = ConnectStore((*server)->url(), "key", Soon());
   auto second = ConnectStore((*server)->url(), "key", Soon());
-  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_OK(first);
+  ASSERT_OK(second);
   absl::StatusOr<std::unique_ptr<KeyValueStore>> third =
       ConnectStore((*server)->url(), "key", Soon());
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted) << third.status();
   EXPECT_THAT(third.status().message(), HasSubstr("limit of 2 connections"));
   // Those served are unaffected, and a place that frees up is given again.
-  EXPECT_TRUE((*first)->Set("a", "1", Soon()).ok());
+  EXPECT_OK((*first)->Set("a", "1", Soon()));
   first->reset();
   absl::StatusOr<std::unique_ptr<KeyValueStore>> again;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -195,17 +197,17 @@ TEST(TcpStoreTest, AFullStoreRefusesSetsThatDoNotFit) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0, "key", limits);
   ASSERT_TRUE(server.ok()) << server.status();
   auto client = ConnectStore((*server)->url(), "key", Soon());
-  ASSERT_TRUE(client.ok());
+  ASSERT_OK(client);
   // A key costs 128 bytes besides its key and value.
-  ASSERT_TRUE((*client)->Set("a", std::string(600, 'a'), Soon()).ok());
+  ASSERT_OK((*client)->Set("a", std::string(600, 'a'), Soon()));
   const absl::Status full = (*client)->Set("b", std::string(600, 'b'), Soon());
   EXPECT_FALSE(full.ok());
   EXPECT_THAT(full.message(),
               HasSubstr("full (729 of 1000 bytes used, counting 128 bytes per key)"));
   // Replacing a value counts only the difference.
   auto fresh = ConnectStore((*server)->url(), "key", Soon());
-  ASSERT_TRUE(fresh.ok());
-  EXPECT_TRUE((*fresh)->Set("a", std::string(800, 'c'), Soon()).ok());
+  ASSERT_OK(fresh);
+  EXPECT_OK((*fresh)->Set("a", std::string(800, 'c'), Soon()));
   EXPECT_EQ((*fresh)->Get("a", Soon())->size(), 800u);
   EXPECT_FALSE((*fresh)->Get("b", absl::Now() + absl::Milliseconds(50)).ok());
 }
@@ -276,7 +278,7 @@ TEST(TcpStoreTest, EmptyValuesUnderManyKeysFillTheStoreToo) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0, "key", limits);
   ASSERT_TRUE(server.ok()) << server.status();
   auto client = ConnectStore((*server)->url(), "key", Soon());
-  ASSERT_TRUE(client.ok());
+  ASSERT_OK(client);
   int stored = 0;
   absl::Status refused;
   for (int i = 0; i < 10000 && refused.ok(); ++i) {
@@ -338,7 +340,7 @@ TEST(TcpStoreTest, HalfSentFramesCannotGrowTheServerPastItsBufferBudget) {
   }
   auto member = ConnectStore((*server)->url(), "key", Soon());
   ASSERT_TRUE(member.ok()) << member.status();
-  EXPECT_TRUE((*member)->Set("big", std::string(kMaxStoreValueBytes, 'y'), Soon()).ok());
+  EXPECT_OK((*member)->Set("big", std::string(kMaxStoreValueBytes, 'y'), Soon()));
   EXPECT_EQ((*member)->Get("big", Soon())->size(), kMaxStoreValueBytes);
 }
 
@@ -377,7 +379,7 @@ TEST(TcpStoreTest, ClientsWaitForAServerThatStartsLate) {
   int port = 0;
   {
     auto probe = TcpStoreServer::Start("127.0.0.1", 0, "key");
-    ASSERT_TRUE(probe.ok());
+    ASSERT_OK(probe);
     port = (*probe)->port();
   }
   std::unique_ptr<TcpStoreServer> server;
@@ -390,12 +392,12 @@ TEST(TcpStoreTest, ClientsWaitForAServerThatStartsLate) {
   auto client = ConnectStore(absl::StrCat("tcp://127.0.0.1:", port), "key", Soon());
   starter.join();
   ASSERT_TRUE(client.ok()) << client.status();
-  EXPECT_TRUE((*client)->Set("k", "v", Soon()).ok());
+  EXPECT_OK((*client)->Set("k", "v", Soon()));
 }
 
 TEST(TcpStoreTest, AServerThatGoesAwayEndsWaitsWithUnavailable) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0, "key");
-  ASSERT_TRUE(server.ok());
+  ASSERT_OK(server);
   auto client = ConnectStore((*server)->url(), "key", Soon());
   ASSERT_TRUE(client.ok()) << client.status();
   std::thread stopper([&] {
@@ -413,7 +415,7 @@ TEST(TcpStoreTest, NoStoreThereIsADeadlineNotAHang) {
   int port = 0;
   {
     auto probe = TcpStoreServer::Start("127.0.0.1", 0, "key");
-    ASSERT_TRUE(probe.ok());
+    ASSERT_OK(probe);
     port = (*probe)->port();
   }
   absl::StatusOr<std::unique_ptr<KeyValueStore>> client = ConnectStore(
