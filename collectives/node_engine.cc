@@ -1707,7 +1707,42 @@ namespace {
 // poll, within which a small call's peers usually publish.
 constexpr int kQuickPolls = 128;
 
+// At most this many bytes of a slot publication are fetched ahead (SlotReadAhead):
+// lines fetched while the writer still copies into them are taken from it, and each
+// one it must take back costs it a trip (2 ranks, a 512 B Bcast fetched whole: 1.3-2.0x
+// the time).
+constexpr size_t kBytesFetchedAhead = 128;
+
+// Asks for the `bytes` from `from` on, a line at a time, without waiting for them.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void FetchAhead(const char* from, size_t bytes) {
+  for (size_t at = 0; at < bytes; at += NodeSegment::kSlotAlignment) __builtin_prefetch(from + at);
+}
+
 }  // namespace
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotReadAhead() const {
+  switch (call_.collective) {
+    // A peer's whole vector from the start of its slot (TableBytes is 0 for these), once
+    // it outgrows the control line: a Bcast's leaves, the reductions.
+    case Collective::kBcast:
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+    case Collective::kScan:
+    case Collective::kExscan:
+      if (bytes() <= NodeSegment::kInlineBytes) return {};
+      return {0, std::min(bytes(), kBytesFetchedAhead)};
+    // A Scatter leaf's block of the root's slot, once the blocks outgrow its control
+    // line (PublishSmallBlocks: packed in rank order).
+    case Collective::kScatter:
+      if (me() == call_.root ||
+          static_cast<size_t>(ranks()) * bytes() <= NodeSegment::kInlineBytes) {
+        return {};
+      }
+      return {static_cast<size_t>(me()) * bytes(), std::min(bytes(), kBytesFetchedAhead)};
+    default:
+      return {};
+  }
+}
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmall(int& polls) {
   NodeSegment& segment = engine_.segment();
@@ -1789,14 +1824,22 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   ChooseReads(/*may_defer=*/true);
   phase_ = Phase::kGather;
   const bool spin = !engine_.oversubscribed();
+  // The first lines of a slot publication this rank copies whole are fetched with each
+  // look at its word, so that the copy after it finds them: one cache line's trip for
+  // the word and the data together rather than one and then the other. Only where
+  // ranks spin (with ranks sharing cores: 4 ranks on 2, a 128 B Bcast 1.16x the time).
+  const SlotSpan ahead = spin ? SlotReadAhead() : SlotSpan{};
   // (A local counter: next_peer_, where Step takes over, is written only then.)
   for (int rank = read_first_; rank <= read_last_; ++rank) {
+    const char* slot = ahead.bytes > 0 ? segment.Slot(rank, sequence) + ahead.offset : nullptr;
+    FetchAhead(slot, ahead.bytes);
     while (!SequenceReached(segment.published(rank, sequence), sequence)) {
       if (!spin || polls >= kQuickPolls) {
         next_peer_ = rank;
         return Step();
       }
       ++polls;
+      FetchAhead(slot, ahead.bytes);
       PauseWhileSpinning();
     }
     if (segment.check(rank, sequence) != call_.check) {

@@ -403,6 +403,13 @@ class NodeExecution final : public CallExecution {
   // reading is what holds its next call of the same parity back), and compares their
   // check words with its own two calls later (VerifyEagerCall).
   bool RoleNeedsNothing() const;
+  // What of a peer's slot RunSmall fetches while it waits for the peer's word (bytes 0:
+  // nothing).
+  struct SlotSpan {
+    size_t offset = 0;
+    size_t bytes = 0;
+  };
+  SlotSpan SlotReadAhead() const;
   // Before this rank publishes call s: if it was eager in call s - 2, every rank's
   // word of that call against its own (every rank has published it, having read it,
   // and none can publish s + 2 before this rank has read s).
