@@ -1723,7 +1723,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void FetchAhead(const char* from, size_t byt
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotReadAhead() const {
   switch (call_.collective) {
     // A peer's whole vector from the start of its slot (TableBytes is 0 for these), once
-    // it outgrows the control line: a Bcast's leaves, the reductions.
+    // it outgrows the control line: a Bcast's leaves, the reductions. (Where ExposeInSlot
+    // and ReadSmallBlocks put and find them.)
     case Collective::kBcast:
     case Collective::kReduce:
     case Collective::kAllreduce:
@@ -1739,6 +1740,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotR
         return {};
       }
       return {static_cast<size_t>(me()) * bytes(), std::min(bytes(), kBytesFetchedAhead)};
+    // A Gather root's blocks of the leaves' slots (after the table's place).
+    case Collective::kGather:
+      if (me() != call_.root || bytes() <= NodeSegment::kInlineBytes) return {};
+      return {TableBytes(), std::min(bytes(), kBytesFetchedAhead)};
     default:
       return {};
   }
