@@ -250,7 +250,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyFewBytes(char* to, const char* from
 // Whether ExposeBlocks' table of a slot publication of `packed` bytes on `ranks` ranks is
 // in the control line (16-bit pairs) rather than in the slot's first lines: then a
 // reader fetches the control line it reads anyway and the lines of its block, not a
-// table line too (2 ranks, a Scatterv of 32 B: three lines' trips to two). Readers
+// table line too (2 ranks, a Scatterv of 64 B: three lines' trips to two). Readers
 // decide it alike from the published extent.
 bool InlineTable(int ranks, uint64_t packed) {
   return static_cast<size_t>(ranks) * kInlinePairBytes <= NodeSegment::kInlineBytes &&
@@ -587,14 +587,18 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
-  const size_t packed = SumOf(counts) * element_bytes;
+  // A copy leaves out this rank's own block, which it takes from `data` itself (a
+  // Scatterv's root, an Alltoallv's every rank): 2 ranks, a Scatterv of 32 B then fits
+  // the control line with its table.
+  const size_t own = counts[me()] * element_bytes;
+  const size_t packed = SumOf(counts) * element_bytes - own;
   // Copies the blocks one after another into `into` from offset `at` on, telling
   // `record` each one's (offset, bytes); returns the offset after the last. (A control
   // line's few bytes without memcpy calls.)
   const bool few = packed <= NodeSegment::kInlineBytes;
   auto pack = [&](char* into, size_t at, auto&& record) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     for (int rank = 0; rank < ranks(); ++rank) {
-      const size_t length = counts[rank] * element_bytes;
+      const size_t length = rank == me() ? 0 : counts[rank] * element_bytes;
       record(rank, at, length);
       const char* block = data + displs[rank] * element_bytes;
       if (few) {
@@ -613,7 +617,7 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
     std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
   };
   // Blocks that fit the control line with the table go there too, so that a small
-  // call's reader fetches that line alone (2 ranks: up to 36 bytes in all).
+  // call's reader fetches that line alone (2 ranks: a leaf's block of up to 36 bytes).
   const size_t inline_table = static_cast<size_t>(ranks()) * kInlinePairBytes;
   if (inline_table + packed <= NodeSegment::kInlineBytes) {
     const size_t end = pack(payload, inline_table, record_inline);
@@ -1740,6 +1744,19 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotR
         return {};
       }
       return {static_cast<size_t>(me()) * bytes(), std::min(bytes(), kBytesFetchedAhead)};
+    // A Scatterv leaf's block of the root's slot (ExposeBlocks: the leaves' blocks in
+    // rank order after the table's place). A leaf knows its own count alone, so the
+    // place is a guess that every rank's count is its own, the common case: a wrong one
+    // fetches lines this rank does not copy, and changes nothing it reads.
+    case Collective::kScatterv: {
+      const size_t leaves = static_cast<size_t>(ranks() - 1);
+      if (me() == call_.root ||
+          (leaves + 1) * kInlinePairBytes + leaves * bytes() <= NodeSegment::kInlineBytes) {
+        return {};
+      }
+      const size_t before = static_cast<size_t>(me() - (me() > call_.root ? 1 : 0));
+      return {TableBytes() + before * bytes(), std::min(bytes(), kBytesFetchedAhead)};
+    }
     // A Gather root's blocks of the leaves' slots (after the table's place).
     case Collective::kGather:
       if (me() != call_.root || bytes() <= NodeSegment::kInlineBytes) return {};
