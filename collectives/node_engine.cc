@@ -421,7 +421,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::PublishSmallBloc
       if (call_.collective == Collective::kScatterv) {
         return ExposeBlocks(send, call_.vectors[0], call_.vectors[1]);
       }
-      copy_in(send, bytes() * static_cast<size_t>(ranks()));
+      // (Its own block left out, as Publish's copy leaves it: ScatterBlockOffset.)
+      ExposeCopy(send, bytes() * static_cast<size_t>(ranks()), me() * bytes(), bytes());
       return absl::OkStatus();
     default:  // Gather(v)
       if (root) {
@@ -460,7 +461,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::ReadSmallBlocks() {
         return true;
       }
       if (segment.where(root, sequence) == NodeSegment::Where::kAddress) return false;
-      size_t offset = static_cast<size_t>(me()) * block;
+      size_t offset = ScatterBlockOffset();
       if (vectored) {
         const BlockEntry entry = PublishedBlock(root, me());
         if (entry.length != block) return false;
@@ -552,13 +553,33 @@ inline void NodeExecution::ExposeInSlot(const void* data, size_t bytes) {
   segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kSlot, nullptr, bytes);
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ExposeCopy(const char* data, size_t bytes,
+                                                                   size_t hole_at,
+                                                                   size_t hole_bytes) {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const size_t after = hole_at + hole_bytes, copied = bytes - hole_bytes;
+  if (copied <= NodeSegment::kInlineBytes) {
+    char* into = reinterpret_cast<char*>(segment.InlinePayload(me(), sequence));
+    CopyFewBytes(into, data, hole_at);
+    CopyFewBytes(into + hole_at, data + after, bytes - after);
+    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, copied);
+    return;
+  }
+  char* into = segment.Slot(me(), sequence) + TableBytes();
+  if (hole_at > 0) std::memcpy(into, data, hole_at);
+  if (bytes > after) std::memcpy(into + hole_at, data + after, bytes - after);
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, copied);
+}
+
 inline void NodeExecution::PublishUnread(const char* input) {
   engine_.segment().SetWhere(me(), call_.sequence, NodeSegment::Where::kAddress, input, bytes());
 }
 
-absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
-  if (bytes <= NodeSegment::kInlineBytes) {
-    ExposeInline(data, bytes);
+absl::Status NodeExecution::Expose(const char* data, size_t bytes, size_t hole_at,
+                                   size_t hole_bytes) {
+  if (bytes - hole_bytes <= NodeSegment::kInlineBytes) {
+    ExposeCopy(data, bytes, hole_at, hole_bytes);
     return absl::OkStatus();
   }
   NodeSegment& segment = engine_.segment();
@@ -569,7 +590,7 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes) {
   const BufferRef shared =
       !fits || LendsMappedBuffer(bytes) ? FindSharedBuffer(data, bytes) : BufferRef();
   if (fits && !shared) {
-    ExposeInSlot(data, bytes);
+    ExposeCopy(data, bytes, hole_at, hole_bytes);
     return absl::OkStatus();
   }
   if (!engine_.single_copy()) {
@@ -722,7 +743,10 @@ absl::Status NodeExecution::Publish() {
       status = Expose(input, SumOf(counts) * element_bytes);
       break;
     case Collective::kScatter:
-      status = Expose(root ? send : nullptr, root ? bytes() * static_cast<size_t>(ranks()) : 0);
+      // A copy leaves out the root's own block, which it takes from `send` itself
+      // (ScatterBlockOffset): 2 ranks, 8 KiB, half the copy into the slot.
+      status = root ? Expose(send, bytes() * static_cast<size_t>(ranks()), me() * bytes(), bytes())
+                    : Expose(nullptr, 0);
       if (!root) ExposeDestination(recv, bytes());
       break;
     case Collective::kScatterv:
@@ -917,6 +941,12 @@ NodeExecution::BlockEntry NodeExecution::PublishedBlock(int rank, int to) const 
   }
   const auto* table = reinterpret_cast<const uint64_t*>(segment.Slot(rank, call_.sequence));
   return {table[2 * to], table[2 * to + 1]};
+}
+
+size_t NodeExecution::ScatterBlockOffset() const {
+  const int root = call_.root;
+  const bool copied = engine_.segment().where(root, call_.sequence) != NodeSegment::Where::kAddress;
+  return static_cast<size_t>(me() - (copied && me() > root ? 1 : 0)) * bytes();
 }
 
 inline const char* NodeExecution::InSegment(int rank, size_t offset) const {
@@ -1435,7 +1465,8 @@ absl::Status NodeExecution::Gather() {
       }
       const size_t share = HubShare(block);
       awaits_stage_ = share > 0;
-      if (!vectored) return Fetch(call_.root, me() * block + share, block - share, recv + share);
+      if (!vectored)
+        return Fetch(call_.root, ScatterBlockOffset() + share, block - share, recv + share);
       const BlockEntry entry = PublishedBlock(call_.root, me());
       if (entry.length != block) {
         return absl::InvalidArgumentError(
@@ -1736,14 +1767,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotR
     case Collective::kExscan:
       if (bytes() <= NodeSegment::kInlineBytes) return {};
       return {0, std::min(bytes(), kBytesFetchedAhead)};
-    // A Scatter leaf's block of the root's slot, once the blocks outgrow its control
-    // line (PublishSmallBlocks: packed in rank order).
+    // A Scatter leaf's block of the root's slot, once the leaves' blocks outgrow its
+    // control line (PublishSmallBlocks: a copy, so ScatterBlockOffset's).
     case Collective::kScatter:
       if (me() == call_.root ||
-          static_cast<size_t>(ranks()) * bytes() <= NodeSegment::kInlineBytes) {
+          static_cast<size_t>(ranks() - 1) * bytes() <= NodeSegment::kInlineBytes) {
         return {};
       }
-      return {static_cast<size_t>(me()) * bytes(), std::min(bytes(), kBytesFetchedAhead)};
+      return {static_cast<size_t>(me() - (me() > call_.root ? 1 : 0)) * bytes(),
+              std::min(bytes(), kBytesFetchedAhead)};
     // A Scatterv leaf's block of the root's slot (ExposeBlocks: the leaves' blocks in
     // rank order after the table's place). A leaf knows its own count alone, so the
     // place is a guess that every rank's count is its own, the common case: a wrong one

@@ -316,8 +316,12 @@ class NodeExecution final : public CallExecution {
   // (no peer reads it, so the call neither copies it nor waits for readers): a Scan's
   // last rank's.
   void PublishUnread(const char* input);
-  // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is.
-  absl::Status Expose(const char* data, size_t bytes);
+  // Publishes `bytes` at `data`: inline, in the slot, or (beyond it) where it is. A copy
+  // (inline or in the slot) leaves out the `hole_bytes` at `hole_at`, which no reader
+  // reads (a Scatter root's own block); a lent buffer is as it is.
+  absl::Status Expose(const char* data, size_t bytes, size_t hole_at = 0, size_t hole_bytes = 0);
+  // Expose's copy: inline where what it keeps fits the control line, else in the slot.
+  void ExposeCopy(const char* data, size_t bytes, size_t hole_at, size_t hole_bytes);
   // Publishes the blocks of `data` at `displs` (elements) of `counts` elements, one per
   // rank, with the table of where each starts.
   absl::Status ExposeBlocks(const char* data, absl::Span<const size_t> counts,
@@ -332,6 +336,10 @@ class NodeExecution final : public CallExecution {
     uint64_t length;
   };
   BlockEntry PublishedBlock(int rank, int to) const;
+  // Where this rank's block starts in its Scatter root's publication: a copy leaves out
+  // the root's own block (Publish, PublishSmallBlocks), a lent buffer is the root's
+  // send buffer as it is.
+  size_t ScatterBlockOffset() const;
   // Bytes before the data in a slot: the table of ExposeBlocks' collectives.
   size_t TableBytes() const;
   // Copies `bytes` at `offset` of `rank`'s publication into `destination`.
