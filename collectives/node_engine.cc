@@ -1802,6 +1802,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const int self = me(), last = ranks() - 1;
+  // An eager call two calls back is compared below (VerifyEagerCall), before this
+  // rank publishes: its peers' lines are asked for now, so that their trip overlaps the
+  // waits and the copy before it rather than holding back the publication (2 ranks,
+  // 8-128 B, rooted calls, scan and exscan 0.81-1.05x the time). Only where ranks
+  // spin, as the fetch ahead.
+  if (ABSL_PREDICT_FALSE(engine_.eager_call(sequence).pending) && !engine_.oversubscribed()) {
+    for (int rank = 0; rank <= last; ++rank) {
+      if (rank != self) segment.FetchCheck(rank, sequence - 2);
+    }
+  }
   // kPublish: every rank read the call before last (known from its publications, as
   // a rule), so this rank's payload of the call's parity is free.
   for (int rank = 0; rank <= last; ++rank) {

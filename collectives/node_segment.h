@@ -185,6 +185,10 @@ class NodeSegment {
   uint32_t check(int rank, uint32_t sequence) const {
     return control(rank, sequence)->check[(sequence >> 1) & 1];
   }
+  // Asks for the line of `check(rank, sequence)` without waiting for it.
+  void FetchCheck(int rank, uint32_t sequence) const {
+    __builtin_prefetch(&control(rank, sequence)->check[(sequence >> 1) & 1]);
+  }
 
   // Rank `rank`'s inline payload and slot for calls of `sequence`'s parity.
   char* InlinePayload(int rank, uint32_t sequence) const {
