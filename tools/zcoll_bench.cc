@@ -9,7 +9,8 @@
 //
 // Method: 1000 timed iterations after 100 warm-up ones up to 8 KiB, 100 after 10
 // above; each iteration timed alone (reduce: barrier; t0; coll; t1 -- the others:
-// t0; coll; t1; barrier); the per-rank mean averaged over ranks. Float sum. Ranks are
+// t0; coll; t1; barrier; t0 and t1 clock_gettime, as MPI_Wtime, with the call alone
+// between them); the per-rank mean averaged over ranks. Float sum. Ranks are
 // bound to a core each while they fit the machine's (--bind=none: not), as mpirun binds
 // the peers'.
 //
