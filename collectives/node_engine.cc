@@ -610,9 +610,10 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
   // A copy leaves out this rank's own block, which it takes from `data` itself (a
   // Scatterv's root, an Alltoallv's every rank): 2 ranks, a Scatterv of 32 B then fits
-  // the control line with its table.
-  const size_t own = counts[me()] * element_bytes;
-  const size_t packed = SumOf(counts) * element_bytes - own;
+  // the control line with its table. Whether the blocks are copied or lent is still
+  // decided by all of them (`all`), as the limits were measured (CopyInLimit).
+  const size_t all = SumOf(counts) * element_bytes;
+  const size_t packed = all - counts[me()] * element_bytes;
   // Copies the blocks one after another into `into` from offset `at` on, telling
   // `record` each one's (offset, bytes); returns the offset after the last. (A control
   // line's few bytes without memcpy calls.)
@@ -649,8 +650,8 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
   // The bytes from `data` that the blocks span and the zcoll buffer holding them, where
   // they are lent either way or would be for being in one (as Expose's).
-  const bool fits = table_bytes + packed <= CopyInLimit();
-  const bool may_lend = !fits || LendsMappedBuffer(packed);
+  const bool fits = table_bytes + all <= CopyInLimit();
+  const bool may_lend = !fits || LendsMappedBuffer(all);
   size_t extent = 0;
   if (may_lend) {
     for (int rank = 0; rank < ranks(); ++rank) {
