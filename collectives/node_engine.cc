@@ -402,18 +402,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::SmallBlocks() const {
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::PublishSmallBlocks() {
   const bool root = me() == call_.root;
   const char* send = static_cast<const char*>(call_.send);
-  auto copy_in = [this](const void* data, size_t bytes) ABSL_ATTRIBUTE_ALWAYS_INLINE {
-    if (bytes <= NodeSegment::kInlineBytes) {
-      ExposeInline(data, bytes);
-    } else {
-      ExposeInSlot(data, bytes);
-    }
-  };
   switch (call_.collective) {
     case Collective::kScatter:
     case Collective::kScatterv:
       if (!root) {
-        copy_in(nullptr, 0);
+        ExposeCopy(nullptr, 0);
         // (The extent a root that writes this rank's block compares its count with.)
         ExposeDestination(call_.recv, bytes());
         return absl::OkStatus();
@@ -429,9 +422,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::PublishSmallBloc
         // (No rank writes into it: an extent of none, so that none writes by a stale
         // one.)
         ExposeDestination(call_.recv, 0);
-        copy_in(nullptr, 0);
+        ExposeCopy(nullptr, 0);
       } else {
-        copy_in(send, bytes());
+        ExposeCopy(send, bytes());
       }
       return absl::OkStatus();
   }
@@ -540,26 +533,14 @@ size_t NodeExecution::TableBytes() const {
   return node_engine_limits::TableBytes(call_.collective, ranks());
 }
 
-inline void NodeExecution::ExposeInline(const void* data, size_t bytes) {
-  NodeSegment& segment = engine_.segment();
-  CopyFewBytes(reinterpret_cast<char*>(segment.InlinePayload(me(), call_.sequence)),
-               static_cast<const char*>(data), bytes);
-  segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kInline, nullptr, bytes);
-}
-
-inline void NodeExecution::ExposeInSlot(const void* data, size_t bytes) {
-  NodeSegment& segment = engine_.segment();
-  std::memcpy(segment.Slot(me(), call_.sequence) + TableBytes(), data, bytes);
-  segment.SetWhere(me(), call_.sequence, NodeSegment::Where::kSlot, nullptr, bytes);
-}
-
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ExposeCopy(const char* data, size_t bytes,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ExposeCopy(const void* from, size_t bytes,
                                                                    size_t hole_at,
                                                                    size_t hole_bytes) {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
+  const char* data = static_cast<const char*>(from);
   const size_t after = hole_at + hole_bytes, copied = bytes - hole_bytes;
-  if (copied <= NodeSegment::kInlineBytes) {
+  if (ABSL_PREDICT_TRUE(copied <= NodeSegment::kInlineBytes)) {
     char* into = reinterpret_cast<char*>(segment.InlinePayload(me(), sequence));
     CopyFewBytes(into, data, hole_at);
     CopyFewBytes(into + hole_at, data + after, bytes - after);
@@ -690,7 +671,7 @@ absl::Status NodeExecution::Publish() {
   // The reductions' publication (their input) before the general dispatch: every rank
   // of them publishes it, and one that fits the control line defers nothing.
   if (call_.collective == Collective::kAllreduce && bytes() <= NodeSegment::kInlineBytes) {
-    ExposeInline(call_.in_place ? call_.recv : call_.send, bytes());
+    ExposeCopy(call_.in_place ? call_.recv : call_.send, bytes());
     return absl::OkStatus();
   }
   NodeSegment& segment = engine_.segment();
@@ -944,10 +925,14 @@ NodeExecution::BlockEntry NodeExecution::PublishedBlock(int rank, int to) const 
   return {table[2 * to], table[2 * to + 1]};
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline size_t NodeExecution::PlaceAmongLeaves() const {
+  return static_cast<size_t>(me() - (me() > call_.root ? 1 : 0));
+}
+
 size_t NodeExecution::ScatterBlockOffset() const {
-  const int root = call_.root;
-  const bool copied = engine_.segment().where(root, call_.sequence) != NodeSegment::Where::kAddress;
-  return static_cast<size_t>(me() - (copied && me() > root ? 1 : 0)) * bytes();
+  const bool copied =
+      engine_.segment().where(call_.root, call_.sequence) != NodeSegment::Where::kAddress;
+  return (copied ? PlaceAmongLeaves() : static_cast<size_t>(me())) * bytes();
 }
 
 inline const char* NodeExecution::InSegment(int rank, size_t offset) const {
@@ -1759,7 +1744,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void FetchAhead(const char* from, size_t byt
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotReadAhead() const {
   switch (call_.collective) {
     // A peer's whole vector from the start of its slot (TableBytes is 0 for these), once
-    // it outgrows the control line: a Bcast's leaves, the reductions. (Where ExposeInSlot
+    // it outgrows the control line: a Bcast's leaves, the reductions. (Where ExposeCopy
     // puts it and InSegment finds it.)
     case Collective::kBcast:
     case Collective::kReduce:
@@ -1775,8 +1760,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotR
           static_cast<size_t>(ranks() - 1) * bytes() <= NodeSegment::kInlineBytes) {
         return {};
       }
-      return {static_cast<size_t>(me() - (me() > call_.root ? 1 : 0)) * bytes(),
-              std::min(bytes(), kBytesFetchedAhead)};
+      return {PlaceAmongLeaves() * bytes(), std::min(bytes(), kBytesFetchedAhead)};
     // A Scatterv leaf's block of the root's slot (ExposeBlocks: the leaves' blocks in
     // rank order after the table's place). A leaf knows its own count alone, so the
     // place is a guess that every rank's count is its own, the common case: a wrong one
@@ -1787,8 +1771,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline NodeExecution::SlotSpan NodeExecution::SlotR
           (leaves + 1) * kInlinePairBytes + leaves * bytes() <= NodeSegment::kInlineBytes) {
         return {};
       }
-      const size_t before = static_cast<size_t>(me() - (me() > call_.root ? 1 : 0));
-      return {TableBytes() + before * bytes(), std::min(bytes(), kBytesFetchedAhead)};
+      return {TableBytes() + PlaceAmongLeaves() * bytes(), std::min(bytes(), kBytesFetchedAhead)};
     }
     // A Gather root's blocks of the leaves' slots (after the table's place).
     case Collective::kGather:
@@ -1852,12 +1835,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
       Fail(std::move(status));
       return Transport::PollResult::kDone;
     }
-  } else if (ABSL_PREDICT_TRUE(length <= NodeSegment::kInlineBytes)) {
+  } else {
     // (The destinations Publish also exposes serve only large calls. These collectives
     // publish no table, and kSlotBytes >= kEagerBytes.)
-    ExposeInline(data, length);
-  } else {
-    ExposeInSlot(data, length);
+    ExposeCopy(data, length);
   }
   // An eager call two calls back is compared only now, after this call's contribution
   // is written (unseen until it is published below): the comparison's loads of the

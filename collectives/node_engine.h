@@ -307,11 +307,6 @@ class NodeExecution final : public CallExecution {
   absl::Status ChainChunk(uint32_t chunk);
   // How many chunks a chained call's vector has (chain_chunk_ elements each).
   uint32_t ChainChunks() const;
-  // Publishes `bytes` (at most NodeSegment::kInlineBytes) at `data` in the control line.
-  void ExposeInline(const void* data, size_t bytes);
-  // Publishes `bytes` (at most the slot's, past the call's table) at `data`, copied
-  // into this rank's slot.
-  void ExposeInSlot(const void* data, size_t bytes);
   // Publishes this rank's vector `input` where it lies, for its own reduction alone
   // (no peer reads it, so the call neither copies it nor waits for readers): a Scan's
   // last rank's.
@@ -320,8 +315,10 @@ class NodeExecution final : public CallExecution {
   // (inline or in the slot) leaves out the `hole_bytes` at `hole_at`, which no reader
   // reads (a Scatter root's own block); a lent buffer is as it is.
   absl::Status Expose(const char* data, size_t bytes, size_t hole_at = 0, size_t hole_bytes = 0);
-  // Expose's copy: inline where what it keeps fits the control line, else in the slot.
-  void ExposeCopy(const char* data, size_t bytes, size_t hole_at, size_t hole_bytes);
+  // Publishes a copy of `bytes` at `data` but for the `hole_bytes` at `hole_at`: in the
+  // control line where what it keeps fits, else in this rank's slot past the call's
+  // table (Expose's copy, and the small calls').
+  void ExposeCopy(const void* data, size_t bytes, size_t hole_at = 0, size_t hole_bytes = 0);
   // Publishes the blocks of `data` at `displs` (elements) of `counts` elements, one per
   // rank, with the table of where each starts.
   absl::Status ExposeBlocks(const char* data, absl::Span<const size_t> counts,
@@ -340,6 +337,9 @@ class NodeExecution final : public CallExecution {
   // the root's own block (Publish, PublishSmallBlocks), a lent buffer is the root's
   // send buffer as it is.
   size_t ScatterBlockOffset() const;
+  // This rank's place among a rooted call's leaves (its rank, less one past the root):
+  // where a copy of the root's blocks without its own puts this rank's.
+  size_t PlaceAmongLeaves() const;
   // Bytes before the data in a slot: the table of ExposeBlocks' collectives.
   size_t TableBytes() const;
   // Copies `bytes` at `offset` of `rank`'s publication into `destination`.
