@@ -489,9 +489,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::ReadSmallBlocks() {
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::End() {
   finished_ = true;
-  // (clear() is a call of its own, about twenty instructions, where a small call maps
-  // nothing.)
-  if (ABSL_PREDICT_FALSE(!mapped_.empty())) mapped_.clear();
   if (deferred_result_ != nullptr) scratch_pool_.Release(std::move(deferred_result_));
   if (chain_prefix_ != nullptr) scratch_pool_.Release(std::move(chain_prefix_));
   engine_.Ended(this);
@@ -959,19 +956,24 @@ const char* NodeExecution::Direct(int rank, size_t offset) {
 
 char* NodeExecution::Mapped(int rank, NodeSegment::Exposed what, uint64_t address, size_t bytes) {
   if (engine_.SameProcess(rank)) return reinterpret_cast<char*>(address);
-  const BufferRef buffer = engine_.segment().buffer(rank, call_.sequence, what);
+  const NodeSegment& segment = engine_.segment();
+  const BufferRef buffer = segment.buffer(rank, call_.sequence, what);
   if (!buffer) return nullptr;
-  // The call keeps what it maps, so that nothing unmaps it while the call reads.
-  for (const auto& [ref_rank, ref, mapping] : mapped_) {
-    if (ref_rank == rank && ref.fd == buffer.fd && ref.serial == buffer.serial) {
-      return mapping == nullptr ? nullptr : mapping->Translate(address, bytes);
-    }
+  // The execution keeps each peer's last buffer of each kind: a call finds it here in
+  // a few loads, where the process's registry takes a lock (on 64 ranks, 63 a call),
+  // and holds it for the whole call, so that nothing unmaps it while the call reads
+  // (only a later call replaces it, with that peer's other buffer).
+  constexpr size_t kKinds = 3;
+  static_assert(static_cast<size_t>(NodeSegment::Exposed::kDestination) < kKinds);
+  const size_t at = static_cast<size_t>(rank) * kKinds + static_cast<size_t>(what);
+  if (ABSL_PREDICT_FALSE(mapped_.size() <= at))
+    mapped_.resize(static_cast<size_t>(ranks()) * kKinds);
+  PeerMapping& known = mapped_[at];
+  const uint32_t pid = segment.pid(rank);
+  if (known.pid != pid || known.ref.fd != buffer.fd || known.ref.serial != buffer.serial) {
+    known = PeerMapping{pid, buffer, MapPeerBuffer(pid, buffer)};
   }
-  std::shared_ptr<const PeerBufferMapping> mapping =
-      MapPeerBuffer(engine_.segment().pid(rank), buffer);
-  char* local = mapping == nullptr ? nullptr : mapping->Translate(address, bytes);
-  mapped_.emplace_back(rank, buffer, std::move(mapping));
-  return local;
+  return known.mapping == nullptr ? nullptr : known.mapping->Translate(address, bytes);
 }
 
 absl::Status NodeExecution::CopyWithPeer(int rank, bool write, NodeSegment::Exposed what,

@@ -518,8 +518,14 @@ class NodeExecution final : public CallExecution {
   // A deferred result, from scratch_pool_ for the call alone.
   std::shared_ptr<ScratchArena> deferred_result_;
   std::vector<std::pair<size_t, size_t>> ranges_;
-  // Peers' zcoll buffers this call mapped (null: could not), held until it ends.
-  std::vector<std::tuple<int, BufferRef, std::shared_ptr<const PeerBufferMapping>>> mapped_;
+  // Peers' zcoll buffers this execution mapped, by rank and kind (Mapped), kept for
+  // its later calls (null: could not be mapped).
+  struct PeerMapping {
+    uint32_t pid = 0;
+    BufferRef ref;
+    std::shared_ptr<const PeerBufferMapping> mapping;
+  };
+  std::vector<PeerMapping> mapped_;
 };
 
 }  // namespace zcoll

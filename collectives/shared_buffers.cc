@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/mutex.h"
 
@@ -41,17 +42,31 @@ struct OwnBuffer {
 };
 
 struct PeerEntry {
-  uint32_t pid;
   BufferRef ref;
   uint64_t last_used;
   std::shared_ptr<const PeerBufferMapping> mapping;  // null: it could not be mapped
 };
 
+// Where a process's serials start: random, so that a process that takes a gone
+// process's pid does not give its buffers the serials of that one's, which a peer may
+// still hold mappings of (the pid, the descriptor and the serial must all match). A
+// forked child, which inherits its parent's count, starts again (serial_pid).
+uint32_t FirstSerial() {
+  uint32_t serial = 0;
+  if (getentropy(&serial, sizeof serial) != 0) {
+    serial = static_cast<uint32_t>(getpid()) * 2654435761u;
+  }
+  return serial == 0 ? 1 : serial;
+}
+
 struct Registry {
   Mutex mutex;
   std::map<uintptr_t, OwnBuffer> own ABSL_GUARDED_BY(mutex);  // by data address
-  uint32_t next_serial ABSL_GUARDED_BY(mutex) = 1;
-  std::vector<PeerEntry> peers ABSL_GUARDED_BY(mutex);
+  uint32_t next_serial ABSL_GUARDED_BY(mutex) = 0;
+  pid_t serial_pid ABSL_GUARDED_BY(mutex) = 0;  // the process next_serial is for
+  // Peers' buffers mapped here, by the peer's pid.
+  absl::flat_hash_map<uint32_t, std::vector<PeerEntry>> peers ABSL_GUARDED_BY(mutex);
+  size_t peer_entries ABSL_GUARDED_BY(mutex) = 0;
   uint64_t clock ABSL_GUARDED_BY(mutex) = 0;
   // Whether this process has any buffer (FindSharedBuffer's lock-free answer when not).
   std::atomic<size_t> own_count{0};
@@ -109,6 +124,10 @@ absl::StatusOr<void*> AllocateSharedBuffer(size_t bytes) {
   char* data = static_cast<char*>(base) + kHeaderBytes;
   Registry& registry = TheRegistry();
   MutexLock lock(&registry.mutex);
+  if (registry.serial_pid != getpid()) {
+    registry.serial_pid = getpid();
+    registry.next_serial = FirstSerial();
+  }
   const uint32_t serial = registry.next_serial++;
   if (registry.next_serial == 0) registry.next_serial = 1;
   auto* header = static_cast<BufferHeader*>(base);
@@ -163,23 +182,45 @@ std::shared_ptr<const PeerBufferMapping> MapPeerBuffer(uint32_t pid, BufferRef r
   Registry& registry = TheRegistry();
   MutexLock lock(&registry.mutex);
   const uint64_t now = ++registry.clock;
-  std::vector<PeerEntry>& peers = registry.peers;
-  for (size_t i = 0; i < peers.size(); ++i) {
-    PeerEntry& entry = peers[i];
-    if (entry.pid != pid || entry.ref.fd != ref.fd) continue;
+  std::vector<PeerEntry>& entries = registry.peers[pid];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    PeerEntry& entry = entries[i];
+    if (entry.ref.fd != ref.fd) continue;
     if (entry.ref.serial == ref.serial) {
       entry.last_used = now;
       return entry.mapping;
     }
     // The descriptor holds another buffer now: the old one was freed.
-    peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(i));
+    entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+    --registry.peer_entries;
     break;
   }
-  if (peers.size() >= kMappedPeerBuffers) {
-    auto oldest = std::min_element(
-        peers.begin(), peers.end(),
-        [](const PeerEntry& a, const PeerEntry& b) { return a.last_used < b.last_used; });
-    peers.erase(oldest);
+  auto least_recent = [](const PeerEntry& a, const PeerEntry& b) {
+    return a.last_used < b.last_used;
+  };
+  if (entries.size() >= kMappedBuffersPerPeer) {
+    entries.erase(std::min_element(entries.begin(), entries.end(), least_recent));
+    --registry.peer_entries;
+  }
+  if (registry.peer_entries >= kMappedPeerBuffers) {
+    // The least recently used of all (a gone process's, as a rule): a scan, on a miss
+    // past the whole bound alone.
+    uint32_t oldest_pid = 0;
+    std::vector<PeerEntry>* oldest_in = nullptr;
+    std::vector<PeerEntry>::iterator oldest;
+    for (auto& [other_pid, others] : registry.peers) {
+      if (others.empty()) continue;
+      auto found = std::min_element(others.begin(), others.end(), least_recent);
+      if (oldest_in == nullptr || found->last_used < oldest->last_used) {
+        oldest_pid = other_pid, oldest_in = &others, oldest = found;
+      }
+    }
+    if (oldest_in != nullptr) {
+      oldest_in->erase(oldest);
+      --registry.peer_entries;
+      // (Not this pid's: `entries` refers into the table.)
+      if (oldest_in->empty() && oldest_pid != pid) registry.peers.erase(oldest_pid);
+    }
   }
   std::shared_ptr<const PeerBufferMapping> mapping;
   const std::string path = absl::StrCat("/proc/", pid, "/fd/", ref.fd);
@@ -202,7 +243,8 @@ std::shared_ptr<const PeerBufferMapping> MapPeerBuffer(uint32_t pid, BufferRef r
     }
     close(fd);
   }
-  peers.push_back(PeerEntry{pid, ref, now, mapping});
+  entries.push_back(PeerEntry{ref, now, mapping});
+  ++registry.peer_entries;
   return mapping;
 }
 

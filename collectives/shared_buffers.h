@@ -15,10 +15,12 @@
 //
 // Lifetime: a file lives while its owner keeps it or any process maps it, so a peer's
 // mapping never points at freed memory; a reader holds its mapping (shared) for the
-// whole call that uses it. Each process keeps at most kMappedPeerBuffers peers'
-// mappings (least recently used dropped first), and drops a peer's mapping as soon
-// as it sees that the peer's descriptor now holds another buffer; until then a freed
-// peer buffer's pages stay allocated.
+// whole call that uses it. Each process keeps at most kMappedBuffersPerPeer mappings
+// of each peer's buffers and kMappedPeerBuffers in all (least recently used dropped
+// first), and drops a peer's mapping as soon as it sees that the peer's descriptor now
+// holds another buffer; until then a freed peer buffer's pages stay allocated. (A node
+// engine execution also keeps the mapping of each peer's last buffer of each kind
+// for its next call, which then takes no lock: NodeExecution::Mapped.)
 
 #ifndef ZCOLL_COLLECTIVES_SHARED_BUFFERS_H_
 #define ZCOLL_COLLECTIVES_SHARED_BUFFERS_H_
@@ -62,8 +64,16 @@ class PeerBufferMapping {
   size_t data_bytes_;
 };
 
-// How many peers' buffers a process keeps mapped.
-inline constexpr size_t kMappedPeerBuffers = 64;
+// How many buffers of one peer process a process keeps mapped, and how many of all its
+// peers'. A node engine call maps up to three buffers of each peer (what it publishes,
+// its result, its destination), every call again: were the bound below what a node's
+// calls use, least-recently-used order would drop each mapping just before its next
+// use (until 2026-11-29 one bound of 64 for all: on 40 ranks a 256 KiB allreduce of
+// AllocateBuffer buffers mapped and unmapped every peer's two buffers in every call,
+// 54 ms against 3.2 with ordinary buffers; README.md, "Zero copy"). The bound of all is for the
+// mappings of gone processes, which only it drops.
+inline constexpr size_t kMappedBuffersPerPeer = 16;
+inline constexpr size_t kMappedPeerBuffers = 4096;
 
 // Allocates `bytes` (> 0) of memory the node's peers can map: page aligned, zeroed.
 absl::StatusOr<void*> AllocateSharedBuffer(size_t bytes);

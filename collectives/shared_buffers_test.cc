@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -77,6 +79,103 @@ TEST(SharedBuffersTest, APeerProcessMapsTheBufferAndRejectsAStaleReference) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_STREQ(bytes + 5000, "from the child");
   ASSERT_OK(FreeSharedBuffer(bytes));
+}
+
+// More peers' buffers than the old bound of all (64) stay mapped from one round of
+// lookups to the next, as a node engine call on 40 ranks looks its peers' two buffers
+// up again in every call (with a bound below that, least-recently-used order dropped
+// each mapping just before its next use). Each child holds two buffers and waits.
+TEST(SharedBuffersTest, ManyPeersBuffersStayMappedFromOneRoundToTheNext) {
+  constexpr int kPeers = 40, kBuffersEach = 2;
+  static_assert(kPeers * kBuffersEach > 64);
+  static_assert(kBuffersEach <= kMappedBuffersPerPeer);
+  struct Published {
+    uint32_t pid, fd, serial, value;
+    uint64_t address;
+  };
+  int to_parent[2], to_children[2];
+  ASSERT_EQ(pipe(to_parent), 0);
+  ASSERT_EQ(pipe(to_children), 0);
+  std::vector<pid_t> children;
+  for (int peer = 0; peer < kPeers; ++peer) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(to_parent[0]);
+      close(to_children[1]);
+      Published mine[kBuffersEach];
+      for (int b = 0; b < kBuffersEach; ++b) {
+        absl::StatusOr<void*> data = AllocateSharedBuffer(4096);
+        if (!data.ok()) _exit(2);
+        const auto value = static_cast<uint32_t>(peer * kBuffersEach + b);
+        static_cast<uint32_t*>(*data)[0] = value;
+        const BufferRef ref = FindSharedBuffer(*data, 4096);
+        mine[b] = Published{static_cast<uint32_t>(getpid()), ref.fd, ref.serial, value,
+                            reinterpret_cast<uint64_t>(*data)};
+      }
+      if (write(to_parent[1], mine, sizeof mine) != static_cast<ssize_t>(sizeof mine)) _exit(3);
+      char done;
+      while (read(to_children[0], &done, 1) > 0) {
+      }
+      _exit(0);
+    }
+    children.push_back(child);
+  }
+  close(to_parent[1]);
+  close(to_children[0]);
+  std::vector<Published> published(kPeers * kBuffersEach);
+  // (Each child's record is written at once, within PIPE_BUF: whole, in some order.)
+  for (int peer = 0; peer < kPeers; ++peer) {
+    Published record[kBuffersEach];
+    ASSERT_EQ(read(to_parent[0], record, sizeof record), static_cast<ssize_t>(sizeof record));
+    for (int b = 0; b < kBuffersEach; ++b) published[peer * kBuffersEach + b] = record[b];
+  }
+  std::vector<std::shared_ptr<const PeerBufferMapping>> first_round(published.size());
+  for (size_t i = 0; i < published.size(); ++i) {
+    const BufferRef ref{published[i].fd, published[i].serial};
+    first_round[i] = MapPeerBuffer(published[i].pid, ref);
+    ASSERT_NE(first_round[i], nullptr) << "buffer " << i << " could not be mapped";
+    const auto* value =
+        reinterpret_cast<const uint32_t*>(first_round[i]->Translate(published[i].address, 4));
+    ASSERT_NE(value, nullptr);
+    EXPECT_EQ(*value, published[i].value);
+  }
+  for (size_t i = 0; i < published.size(); ++i) {
+    const BufferRef ref{published[i].fd, published[i].serial};
+    EXPECT_EQ(MapPeerBuffer(published[i].pid, ref), first_round[i])
+        << "buffer " << i << " was mapped again";
+  }
+  close(to_children[1]);
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+}
+
+// A process's buffers' serials start at random: a process that takes a gone one's pid
+// does not give its first buffer the serial that one's first buffer had, which a peer
+// may still have mapped (the pid, the descriptor and the serial would all match).
+TEST(SharedBuffersTest, TwoProcessesFirstBuffersHaveDifferentSerials) {
+  uint32_t serials[2] = {0, 0};
+  for (uint32_t& serial : serials) {
+    int pipe_ends[2];
+    ASSERT_EQ(pipe(pipe_ends), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      absl::StatusOr<void*> data = AllocateSharedBuffer(1);
+      if (!data.ok()) _exit(2);
+      const uint32_t mine = FindSharedBuffer(*data, 1).serial;
+      _exit(write(pipe_ends[1], &mine, sizeof mine) == sizeof mine ? 0 : 3);
+    }
+    close(pipe_ends[1]);
+    ASSERT_EQ(read(pipe_ends[0], &serial, sizeof serial), static_cast<ssize_t>(sizeof serial));
+    close(pipe_ends[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+  }
+  EXPECT_NE(serials[0], serials[1]);
 }
 
 }  // namespace
