@@ -1037,6 +1037,42 @@ TEST_P(NodeEngineInSlotsTest, ZcollBuffersLentWithinTheSlotsMatchTheReference) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// A reducer that stages every peer's data says it consumed them before it reduces
+// (NodeExecution::ConsumeAfterReading), so that its lenders may go; one that reduces a
+// peer's zcoll buffer where it lies must not, or that peer could overwrite it first.
+// Rank 0's vectors are zcoll buffers (the others read them in place), the others'
+// ordinary ones (read into staging); every rank overwrites its vector as soon as its
+// call returns, round after round.
+TEST_P(NodeEngineInSlotsTest, ALenderOverwritesItsVectorOnceItsReadersAreDone) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    const int size = comm.size(), rank = comm.rank();
+    constexpr size_t kBlock = 96 * 1024 / sizeof(float);
+    const size_t count = kBlock * static_cast<size_t>(size);
+    ASSERT_GT(count * sizeof(float), kNodeSlotBytes);  // lent
+    const Bytes zeros(count * sizeof(float), 0);
+    ZcollBuffer send(zeros, /*shared=*/rank == 0);
+    auto* vector = reinterpret_cast<float*>(send.data());
+    std::vector<float> block(kBlock);
+    for (int round = 0; round < 40; ++round) {
+      for (size_t i = 0; i < count; ++i) vector[i] = static_cast<float>(i % 89 + rank + round);
+      ASSERT_OK(comm.ReduceScatterBlock(vector, block.data(), kBlock, DataType::kFloat,
+                                        PredefinedOp::kSum));
+      std::fill(vector, vector + count, -1e6f);  // this rank's call is over
+      const size_t first = kBlock * static_cast<size_t>(rank);
+      const int ranks_sum = size * (size - 1) / 2;
+      for (size_t i = 0; i < kBlock; ++i) {
+        const auto expected =
+            static_cast<float>(size * static_cast<int>((first + i) % 89 + round) + ranks_sum);
+        ASSERT_EQ(block[i], expected)
+            << "element " << i << " of round " << round << " on rank " << rank;
+      }
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
                          ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 4},
                                            CommunicatorJob{.local_provider = "shm", .size = 9},

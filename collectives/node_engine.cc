@@ -355,6 +355,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
     chain_made_ = 0;
     chain_available_ = 0;
   }
+  // (Where the call's one reduction is its last look at its peers' data, and cannot fail
+  // once its inputs are read: ConsumeAfterReading.)
+  switch (call.collective) {
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+    case Collective::kReduceScatterBlock:
+    case Collective::kReduceScatter:
+    case Collective::kScan:
+      consumes_after_reading_ = !partitioned_ && !chained_ && call.op.is_predefined();
+      break;
+    default:
+      consumes_after_reading_ = false;
+      break;
+  }
   exposed_ = false;
   deferred_ = false;
   consumed_ = false;
@@ -1255,14 +1269,17 @@ absl::Status NodeExecution::ReduceAnywhere(int first, int last, size_t offset, s
   std::vector<const void*>& inputs = inputs_;
   inputs.clear();
   int staged_ranks = 0;
-  bool in_place_peers = false;  // a peer's buffer read in place (Direct)
+  bool in_place_peers = false;       // a peer's buffer read in place (Direct)
+  bool peers_read_directly = false;  // a peer's slot or buffer, reduced where it lies
   for (int rank = first; rank <= last; ++rank) {
     const char* input = Direct(rank, offset);
     if (input == nullptr) {
       ++staged_ranks;
-    } else if (rank != me() &&
-               segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress) {
-      in_place_peers = true;
+    } else if (rank != me()) {
+      peers_read_directly = true;
+      if (segment.where(rank, call_.sequence) == NodeSegment::Where::kAddress) {
+        in_place_peers = true;
+      }
     }
     inputs.push_back(input);
   }
@@ -1290,6 +1307,11 @@ absl::Status NodeExecution::ReduceAnywhere(int first, int last, size_t offset, s
         }
         inputs[static_cast<size_t>(rank - first)] = input;
       }
+      // The last chunk staged: where nothing of the peers is reduced where it lies, this
+      // rank has read all it reads of them, and they may go before it has reduced.
+      if (consumes_after_reading_ && !peers_read_directly && done + chunk >= count) {
+        ConsumeAfterReading();
+      }
       RETURN_IF_ERROR(reduce(inputs, out + done * element_bytes, length));
     }
   }
@@ -1304,6 +1326,19 @@ absl::Status NodeExecution::ReduceAnywhere(int first, int last, size_t offset, s
     }
   }
   return absl::OkStatus();
+}
+
+void NodeExecution::ConsumeAfterReading() {
+  // Said now rather than in kDrain, where the lenders wait for it: a Reduce's leaf, on
+  // 2 ranks, returns while the root reduces what it read (medians of 9 alternating runs,
+  // 32 / 48 KiB: reduce 0.88x / 0.86x the time, allreduce 0.96x / 0.90x,
+  // reduce_scatter_block 0.95x / 0.95x, scan 1.00x / 0.90x). As kDrain does it: in the
+  // calls' order, and with no peer gone (else kDrain says it, or fails the call). The
+  // reduction then cannot fail (a predefined op's kernels, resolved).
+  NodeSegment& segment = engine_.segment();
+  if (consumed_ || segment.consumed(me()) != call_.sequence - 1 || segment.anyone_left()) return;
+  segment.Consume(me(), call_.sequence);
+  consumed_ = true;
 }
 
 absl::Status NodeExecution::LeftTheCall(int rank) {
@@ -1701,10 +1736,10 @@ Transport::PollResult NodeExecution::Step() {
     }
     segment.Consume(me(), sequence);
     consumed_ = true;
-    if (!exposed_) {
-      End();
-      return Transport::PollResult::kDone;
-    }
+  }
+  if (!exposed_) {
+    End();
+    return Transport::PollResult::kDone;
   }
   // Peers read this rank's memory: its caller may not reuse it before they are done.
   // (A chain's rank is read by its successor alone: it need not wait for the chain's

@@ -450,6 +450,9 @@ class NodeExecution final : public CallExecution {
   // The block of `count` elements that rank `rank` reduces (its first element, its
   // length): split by the count alone, so every rank splits alike.
   std::pair<size_t, size_t> Block(int rank) const;
+  // Says (Consume) that this rank read all it reads of its peers in the call, once its
+  // reduction has staged their data: where kDrain would, it may now.
+  void ConsumeAfterReading();
   // The error of a call whose peer `rank` left before this rank finished it (while
   // this rank waited for it, or after it published).
   absl::Status LeftTheCall(int rank);
@@ -498,6 +501,9 @@ class NodeExecution final : public CallExecution {
   bool deferred_ = false;
   // This rank has said it read the call (its `consumed`).
   bool consumed_ = false;
+  // Whether the call says it consumed its peers' data once its reduction has read them,
+  // before reducing (ConsumeAfterReading).
+  bool consumes_after_reading_ = false;
   // It waits for some peers' second publication (kStage).
   bool awaits_stage_ = false;
   // A chained Scan or Exscan (node_engine_limits::Chained: ranks agree, by the count):
