@@ -693,6 +693,32 @@ TEST(NodeDataFlowTest, ALentReductionIsReadInChunksAndAnInPlaceAllreduceDefersIt
   }
 }
 
+// A partitioned Allreduce beyond the slots shows its block of the result in the slot
+// where the block fits it (node_engine_limits::ResultInSlot): each rank copies its block
+// into scratch and serves the others from there; where it does not fit, from its
+// buffer.
+TEST(NodeDataFlowTest, APartitionedAllreduceShowsItsBlockInTheSlotWhereItFits) {
+  for (int ranks : {2, 4}) {
+    for (size_t bytes : {size_t{96} * 1024, size_t{512} * 1024}) {
+      CollectiveArgs args = MakeArgs(Collective::kAllreduce, ranks, bytes / 4, 0, false, true);
+      args.element_bytes = 4;
+      const bool in_slot =
+          node_engine_limits::ResultInSlot(Collective::kAllreduce, bytes, kNodeSlotBytes, ranks);
+      // (96 KiB: blocks of 48 and 24 KiB; 512 KiB: of 256 and 128 KiB.)
+      EXPECT_EQ(in_slot, bytes == 96 * 1024) << ranks << " ranks, " << bytes;
+      const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, ranks), 1);
+      int stage_sends = 0, from_scratch = 0;
+      for (const Step& step : schedule.steps()) {
+        if (step.kind != StepKind::kSend || step.tag != kNodeStageTag) continue;
+        ++stage_sends;
+        if (step.inputs.front().buffer.kind == BufferKind::kScratch) ++from_scratch;
+      }
+      EXPECT_EQ(stage_sends, ranks - 1) << ranks << " ranks, " << bytes;
+      EXPECT_EQ(from_scratch, in_slot ? ranks - 1 : 0) << ranks << " ranks, " << bytes;
+    }
+  }
+}
+
 // Nobody reads the last rank's vector in a Scan or Exscan within a slot: it copies
 // none into its slot, in place or not (an Exscan's needs none, a Scan's reduces its
 // own where it lies); the other ranks copy theirs in.

@@ -314,8 +314,14 @@ class NodeFlow {
       ReduceRange(0, p_ - 1, mine.count, Sub(input, mine), none, true, result);
     }
     if (everywhere) {
+      // The block shown in the slot (ResultInSlot), or where it lies.
+      Slice shown = result;
+      if (mine.count > 0 && ResultInSlot(args_.collective, Bytes(count), kNodeSlotBytes, p_)) {
+        shown = Whole(builder_.AddScratch(mine.count), mine.count);
+        builder_.Copy(result, shown);
+      }
       for (int r = 0; r < p_; ++r) {
-        if (r != me_) builder_.Send(r, kNodeStageTag, result);
+        if (r != me_) builder_.Send(r, kNodeStageTag, shown);
       }
       for (int q = 0; q < p_; ++q) {
         if (q != me_)

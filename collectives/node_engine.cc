@@ -341,12 +341,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   // comparison.)
   static_assert(NodeEngine::kSlotBytes >= node_engine_limits::kEagerBytes);
   if (ABSL_PREDICT_TRUE(bytes() <= node_engine_limits::kEagerBytes)) {
-    partitioned_ = partitioned_in_slots_ = chained_ = false;
+    partitioned_ = partitioned_in_slots_ = result_in_slot_ = chained_ = false;
   } else {
     const size_t slot_bytes = engine_.segment().slot_bytes();
     partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
                                                    engine_.oversubscribed());
     partitioned_in_slots_ = partitioned_ && bytes() <= slot_bytes;
+    result_in_slot_ = partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
+                                                                       slot_bytes, ranks());
     chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
   }
   if (chained_) {
@@ -1420,7 +1422,15 @@ absl::Status NodeExecution::Gather() {
       if (everywhere || root) {
         RETURN_IF_ERROR(
             ReduceFrom(0, last, first * element_bytes, length, recv + first * element_bytes));
-        segment.SetResultAddress(me(), call_.sequence, recv, FindSharedBuffer(recv, bytes()));
+        if (result_in_slot_) {
+          // (At the slot's start: ReadStage.)
+          if (length > 0) {
+            std::memcpy(segment.Slot(me(), call_.sequence), recv + first * element_bytes,
+                        length * element_bytes);
+          }
+        } else {
+          segment.SetResultAddress(me(), call_.sequence, recv, FindSharedBuffer(recv, bytes()));
+        }
         segment.PublishStage(me(), call_.sequence);
         awaits_stage_ = true;
         return absl::OkStatus();
@@ -1582,9 +1592,9 @@ absl::Status NodeExecution::ReadStage(int rank) {
   if (length == 0) return absl::OkStatus();
   NodeSegment& segment = engine_.segment();
   char* into = static_cast<char*>(call_.recv) + first * element_bytes;
-  if (partitioned_in_slots_) {
-    std::memcpy(into, segment.Slot(rank, call_.sequence) + first * element_bytes,
-                length * element_bytes);
+  if (partitioned_in_slots_ || result_in_slot_) {
+    const size_t at = partitioned_in_slots_ ? first * element_bytes : 0;
+    std::memcpy(into, segment.Slot(rank, call_.sequence) + at, length * element_bytes);
     return absl::OkStatus();
   }
   const uint64_t address = segment.result_address(rank, call_.sequence) + first * element_bytes;

@@ -494,6 +494,9 @@ class NodeExecution final : public CallExecution {
   // reduced from the slots into the slots).
   bool partitioned_ = false;
   bool partitioned_in_slots_ = false;
+  // A partitioned Allreduce's block of the result shown in the slot
+  // (node_engine_limits::ResultInSlot).
+  bool result_in_slot_ = false;
   // Peers read this rank's memory: it waits for them before it ends.
   bool exposed_ = false;
   // The result goes to result_ first (exposed_, in place, and overlapping what peers
