@@ -703,7 +703,7 @@ TEST(NodeDataFlowTest, APartitionedAllreduceShowsItsBlockInTheSlotWhereItFits) {
       CollectiveArgs args = MakeArgs(Collective::kAllreduce, ranks, bytes / 4, 0, false, true);
       args.element_bytes = 4;
       const bool in_slot =
-          node_engine_limits::ResultInSlot(Collective::kAllreduce, bytes, kNodeSlotBytes, ranks);
+          node_engine_limits::ResultInSlot(Collective::kAllreduce, bytes, 4, kNodeSlotBytes, ranks);
       // (96 KiB: blocks of 48 and 24 KiB; 512 KiB: of 256 and 128 KiB.)
       EXPECT_EQ(in_slot, bytes == 96 * 1024) << ranks << " ranks, " << bytes;
       const Schedule schedule = NodeEngineDataFlow(args, *Topology::Uniform(1, ranks), 1);
@@ -717,6 +717,36 @@ TEST(NodeDataFlowTest, APartitionedAllreduceShowsItsBlockInTheSlotWhereItFits) {
       EXPECT_EQ(from_scratch, in_slot ? ranks - 1 : 0) << ranks << " ranks, " << bytes;
     }
   }
+}
+
+// Where ResultInSlot shows the blocks in the slots, every rank's block fits one: at the
+// rule's edge, for element sizes that divide a cache line and some that do not (whose
+// blocks are not aligned) or outgrow it, on 2 to 64 ranks.
+TEST(NodeEngineLimitsTest, EveryBlockOfAResultShownInTheSlotFitsIt) {
+  int shown = 0;
+  for (int ranks : {2, 3, 5, 9, 16, 63, 64}) {
+    for (size_t element_bytes :
+         {size_t{1}, size_t{4}, size_t{8}, size_t{12}, size_t{96}, size_t{200}}) {
+      const size_t edge = kNodeSlotBytes * static_cast<size_t>(ranks);
+      for (size_t bytes = edge - 4 * 1024; bytes <= edge + 1024; bytes += 61) {
+        const size_t count = bytes / element_bytes;
+        const size_t exact = count * element_bytes;
+        if (!node_engine_limits::ResultInSlot(Collective::kAllreduce, exact, element_bytes,
+                                              kNodeSlotBytes, ranks)) {
+          continue;
+        }
+        ++shown;
+        for (int rank = 0; rank < ranks; ++rank) {
+          const auto [first, length] = node_engine_limits::ReductionBlock(
+              Collective::kAllreduce, count, element_bytes, ranks, 0, rank);
+          ASSERT_LE(length * element_bytes, kNodeSlotBytes)
+              << ranks << " ranks, " << element_bytes << "-byte elements, " << count
+              << " of them: rank " << rank;
+        }
+      }
+    }
+  }
+  EXPECT_GT(shown, 0);
 }
 
 // Nobody reads the last rank's vector in a Scan or Exscan within a slot: it copies

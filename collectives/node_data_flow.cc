@@ -316,7 +316,8 @@ class NodeFlow {
     if (everywhere) {
       // The block shown in the slot (ResultInSlot), or where it lies.
       Slice shown = result;
-      if (mine.count > 0 && ResultInSlot(args_.collective, Bytes(count), kNodeSlotBytes, p_)) {
+      if (mine.count > 0 &&
+          ResultInSlot(args_.collective, Bytes(count), args_.element_bytes, kNodeSlotBytes, p_)) {
         shown = Whole(builder_.AddScratch(mine.count), mine.count);
         builder_.Copy(result, shown);
       }

@@ -347,8 +347,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
     partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
                                                    engine_.oversubscribed());
     partitioned_in_slots_ = partitioned_ && bytes() <= slot_bytes;
-    result_in_slot_ = partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
-                                                                       slot_bytes, ranks());
+    result_in_slot_ =
+        partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
+                                                         call.element_bytes, slot_bytes, ranks());
     chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
   }
   if (chained_) {

@@ -262,10 +262,13 @@ inline bool Partitioned(Collective collective, size_t bytes, size_t slot_bytes, 
 // 2 ranks 96 KiB 0.83x the time, 3 ranks 128 KiB 0.83x, 4 ranks 128 KiB 0.70x, 9 ranks
 // 0.61x, 16 ranks 0.67x, and 512 KiB on 16 ranks 0.87x (3 ranks and more share the 2
 // cores).
-inline bool ResultInSlot(Collective collective, size_t bytes, size_t slot_bytes, int ranks) {
+inline bool ResultInSlot(Collective collective, size_t bytes, size_t element_bytes,
+                         size_t slot_bytes, int ranks) {
   if (collective != Collective::kAllreduce || ranks < 2 || bytes <= slot_bytes) return false;
-  // (The largest block: the even share and the cache line the split aligns to.)
-  return bytes / static_cast<size_t>(ranks) + 64 <= slot_bytes;
+  // (The largest block (ReductionBlock): the even share, and the cache line its split
+  // aligns to or, for elements that do not divide one, an element.)
+  const size_t beyond_share = element_bytes > 64 ? element_bytes : 64;
+  return bytes / static_cast<size_t>(ranks) + beyond_share <= slot_bytes;
 }
 
 // Whether a Scan or Exscan of `bytes` on `ranks` ranks runs as a chain: beyond a slot,
