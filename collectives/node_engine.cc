@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/base/attributes.h"
@@ -341,7 +342,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   // comparison.)
   static_assert(NodeEngine::kSlotBytes >= node_engine_limits::kEagerBytes);
   if (ABSL_PREDICT_TRUE(bytes() <= node_engine_limits::kEagerBytes)) {
-    partitioned_ = partitioned_in_slots_ = result_in_slot_ = chained_ = false;
+    // (Nor staged: its publications lie in the segment, so nothing consumes early.)
+    partitioned_ = partitioned_in_slots_ = result_in_slot_ = chained_ = consumes_after_reading_ =
+        false;
   } else {
     const size_t slot_bytes = engine_.segment().slot_bytes();
     partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
@@ -351,26 +354,26 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
         partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
                                                          call.element_bytes, slot_bytes, ranks());
     chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
+    // (Where the call's one reduction is its last look at its peers' data, and cannot
+    // fail once its inputs are read: ConsumeAfterReading.)
+    switch (call.collective) {
+      case Collective::kReduce:
+      case Collective::kAllreduce:
+      case Collective::kReduceScatterBlock:
+      case Collective::kReduceScatter:
+      case Collective::kScan:
+        consumes_after_reading_ = !partitioned_ && !chained_ && call.op.is_predefined();
+        break;
+      default:
+        consumes_after_reading_ = false;
+        break;
+    }
   }
   if (chained_) {
     chain_chunk_ = node_engine_limits::ChainChunkElements(call.count, call.element_bytes, ranks(),
                                                           engine_.oversubscribed());
     chain_made_ = 0;
     chain_available_ = 0;
-  }
-  // (Where the call's one reduction is its last look at its peers' data, and cannot fail
-  // once its inputs are read: ConsumeAfterReading.)
-  switch (call.collective) {
-    case Collective::kReduce:
-    case Collective::kAllreduce:
-    case Collective::kReduceScatterBlock:
-    case Collective::kReduceScatter:
-    case Collective::kScan:
-      consumes_after_reading_ = !partitioned_ && !chained_ && call.op.is_predefined();
-      break;
-    default:
-      consumes_after_reading_ = false;
-      break;
   }
   exposed_ = false;
   deferred_ = false;
