@@ -485,8 +485,9 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
       continue;
     }
     const absl::Time generate_start = absl::Now();
-    const TransferModel transfers =
-        algorithm.on_node() ? TransferModel::kNodeEngine : TransferModel::kMessages;
+    const TransferModel transfers = !algorithm.on_node()  ? TransferModel::kMessages
+                                    : call.mapped_buffers ? TransferModel::kNodeEngineMappedBuffers
+                                                          : TransferModel::kNodeEngine;
     // Five ranks' schedules first: when even the fewest steps among them, times the
     // ranks, pass the budget, the whole would (give or take), and generating it all
     // to find out costs as much as simulating. Their own steps also bound the time.

@@ -96,7 +96,8 @@ class Simulation {
         nic_out_free_(topology.num_nodes(), 0.0),
         nic_in_free_(topology.num_nodes(), 0.0),
         core_free_(static_cast<size_t>(profile.host_cores), 0.0),
-        engine_(schedules.transfers() == TransferModel::kNodeEngine) {}
+        engine_(OnNodeEngine(schedules.transfers())),
+        mapped_buffers_(schedules.transfers() == TransferModel::kNodeEngineMappedBuffers) {}
 
   absl::StatusOr<SimulationResult> Run() {
     if (engine_ && !profile_.has_engine()) {
@@ -342,11 +343,14 @@ class Simulation {
     const bool write = NodeWriteBySender(s.tag);
     const int copier = write ? sender : receiver;
     const double bytes = static_cast<double>(s.bytes);
-    double copy = bytes / engine.bytes_per_usec;
-    if (NodeReadInPlace(s.tag)) {
-      copy = 0;
-    } else if (!write && s.operands != 0) {
+    double copy = 0;
+    if (NodeReadInPlace(s.tag) || bytes == 0) {
+      // Nothing copied: reduced where it lies, or a control line's word alone.
+    } else if ((!write && s.operands != 0) || mapped_buffers_) {
+      // A publication's copy in the segment, or a peer's buffer mapped here.
       copy = bytes / profile_.copy_bytes_per_usec;
+    } else {
+      copy = engine.system_call_usec + bytes / engine.bytes_per_usec;
     }
     const double start = std::max(send_posted, receive_posted) + engine.latency_usec;
     const double end = RunOnCpu(copier, start, engine.overhead_usec + copy);
@@ -465,7 +469,8 @@ class Simulation {
   std::vector<double> nic_out_free_;
   std::vector<double> nic_in_free_;
   std::vector<double> core_free_;  // the host's cores (empty: a core per rank)
-  const bool engine_;              // TransferModel::kNodeEngine
+  const bool engine_;              // OnNodeEngine
+  const bool mapped_buffers_;      // TransferModel::kNodeEngineMappedBuffers
   EventQueue events_;
   SimulationResult result_;
 };
@@ -636,7 +641,7 @@ size_t TimedSchedules::MemoryBytes() const {
 
 double RankLowerBoundUsec(const Schedule& schedule, size_t element_bytes, TransferModel transfers,
                           const Topology& topology, const MachineProfile& profile) {
-  if (transfers == TransferModel::kNodeEngine) return 0;
+  if (OnNodeEngine(transfers)) return 0;
   const int rank = schedule.rank();
   // Busy time of each timeline the rank's steps hold, as Simulation books them: its
   // CPU, its port (both directions on a half-duplex link, whose one timeline is the

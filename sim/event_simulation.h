@@ -23,10 +23,12 @@
 // transfer is one rank's copy of a peer's memory (the receiver's read, or the sender's
 // write for the write tags), which starts the engine's latency (a control line's trip)
 // after both sides are posted and then holds the copying rank's CPU for the engine's
-// overhead and its bytes: at the engine's bandwidth from or into a peer's own buffer,
-// at memcpy's (copy_bytes_per_usec) from a copy in the segment, and not at all where
-// the reader reduces them in place (the reduction's cost reads them); posting costs
-// nothing, no port is used, and both sides complete when the copy is done.
+// overhead and its bytes: from or into a peer's own buffer, the engine's system call
+// and its bandwidth (process_vm_readv/writev), or where the buffers are mapped
+// (kNodeEngineMappedBuffers) memcpy's rate (copy_bytes_per_usec) and no call; at
+// memcpy's rate from a copy in the segment; and not at all where the reader reduces
+// them in place (the reduction's cost reads them). Posting costs nothing, no port is
+// used, and both sides complete when the copy is done.
 //
 // Events are kept per distinct time, first made first run: a collective's ranks act
 // in step, so thousands of events share a time and a queue operation is a vector's
@@ -99,7 +101,13 @@ class BlockArray {
 enum class TransferModel : uint8_t {
   kMessages,    // messages over the profile's links (LogGP)
   kNodeEngine,  // the node engine's reads and writes of peers' memory (one node)
+  // The same where every rank's buffers are zcoll buffers the node maps
+  // (CollectiveArgs::mapped_buffers): a copy from or into a peer's own buffer is then a
+  // memcpy, with no system call.
+  kNodeEngineMappedBuffers,
 };
+// Whether `transfers` is one of the node engine's.
+inline bool OnNodeEngine(TransferModel transfers) { return transfers != TransferModel::kMessages; }
 
 // Every rank's schedule reduced to what its time depends on, in one flat array.
 class TimedSchedules {

@@ -492,6 +492,47 @@ TEST(NodeEngineSimulationTest, ACopyInTheSegmentIsReadAtMemcpysRate) {
   EXPECT_DOUBLE_EQ(EngineUsec(in_place, 2, profile), 1.5);
 }
 
+double EngineUsec(const std::vector<Schedule>& schedules, int ranks, TransferModel transfers,
+                  const MachineProfile& profile) {
+  TimedSchedules timed(transfers);
+  for (const Schedule& schedule : schedules) EXPECT_OK(timed.Add(schedule, 1));
+  absl::StatusOr<SimulationResult> result = Simulate(timed, *Topology::Uniform(1, ranks), profile);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? result->usec : -1;
+}
+
+TEST(NodeEngineSimulationTest, APeersOwnBufferCostsASystemCallUnlessItIsMapped) {
+  // The system call 2 us, memcpy 1000 bytes/us.
+  MachineProfile profile = EngineProfile();
+  profile.engine.system_call_usec = 2;
+  profile.copy_bytes_per_usec = 1000;
+  // A read of the publisher's own buffer: the trip 1, then 0.5 + 2 + 1000 bytes at 100/us.
+  EXPECT_DOUBLE_EQ(
+      EngineUsec(OneTransfer(kNodePublicationTag, 0), 2, TransferModel::kNodeEngine, profile),
+      13.5);
+  // A write into the reader's: the same call.
+  EXPECT_DOUBLE_EQ(
+      EngineUsec(OneTransfer(kNodeWriteTag, 0), 2, TransferModel::kNodeEngine, profile), 13.5);
+  // Where the buffers are mapped, either is a memcpy (1 us) with no call: 1 + 0.5 + 1.
+  for (const uint32_t tag : {kNodePublicationTag, kNodeWriteTag}) {
+    EXPECT_DOUBLE_EQ(
+        EngineUsec(OneTransfer(tag, 0), 2, TransferModel::kNodeEngineMappedBuffers, profile), 2.5)
+        << tag;
+  }
+  // A copy in the segment is read with no call: 1 us of copy in, the trip, 0.5 + 1.
+  std::vector<Schedule> slot_read = {Schedule(0, 2, 1000, 0), Schedule(1, 2, 0, 1000)};
+  const BufferId slot = slot_read[0].AddScratch(1000);
+  const StepId copied = slot_read[0].Copy(Slice{BufferId::Send(), 0, 1000}, Slice{slot, 0, 1000});
+  slot_read[0].Send(1, 0, Slice{slot, 0, 1000}, {copied});
+  slot_read[1].Recv(0, 0, Slice{BufferId::Recv(), 0, 1000});
+  EXPECT_DOUBLE_EQ(EngineUsec(slot_read, 2, TransferModel::kNodeEngine, profile), 3.5);
+  // Nor is a control line's word alone (no bytes): the trip and the overhead.
+  std::vector<Schedule> word = {Schedule(0, 2, 0, 0), Schedule(1, 2, 0, 0)};
+  word[0].Send(1, kNodePublicationTag, Slice{BufferId::Send(), 0, 0});
+  word[1].Recv(0, kNodePublicationTag, Slice{BufferId::Recv(), 0, 0});
+  EXPECT_DOUBLE_EQ(EngineUsec(word, 2, TransferModel::kNodeEngine, profile), 1.5);
+}
+
 TEST(NodeEngineSimulationTest, ATwoRankAllreduceOfTheDataFlow) {
   // Each rank: copies its 8 bytes into its slot (8 bytes at 100/us: 0.08); a trip later
   // (1.08) the other's line, whose 8 bytes it reduces in place (0.5), then the

@@ -31,6 +31,7 @@ host_cores = 2
 engine.latency_usec = 0.1
 engine.bytes_per_usec = 2000
 engine.overhead_usec = 0.05
+engine.system_call_usec = 0.5
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -57,6 +58,7 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->engine.latency_usec, 0.1);
   EXPECT_EQ(profile->engine.bytes_per_usec, 2000);
   EXPECT_EQ(profile->engine.overhead_usec, 0.05);
+  EXPECT_EQ(profile->engine.system_call_usec, 0.5);
   // 0 says aloud what leaving it out says: a core per rank.
   std::string text(kComplete);
   text.replace(text.find("host_cores = 2"), 14, "host_cores = 0");
@@ -77,6 +79,7 @@ TEST(MachineProfileTest, FormatsWhatItParses) {
   EXPECT_EQ(FormatMachineProfile(*again, ""), FormatMachineProfile(*profile, ""));
   EXPECT_EQ(again->link(LinkClass::kNode).latency_usec, 0.123456789);
   EXPECT_EQ(again->engine.bytes_per_usec, 2000);
+  EXPECT_EQ(again->engine.system_call_usec, 0.5);
   // Without the engine's keys: none written, and none read back.
   profile->engine = EngineCost{};
   const std::string without = FormatMachineProfile(*profile, "");
@@ -136,6 +139,8 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
               HasSubstr("engine.bytes_per_usec must be above 0"));
   EXPECT_THAT(ErrorFor("engine.latency_usec = 0.1", "engine.latency_usec = -0.1"),
               HasSubstr("engine.latency_usec must not be negative"));
+  EXPECT_THAT(ErrorFor("engine.system_call_usec = 0.5", "engine.system_call_usec = -1"),
+              HasSubstr("line 23: engine.system_call_usec must not be negative"));
   // One engine figure asks for the others it needs.
   EXPECT_EQ(ErrorFor("engine.bytes_per_usec = 2000\n", ""),
             "bad.profile: missing engine.bytes_per_usec");

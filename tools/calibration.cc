@@ -1,11 +1,13 @@
 #include "tools/calibration.h"
 
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -283,7 +285,51 @@ double MeasureCacheLineTripUsec() {
   return Median(samples);
 }
 
-sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec) {
+double MeasureSystemCallUsec() {
+  constexpr int kCalls = 20000;
+  // The child's copy of this buffer, at the same address after the fork, is what is read.
+  alignas(64) static char source[kCalibrationSystemCallBytes];
+  alignas(64) char destination[kCalibrationSystemCallBytes];
+  std::memset(source, 1, sizeof(source));
+  int hold[2];
+  if (pipe(hold) != 0) return -1;
+  const pid_t child = fork();
+  if (child < 0) {
+    close(hold[0]);
+    close(hold[1]);
+    return -1;
+  }
+  if (child == 0) {
+    // Waits until the parent closes its end (or exits): a read that returns.
+    close(hold[1]);
+    char byte;
+    while (read(hold[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    _exit(0);
+  }
+  close(hold[0]);
+  std::vector<double> samples;
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    const absl::Time start = absl::Now();
+    bool refused = false;
+    for (int call = 0; call < kCalls && !refused; ++call) {
+      iovec here{destination, sizeof(destination)};
+      iovec there{source, sizeof(source)};
+      refused = process_vm_readv(child, &here, 1, &there, 1, 0) !=
+                static_cast<ssize_t>(sizeof(destination));
+    }
+    if (refused) break;
+    samples.push_back(absl::ToDoubleMicroseconds(absl::Now() - start) / kCalls);
+  }
+  close(hold[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (samples.size() < 5 || destination[0] != 1) return -1;
+  return Median(samples);
+}
+
+sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
+                               double system_call_usec) {
   sim::EngineCost cost;
   // Each of the two ranks copies half of a large bcast's vector (the root writes the
   // first half into the other's buffer while that one reads the rest).
@@ -296,6 +342,7 @@ sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec) {
   cost.latency_usec = trip_usec;
   cost.overhead_usec =
       std::max(0.0, timings.small_usec - trip_usec - kCalibrationSmallBytes / cost.bytes_per_usec);
+  cost.system_call_usec = std::max(0.0, system_call_usec);
   return cost;
 }
 

@@ -62,11 +62,20 @@ absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm);
 // could not be measured (no fork, or a process that stopped).
 double MeasureCacheLineTripUsec();
 
+// The system call of a read of a peer's own buffer: one process_vm_readv of
+// kCalibrationSystemCallBytes from a child process, per call (the median of 5 repeats
+// of many calls). -1 when it could not be measured (no fork, or the kernel refused the
+// read: Yama's ptrace scope 3, a seccomp filter).
+inline constexpr size_t kCalibrationSystemCallBytes = 64;
+double MeasureSystemCallUsec();
+
 // The engine's figures from its timings and the line's trip: the bandwidth from the two
 // large sizes' difference, half of which each rank copies; the latency the trip; the
 // overhead what is left of the small one-way time after the trip and its bytes (at
-// least 0).
-sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec);
+// least 0); the system call's cost `system_call_usec` (MeasureSystemCallUsec; 0 where
+// that could not be measured).
+sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
+                               double system_call_usec = 0);
 
 // Output bytes per microsecond of a two-operand float sum (ReduceLocal) and of memcpy,
 // over 4 MiB (the median of repeats).

@@ -82,6 +82,10 @@ TEST(CalibrationTest, KernelThroughputsArePositive) {
   const double trip = MeasureCacheLineTripUsec();
   EXPECT_GT(trip, 0);
   EXPECT_LT(trip, 1000);
+  // A read of another process's memory: a system call, under a millisecond.
+  const double call = MeasureSystemCallUsec();
+  EXPECT_GT(call, 0);
+  EXPECT_LT(call, 1000);
 }
 
 // The measurements refuse communicators they cannot measure, naming the rank and why.
@@ -117,6 +121,10 @@ TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {
   EXPECT_DOUBLE_EQ(cost.bytes_per_usec, 5242.88);
   EXPECT_DOUBLE_EQ(cost.latency_usec, 0.2);
   EXPECT_DOUBLE_EQ(cost.overhead_usec, 1.0 - 0.2 - 8 / 5242.88);
+  EXPECT_EQ(cost.system_call_usec, 0);
+  EXPECT_EQ(EngineCostFrom(timings, 0.2, 0.45).system_call_usec, 0.45);
+  // One that could not be measured (-1) is none.
+  EXPECT_EQ(EngineCostFrom(timings, 0.2, -1).system_call_usec, 0);
   // A trip longer than the one-way time leaves no overhead, not a negative one.
   EXPECT_EQ(EngineCostFrom(timings, 2.0).overhead_usec, 0);
 }

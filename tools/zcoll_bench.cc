@@ -725,6 +725,7 @@ int Calibrate(const Options& options) {
   // figures, and zcoll_sim says the engine's algorithms are not simulated.
   const absl::StatusOr<LinkTimings> engine = MeasureInJob(1, MeasureEngine);
   const double trip_usec = MeasureCacheLineTripUsec();
+  const double system_call_usec = MeasureSystemCallUsec();
   if (!engine.ok()) {
     std::fprintf(stderr, "zcoll_bench: --calibrate: no node engine figures: %s\n",
                  engine.status().ToString().c_str());
@@ -755,7 +756,9 @@ int Calibrate(const Options& options) {
   profile.links[static_cast<int>(sim::LinkClass::kNode)] = LinkCostFrom(*local, true);
   profile.links[static_cast<int>(sim::LinkClass::kNetwork)] =
       LinkCostFrom(*network, false, /*on_shared_cores=*/true);
-  if (engine.ok() && trip_usec > 0) profile.engine = EngineCostFrom(*engine, trip_usec);
+  if (engine.ok() && trip_usec > 0) {
+    profile.engine = EngineCostFrom(*engine, trip_usec, system_call_usec);
+  }
   profile.reduce_bytes_per_usec = MeasureReduceBytesPerUsec();
   profile.copy_bytes_per_usec = MeasureCopyBytesPerUsec();
   char host[256] = {};
@@ -791,9 +794,12 @@ int Calibrate(const Options& options) {
                 "Node engine: a cache line's trip between two processes %.3f us (the latency); "
                 "2-rank node bcasts one way %.3f us at %zu B (the overhead is the rest), %.1f us "
                 "at %zu B, %.1f us at %zu B (the bandwidth from the difference, half of which "
-                "each rank copies).",
+                "each rank copies); a process_vm_readv of %zu B from another process %.3f us "
+                "(the system call%s).",
                 trip_usec, engine->small_usec, kCalibrationSmallBytes, engine->medium_usec,
-                kCalibrationMediumBytes, engine->large_usec, kCalibrationLargeBytes)
+                kCalibrationMediumBytes, engine->large_usec, kCalibrationLargeBytes,
+                kCalibrationSystemCallBytes, system_call_usec,
+                system_call_usec > 0 ? "" : ": not measured here, so left out")
           : "No node engine here: no engine figures.");
   const std::string text = sim::FormatMachineProfile(profile, comment);
   if (absl::StatusOr<sim::MachineProfile> back = sim::ParseMachineProfile(text, "calibration");

@@ -62,7 +62,8 @@ profile=$TEST_TMPDIR/this_machine.profile
 "$bench" --calibrate="$profile" > /dev/null
 grep -q '^# network: one way [0-9.]* us at 8 B' "$profile" || { cat "$profile"; exit 1; }
 for key in node.bytes_per_usec network.bytes_per_usec network.overhead_usec \
-  reduce_bytes_per_usec copy_bytes_per_usec engine.latency_usec engine.bytes_per_usec; do
+  reduce_bytes_per_usec copy_bytes_per_usec engine.latency_usec engine.bytes_per_usec \
+  engine.system_call_usec; do
   grep -q "^$key = [0-9]" "$profile" || { echo "the profile has no $key"; cat "$profile"; exit 1; }
 done
 predicted=$(tools/zcoll_sim --profile="$profile" --coll=allreduce --ranks=2 --nodes=2 \
