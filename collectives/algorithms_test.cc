@@ -749,6 +749,43 @@ TEST(NodeEngineLimitsTest, EveryBlockOfAResultShownInTheSlotFitsIt) {
   EXPECT_GT(shown, 0);
 }
 
+// A Bcast's or Scatter's root writes each of the other p - 1 ranks a share, a call
+// each (kPeerCallBytes of copying) besides its bytes, while each of them copies the
+// rest: the root's copies end no later than the others', and within a cache line of
+// copying each; none where its calls alone outlast the others' copy; half on 2 ranks,
+// as before. (A Gather's root reads a share of length / p of every block.)
+TEST(NodeEngineLimitsTest, ARootsSharesEndWithTheOthersCopies) {
+  using node_engine_limits::HubShare;
+  using node_engine_limits::kCooperativeBytes;
+  using node_engine_limits::kPeerCallBytes;
+  for (Collective collective : {Collective::kBcast, Collective::kScatter, Collective::kScatterv}) {
+    EXPECT_EQ(HubShare(collective, 1 << 20, 2, false), size_t{1} << 19);
+    EXPECT_EQ(HubShare(collective, 128 * 1024, 64, false), 0u);
+    EXPECT_EQ(HubShare(collective, 1 << 20, 4, /*oversubscribed=*/true), 0u);
+    EXPECT_EQ(HubShare(collective, kCooperativeBytes - 64, 2, false), 0u);
+    for (int ranks : {2, 3, 4, 9, 16, 64}) {
+      for (size_t length = kCooperativeBytes; length <= (size_t{8} << 20);
+           length = length * 3 / 2) {
+        const size_t share = HubShare(collective, length, ranks, false);
+        const size_t others = ranks - 1;
+        if (share == 0) {
+          // The root's calls alone take as long as another's whole copy.
+          EXPECT_GE(others * kPeerCallBytes, kPeerCallBytes + length - ranks * 64)
+              << ranks << " ranks, " << length;
+          continue;
+        }
+        EXPECT_EQ(share % 64, 0u);
+        const size_t root = others * (kPeerCallBytes + share);
+        const size_t other = kPeerCallBytes + length - share;
+        EXPECT_LE(root, other) << ranks << " ranks, " << length;
+        EXPECT_LT(other - root, ranks * 64) << ranks << " ranks, " << length;
+      }
+    }
+  }
+  EXPECT_EQ(HubShare(Collective::kGather, 128 * 1024, 64, false), 2048u);
+  EXPECT_EQ(HubShare(Collective::kGather, 128 * 1024, 4, /*oversubscribed=*/true), 32768u);
+}
+
 // Nobody reads the last rank's vector in a Scan or Exscan within a slot: it copies
 // none into its slot, in place or not (an Exscan's needs none, a Scan's reduces its
 // own where it lies); the other ranks copy theirs in.

@@ -201,17 +201,36 @@ inline size_t TableBytes(Collective collective, int ranks) {
   }
 }
 
+// The bytes a core copies in the time one copy with a peer's own buffer costs besides
+// its bytes: the system call (process_vm_readv/writev, 0.49 us for 64 B here) and the
+// control line's checks (0.05 us), at about 5.5 GB/s (the infiniband profile's node;
+// zcoll_sim charges the same, engine.system_call_usec).
+inline constexpr size_t kPeerCallBytes = 3 * 1024;
+
 // The share of a `length`-byte transfer of `collective` that the rank with nothing
-// else to do copies (the first bytes; 0 below kCooperativeBytes), the other rank
-// reading the rest. Where ranks outnumber cores a Bcast's or Scatter's root writing
-// shares into its leaves only moves copying from their cores to its own, and they
-// wait for it (4 ranks on 2 cores, 32 KiB-2 MiB, medians of 7 alternating runs,
-// without the shares: bcast 0.84-0.98x the time, scatter 0.83-1.05x): none there; a
-// Gather's leaves writing into the root still halve its reading (without: 1.12-2.27x).
+// else to do (the hub: a Bcast's or Scatter's root, writing it into each other rank;
+// a Gather's root, reading it of each) copies of each other rank's transfer (the first
+// bytes; 0 below kCooperativeBytes), that rank copying the rest. A root's p - 1
+// writes of the share, each a call, end with the others' one copy of the rest where
+// p x share = length - (p - 2) x kPeerCallBytes: half on 2 ranks; on a 64-rank node
+// none up to 186 KiB, where the root's 63 calls alone outlast a leaf's whole copy
+// (zcoll_sim, infiniband profile, one 64-rank node, bcast 128 KiB / 512 KiB / 2 MiB:
+// 61.4 / 131.8 / 413.3 us with shares of length / p, 27.6 / 98.2 / 379.7 us so). On
+// 2 ranks, the only node here with a core a rank, the share is as before.
+// Where ranks outnumber cores a Bcast's or Scatter's root writing shares into its
+// leaves only moves copying from their cores to its own, and they wait for it (4 ranks
+// on 2 cores, 32 KiB-2 MiB, medians of 7 alternating runs, without the shares: bcast
+// 0.84-0.98x the time, scatter 0.83-1.05x): none there; a Gather's leaves writing into
+// the root still halve its reading (without: 1.12-2.27x).
 inline size_t HubShare(Collective collective, size_t length, int ranks, bool oversubscribed) {
   const bool gather = collective == Collective::kGather || collective == Collective::kGatherv;
-  if (length < kCooperativeBytes || (oversubscribed && !gather)) return 0;
-  return length / static_cast<size_t>(ranks) / 64 * 64;
+  if (length < kCooperativeBytes || (oversubscribed && !gather) || ranks < 2) return 0;
+  // (A Gather's root with no share would read every block whole, so its share stays
+  // length / p: the balance would have its leaves write the whole blocks instead, a
+  // path the engine does not have.)
+  const size_t hub_calls = gather ? 0 : static_cast<size_t>(ranks - 2) * kPeerCallBytes;
+  if (length <= hub_calls) return 0;
+  return (length - hub_calls) / static_cast<size_t>(ranks) / 64 * 64;
 }
 
 // An Exscan's rank 0 writes this share of rank 1's result (its own vector of `bytes`).
