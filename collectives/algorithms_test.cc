@@ -749,41 +749,52 @@ TEST(NodeEngineLimitsTest, EveryBlockOfAResultShownInTheSlotFitsIt) {
   EXPECT_GT(shown, 0);
 }
 
-// A Bcast's or Scatter's root writes each of the other p - 1 ranks a share, a call
-// each (kPeerCallBytes of copying) besides its bytes, while each of them copies the
-// rest: the root's copies end no later than the others', and within a cache line of
-// copying each; none where its calls alone outlast the others' copy; half on 2 ranks,
-// as before. (A Gather's root reads a share of length / p of every block.)
+// A Bcast's root writes each of the other p - 1 ranks a share, a call each
+// (kPeerCallBytes of copying) besides its bytes, while each of them reads the rest: the
+// root's writes end no later than the others' reads, and within a cache line of
+// copying each; none where its calls alone outlast a read of the whole; half on 2
+// ranks, as before. A Gather's leaves write their whole blocks (where ranks outnumber
+// cores too); a Scatter's root writes none.
 TEST(NodeEngineLimitsTest, ARootsSharesEndWithTheOthersCopies) {
+  using node_engine_limits::Cooperates;
   using node_engine_limits::HubShare;
   using node_engine_limits::kCooperativeBytes;
   using node_engine_limits::kPeerCallBytes;
-  for (Collective collective : {Collective::kBcast, Collective::kScatter, Collective::kScatterv}) {
-    EXPECT_EQ(HubShare(collective, 1 << 20, 2, false), size_t{1} << 19);
-    EXPECT_EQ(HubShare(collective, 128 * 1024, 64, false), 0u);
-    EXPECT_EQ(HubShare(collective, 1 << 20, 4, /*oversubscribed=*/true), 0u);
-    EXPECT_EQ(HubShare(collective, kCooperativeBytes - 64, 2, false), 0u);
-    for (int ranks : {2, 3, 4, 9, 16, 64}) {
-      for (size_t length = kCooperativeBytes; length <= (size_t{8} << 20);
-           length = length * 3 / 2) {
-        const size_t share = HubShare(collective, length, ranks, false);
-        const size_t others = ranks - 1;
-        if (share == 0) {
-          // The root's calls alone take as long as another's whole copy.
-          EXPECT_GE(others * kPeerCallBytes, kPeerCallBytes + length - ranks * 64)
-              << ranks << " ranks, " << length;
-          continue;
-        }
-        EXPECT_EQ(share % 64, 0u);
-        const size_t root = others * (kPeerCallBytes + share);
-        const size_t other = kPeerCallBytes + length - share;
-        EXPECT_LE(root, other) << ranks << " ranks, " << length;
-        EXPECT_LT(other - root, ranks * 64) << ranks << " ranks, " << length;
+  const Collective bcast = Collective::kBcast;
+  EXPECT_EQ(HubShare(bcast, 1 << 20, 2, false), size_t{1} << 19);
+  EXPECT_EQ(HubShare(bcast, 128 * 1024, 64, false), 0u);
+  EXPECT_EQ(HubShare(bcast, kCooperativeBytes - 64, 2, false), 0u);
+  EXPECT_FALSE(Cooperates(bcast, 1 << 20, /*oversubscribed=*/true));
+  EXPECT_EQ(HubShare(bcast, 1 << 20, 4, /*oversubscribed=*/true), 0u);
+  for (int ranks : {2, 3, 4, 9, 16, 64}) {
+    for (size_t length = kCooperativeBytes; length <= (size_t{8} << 20); length = length * 3 / 2) {
+      ASSERT_TRUE(Cooperates(bcast, length, false));
+      const size_t share = HubShare(bcast, length, ranks, false);
+      const size_t others = ranks - 1;
+      if (share == 0) {
+        // The root's calls alone take as long as another's whole read.
+        EXPECT_GE(others * kPeerCallBytes, kPeerCallBytes + length - ranks * 64)
+            << ranks << " ranks, " << length;
+        continue;
       }
+      EXPECT_EQ(share % 64, 0u);
+      const size_t root = others * (kPeerCallBytes + share);
+      const size_t other = kPeerCallBytes + length - share;
+      EXPECT_LE(root, other) << ranks << " ranks, " << length;
+      EXPECT_LT(other - root, ranks * 64) << ranks << " ranks, " << length;
     }
   }
-  EXPECT_EQ(HubShare(Collective::kGather, 128 * 1024, 64, false), 2048u);
-  EXPECT_EQ(HubShare(Collective::kGather, 128 * 1024, 4, /*oversubscribed=*/true), 32768u);
+  for (bool oversubscribed : {false, true}) {
+    for (Collective collective : {Collective::kGather, Collective::kGatherv}) {
+      EXPECT_TRUE(Cooperates(collective, kCooperativeBytes, oversubscribed));
+      EXPECT_FALSE(Cooperates(collective, kCooperativeBytes - 1, oversubscribed));
+      EXPECT_EQ(HubShare(collective, 1 << 20, 2, oversubscribed), 0u);
+    }
+    for (Collective collective : {Collective::kScatter, Collective::kScatterv}) {
+      EXPECT_FALSE(Cooperates(collective, 1 << 20, oversubscribed));
+      EXPECT_EQ(HubShare(collective, 1 << 20, 2, oversubscribed), 0u);
+    }
+  }
 }
 
 // Nobody reads the last rank's vector in a Scan or Exscan within a slot: it copies

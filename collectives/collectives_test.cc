@@ -801,6 +801,79 @@ TEST_F(NodeEngineWideTest, BlockTablesInTheSlotMatchTheReference) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// A Gather's leaves write their whole blocks into the root from kCooperativeBytes
+// (node_engine_limits::Cooperates), which copies its own meanwhile and reads only the
+// smaller blocks: on 24 ranks, a Gather of 64 KiB blocks, and a Gatherv of 64 KiB, 1
+// MiB and 16 KiB blocks mixed, in place and not, root 0 and the last.
+TEST_F(NodeEngineWideTest, GatherLeavesWriteTheirWholeBlocks) {
+  constexpr int kRanks = 24;
+  const DataType type = DataType::kFloat;
+  const size_t width = DataTypeSize(type);
+  const size_t written = 64 * 1024 / width, large = 1024 * 1024 / width, read = 16 * 1024 / width;
+  for (bool oversubscribed : {false, true}) {
+    for (size_t count : {written, large}) {
+      EXPECT_TRUE(
+          node_engine_limits::Cooperates(Collective::kGather, count * width, oversubscribed));
+      EXPECT_EQ(
+          node_engine_limits::HubShare(Collective::kGather, count * width, kRanks, oversubscribed),
+          0u);
+    }
+    EXPECT_FALSE(node_engine_limits::Cooperates(Collective::kGather, read * width, oversubscribed));
+  }
+  const absl::Status status = RunCommunicatorJob({.size = kRanks}, [&](Communicator& comm,
+                                                                       RankControl&) {
+    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    ASSERT_TRUE(comm.node_single_copy()) << "the leaves cannot write into the root here";
+    const int rank = comm.rank();
+    int salt = 900;
+    for (int root : {0, kRanks - 1}) {
+      for (bool in_place : {false, true}) {
+        const bool here_in_place = in_place && rank == root;
+        ++salt;
+        // Gather of 64 KiB blocks.
+        const RankBytes inputs = AllInputs(type, kRanks, written, salt);
+        std::vector<size_t> counts(kRanks, written), displs(kRanks);
+        for (int r = 0; r < kRanks; ++r) displs[r] = written * r;
+        const Bytes initial(written * kRanks * width, 0x5a);
+        Bytes recv = rank == root ? initial : Bytes(8, 0x11);
+        if (here_in_place) {
+          std::memcpy(recv.data() + displs[rank] * width, inputs[rank].data(), inputs[rank].size());
+        }
+        ASSERT_OK(comm.Gather(here_in_place ? kInPlace : inputs[rank].data(), recv.data(), written,
+                              type, root));
+        if (rank == root) {
+          ASSERT_EQ(recv, *testing::ReferenceGatherv(type, inputs, counts, displs, initial))
+              << "gather, root " << root << (in_place ? ", in place" : "");
+        }
+        // Gatherv: blocks of the three kinds, in reverse order.
+        std::vector<size_t> vcounts(kRanks), vdispls(kRanks);
+        RankBytes vinputs;
+        size_t extent = 0;
+        for (int r = kRanks - 1; r >= 0; --r) {
+          vcounts[r] = r % 3 == 0 ? written : r % 3 == 1 ? large : read;
+          vdispls[r] = extent;
+          extent += vcounts[r];
+        }
+        for (int r = 0; r < kRanks; ++r) vinputs.push_back(MakeInput(type, r, vcounts[r], salt));
+        const Bytes vinitial(extent * width, 0x5a);
+        Bytes vrecv = rank == root ? vinitial : Bytes();
+        if (here_in_place) {
+          std::memcpy(vrecv.data() + vdispls[rank] * width, vinputs[rank].data(),
+                      vinputs[rank].size());
+        }
+        ASSERT_OK(comm.Gatherv(here_in_place ? kInPlace : vinputs[rank].data(), vcounts[rank],
+                               rank == root ? vrecv.data() : nullptr, vcounts, vdispls, type,
+                               root));
+        if (rank == root) {
+          ASSERT_EQ(vrecv, *testing::ReferenceGatherv(type, vinputs, vcounts, vdispls, vinitial))
+              << "gatherv, root " << root << (in_place ? ", in place" : "");
+        }
+      }
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // Publications go without a fence (asymmetric fences) where the node's ranks have a
 // core each and the kernel lets the process register for the sleepers' membarrier;
 // with more ranks than cores they sleep often, and the fences stay full. Either way

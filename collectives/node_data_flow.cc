@@ -606,20 +606,25 @@ class NodeFlow {
       return vectored ? BlockAt(BufferId::Recv(), args_.displs[r], args_.counts[r])
                       : Slice{BufferId::Recv(), args_.count * static_cast<size_t>(r), args_.count};
     };
+    // (A block that a leaf writes into the root, all but the root's share, which may be
+    // none.)
+    auto written = [&](size_t elements) {
+      return Cooperates(args_.collective, Bytes(elements), /*oversubscribed=*/false);
+    };
+    auto read = [&](size_t elements) { return written(elements) ? share(elements) : elements; };
     const Slice published = Root() ? Empty() : Publish(Whole(BufferId::Send(), mine));
     Lines(
         [&](int r) {
           if (r != args_.root) return Empty();
-          return Sub(published, ElementRange{0, share(mine) > 0 ? share(mine) : mine});
+          return Sub(published, ElementRange{0, read(mine)});
         },
         [&](int q) {
           if (!Root()) return Empty();
           const Slice theirs = block(q);
-          return Sub(theirs,
-                     ElementRange{0, share(theirs.count) > 0 ? share(theirs.count) : theirs.count});
+          return Sub(theirs, ElementRange{0, read(theirs.count)});
         });
     if (!Root()) {
-      if (share(mine) > 0) {
+      if (written(mine)) {
         builder_.Send(args_.root, kNodeWriteTag,
                       Slice{BufferId::Send(), share(mine), mine - share(mine)});
       }
@@ -630,7 +635,8 @@ class NodeFlow {
       if (q == me_) {
         if (!args_.in_place && theirs.count > 0)
           builder_.Copy(Whole(BufferId::Send(), mine), theirs);
-      } else if (const size_t first = share(theirs.count); first > 0) {
+      } else if (written(theirs.count)) {
+        const size_t first = share(theirs.count);
         builder_.Recv(q, kNodeWriteTag, Sub(theirs, ElementRange{first, theirs.count - first}));
       }
     }

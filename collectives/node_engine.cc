@@ -765,7 +765,7 @@ absl::Status NodeExecution::Publish() {
       size_t largest = vectored ? 0 : bytes();
       for (size_t count : counts) largest = std::max(largest, count * element_bytes);
       size_t extent = 0;
-      if (HubShare(largest) > 0) {
+      if (Cooperates(largest)) {
         auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
         for (int rank = 0; rank < ranks(); ++rank) {
           table[2 * rank] = vectored ? displs[rank] * element_bytes : rank * bytes();
@@ -1064,6 +1064,11 @@ size_t NodeExecution::CopyInLimit() const {
   return node_engine_limits::CopyInLimit(call_.collective, slot, ranks(), engine_.oversubscribed());
 }
 
+bool NodeExecution::Cooperates(size_t length) const {
+  return engine_.single_copy() &&
+         node_engine_limits::Cooperates(call_.collective, length, engine_.oversubscribed());
+}
+
 size_t NodeExecution::HubShare(size_t length) const {
   if (!engine_.single_copy()) return 0;
   return node_engine_limits::HubShare(call_.collective, length, ranks(), engine_.oversubscribed());
@@ -1151,9 +1156,9 @@ bool NodeExecution::AwaitsStageOf(int rank) const {
     case Collective::kScatterv:
       return rank == call_.root;
     case Collective::kGather:
-      return HubShare(bytes()) > 0;
+      return Cooperates(bytes());
     case Collective::kGatherv:
-      return HubShare(vectors_[0][rank] * call_.element_bytes) > 0;
+      return Cooperates(vectors_[0][rank] * call_.element_bytes);
     case Collective::kExscan:
       return rank == 0 && me() == 1 && ExscanShare() > 0;
     default:
@@ -1522,10 +1527,11 @@ absl::Status NodeExecution::Gather() {
       const bool gather =
           call_.collective == Collective::kGather || call_.collective == Collective::kGatherv;
       if (!root && gather) {
-        // A large block: this rank writes all but the root's share of it into the
-        // root's buffer while the root reads that share.
+        // A large block: this rank writes all but the root's share of it (which may be
+        // none) into the root's buffer while the root reads that share.
         // (The root waits for this only from ranks whose blocks it knows are large.)
-        if (const size_t share = HubShare(block); share > 0) {
+        if (Cooperates(block)) {
+          const size_t share = HubShare(block);
           RETURN_IF_ERROR(WriteDestination(call_.root, BlockOffset(call_.root, me()), block,
                                            send + share, block - share, share));
           segment.PublishStage(me(), call_.sequence);
@@ -1545,9 +1551,9 @@ absl::Status NodeExecution::Gather() {
               segment.extent(rank, call_.sequence) / element_bytes, " elements but this rank ",
               "expects ", length / element_bytes, " from it"));
         }
-        const size_t share = gather ? HubShare(length) : 0;
-        awaits_stage_ = awaits_stage_ || share > 0;
-        RETURN_IF_ERROR(Fetch(rank, 0, share > 0 ? share : length, into));
+        const bool written = gather && Cooperates(length);
+        awaits_stage_ = awaits_stage_ || written;
+        RETURN_IF_ERROR(Fetch(rank, 0, written ? HubShare(length) : length, into));
       }
       return absl::OkStatus();
     }

@@ -373,10 +373,10 @@ class NodeExecution final : public CallExecution {
   // Whether a publication of `bytes` in a zcoll buffer is lent at any size beyond
   // kEagerBytes (node_engine_limits::LendsMappedBuffer) rather than copied in.
   bool LendsMappedBuffer(size_t bytes) const;
-  // The first bytes of a transfer of `length` that the rank with nothing else to do in
-  // the call copies (writing; a Gather's root reading), the other side the rest: 0
-  // below the cooperative size, and for a Bcast's or Scatter's root where ranks
-  // outnumber cores (node_engine.cc).
+  // Whether a transfer of `length` is copied by both its sides at once, and the first
+  // bytes of it that the root copies (writing; a Gather's root reading), the other side
+  // the rest (node_engine_limits.h; neither where ranks cannot read each other's memory).
+  bool Cooperates(size_t length) const;
   size_t HubShare(size_t length) const;
   // The first bytes of an Exscan's vector that rank 0 (which computes nothing) writes
   // into rank 1's result, rank 1's own copy of rank 0's vector being the rest: half,
