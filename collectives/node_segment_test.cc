@@ -14,6 +14,7 @@
 #include <functional>
 #include <new>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,9 +33,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// (A random part, as the engine's own names have: a run killed before it removed its
+// segments leaves them under its pid, which a later run may be given.)
 std::string FreshName(absl::string_view what) {
   static int counter = 0;
-  return absl::StrCat(SharedMemoryPrefix(getpid()), "node-test-", what, "-", counter++);
+  static const uint32_t run = static_cast<uint32_t>(std::random_device{}());
+  return absl::StrCat(SharedMemoryPrefix(getpid()), "node-test-", what, "-", absl::Hex(run), "-",
+                      counter++);
 }
 
 bool NameExists(const std::string& name) {
