@@ -814,9 +814,6 @@ TEST_F(NodeEngineWideTest, GatherLeavesWriteTheirWholeBlocks) {
     for (size_t count : {written, large}) {
       EXPECT_TRUE(
           node_engine_limits::Cooperates(Collective::kGather, count * width, oversubscribed));
-      EXPECT_EQ(
-          node_engine_limits::HubShare(Collective::kGather, count * width, kRanks, oversubscribed),
-          0u);
     }
     EXPECT_FALSE(node_engine_limits::Cooperates(Collective::kGather, read * width, oversubscribed));
   }
@@ -1061,8 +1058,8 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersWithinTheSlotsMatchTheReference) {
 // Reduces and Allreduces within a slot on 4 ranks or more are partitioned in the slots
 // (node_engine_limits::PartitionedInSlots: each rank reduces its block from the slots
 // into its own slot, the others or the root copy the blocks from there), and a large
-// Bcast's or Scatter's root writes shares of its leaves' blocks while they read the
-// rest (HubShare). Every op of CheckReductions (a non-commutative one and MINLOC among
+// Bcast's root writes shares of its leaves' copies while they read the rest
+// (BcastShare). Every op of CheckReductions (a non-commutative one and MINLOC among
 // them), in place and not, at both roots, at sizes around the partition's threshold
 // and up to a slot; the movements at sizes beyond it.
 class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {

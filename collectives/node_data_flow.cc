@@ -243,8 +243,7 @@ class NodeFlow {
 
   void Bcast() {
     const size_t count = args_.count;
-    const size_t share =
-        std::min(count, Elements(HubShare(args_.collective, Bytes(count), p_, false)));
+    const size_t share = std::min(count, Elements(BcastShare(Bytes(count), p_, false)));
     const Slice buffer = Whole(BufferId::Recv(), count);
     const ElementRange rest{share, count - share};
     const Slice published = Root() ? Publish(buffer) : Empty();
@@ -548,9 +547,6 @@ class NodeFlow {
     auto displ = [&](int r) {
       return vectored ? args_.displs[r] : args_.count * static_cast<size_t>(r);
     };
-    auto share = [&](size_t elements) {
-      return std::min(elements, Elements(HubShare(args_.collective, Bytes(elements), p_, false)));
-    };
     // The root's publication: its blocks, packed into the slot when they fit.
     std::vector<Slice> blocks(static_cast<size_t>(p_), Empty());
     if (Root()) {
@@ -566,68 +562,40 @@ class NodeFlow {
         at += length(r);
       }
     }
+    // Each leaf reads its whole block while the root copies its own (Cooperates).
     const size_t mine = args_.count;
-    Lines(
-        [&](int r) {
-          if (!Root()) return Empty();
-          const size_t first = share(length(r));
-          return Sub(blocks[r], ElementRange{first, length(r) - first});
-        },
-        [&](int q) {
-          if (q != args_.root) return Empty();
-          const size_t first = share(mine);
-          return Slice{BufferId::Recv(), first, mine - first};
-        });
-    if (!Root()) {
-      if (share(mine) > 0) {
-        builder_.Recv(args_.root, kNodeWriteTag, Slice{BufferId::Recv(), 0, share(mine)});
-      }
-      return;
-    }
-    for (int r = 0; r < p_; ++r) {
-      if (r == me_) {
-        if (!args_.in_place && mine > 0) {
-          builder_.Copy(BlockAt(BufferId::Send(), displ(r), length(r)),
-                        Whole(BufferId::Recv(), mine));
-        }
-      } else if (share(length(r)) > 0) {
-        builder_.Send(r, kNodeWriteTag, Slice{BufferId::Send(), displ(r), share(length(r))});
-      }
+    Lines([&](int r) { return Root() ? blocks[r] : Empty(); },
+          [&](int q) { return q == args_.root ? Whole(BufferId::Recv(), mine) : Empty(); });
+    if (Root() && !args_.in_place && mine > 0) {
+      builder_.Copy(BlockAt(BufferId::Send(), displ(me_), length(me_)),
+                    Whole(BufferId::Recv(), mine));
     }
   }
 
   void Gather() {
     const bool vectored = args_.collective == Collective::kGatherv;
-    auto share = [&](size_t elements) {
-      return std::min(elements, Elements(HubShare(args_.collective, Bytes(elements), p_, false)));
-    };
     const size_t mine = args_.count;
     auto block = [&](int r) {
       return vectored ? BlockAt(BufferId::Recv(), args_.displs[r], args_.counts[r])
                       : Slice{BufferId::Recv(), args_.count * static_cast<size_t>(r), args_.count};
     };
-    // (A block that a leaf writes into the root, all but the root's share, which may be
-    // none.)
+    // (A block that its leaf writes whole into the root, which reads the others.)
     auto written = [&](size_t elements) {
       return Cooperates(args_.collective, Bytes(elements), /*oversubscribed=*/false);
     };
-    auto read = [&](size_t elements) { return written(elements) ? share(elements) : elements; };
     const Slice published = Root() ? Empty() : Publish(Whole(BufferId::Send(), mine));
     Lines(
         [&](int r) {
-          if (r != args_.root) return Empty();
-          return Sub(published, ElementRange{0, read(mine)});
+          if (r != args_.root || written(mine)) return Empty();
+          return published;
         },
         [&](int q) {
           if (!Root()) return Empty();
           const Slice theirs = block(q);
-          return Sub(theirs, ElementRange{0, read(theirs.count)});
+          return written(theirs.count) ? Empty() : theirs;
         });
     if (!Root()) {
-      if (written(mine)) {
-        builder_.Send(args_.root, kNodeWriteTag,
-                      Slice{BufferId::Send(), share(mine), mine - share(mine)});
-      }
+      if (written(mine)) builder_.Send(args_.root, kNodeWriteTag, Whole(BufferId::Send(), mine));
       return;
     }
     for (int q = 0; q < p_; ++q) {
@@ -636,8 +604,7 @@ class NodeFlow {
         if (!args_.in_place && theirs.count > 0)
           builder_.Copy(Whole(BufferId::Send(), mine), theirs);
       } else if (written(theirs.count)) {
-        const size_t first = share(theirs.count);
-        builder_.Recv(q, kNodeWriteTag, Sub(theirs, ElementRange{first, theirs.count - first}));
+        builder_.Recv(q, kNodeWriteTag, theirs);
       }
     }
   }

@@ -385,7 +385,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
 }
 
 // (Far below kCooperativeBytes, so that no rank writes into another's buffer
-// (HubShare) and nobody awaits a stage; what the rank publishes is a copy.)
+// (Cooperates) and nobody awaits a stage; what the rank publishes is a copy.)
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::SmallBlocks() const {
   static_assert(node_engine_limits::kEagerBytes < node_engine_limits::kCooperativeBytes);
   constexpr size_t kEager = node_engine_limits::kEagerBytes;
@@ -426,9 +426,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::PublishSmallBloc
     case Collective::kScatter:
     case Collective::kScatterv:
       if (!root) {
+        // (Nobody writes into a Scatter's leaf: no destination.)
         ExposeCopy(nullptr, 0);
-        // (The extent a root that writes this rank's block compares its count with.)
-        ExposeDestination(call_.recv, bytes());
         return absl::OkStatus();
       }
       if (call_.collective == Collective::kScatterv) {
@@ -525,9 +524,9 @@ void NodeExecution::Fail(absl::Status status) {
 }
 
 void NodeExecution::ExposeDestination(void* recv, uint64_t extent) {
-  // Peers write into a destination only in shares of kCooperativeBytes or more (HubShare,
-  // ExscanShare) or a partitioned Reduce's blocks (beyond a slot), so a smaller one needs
-  // no look for the zcoll buffer that holds it (a small Bcast's or Scatter's leaf).
+  // Peers write into a destination only in transfers of kCooperativeBytes or more
+  // (Cooperates, ExscanShare) or a partitioned Reduce's blocks (beyond a slot), so a
+  // smaller one needs no look for the zcoll buffer that holds it (a small Bcast's leaf).
   const bool written =
       extent >= node_engine_limits::kCooperativeBytes || extent > engine_.segment().slot_bytes();
   const BufferRef buffer = written ? FindSharedBuffer(recv, extent) : BufferRef();
@@ -746,11 +745,9 @@ absl::Status NodeExecution::Publish() {
       // (ScatterBlockOffset): 2 ranks, 8 KiB, half the copy into the slot.
       status = root ? Expose(send, bytes() * static_cast<size_t>(ranks()), me() * bytes(), bytes())
                     : Expose(nullptr, 0);
-      if (!root) ExposeDestination(recv, bytes());
       break;
     case Collective::kScatterv:
       status = root ? ExposeBlocks(send, counts, displs) : Expose(nullptr, 0);
-      if (!root) ExposeDestination(recv, bytes());
       break;
     case Collective::kGather:
     case Collective::kGatherv: {
@@ -1069,9 +1066,9 @@ bool NodeExecution::Cooperates(size_t length) const {
          node_engine_limits::Cooperates(call_.collective, length, engine_.oversubscribed());
 }
 
-size_t NodeExecution::HubShare(size_t length) const {
+size_t NodeExecution::BcastShare(size_t length) const {
   if (!engine_.single_copy()) return 0;
-  return node_engine_limits::HubShare(call_.collective, length, ranks(), engine_.oversubscribed());
+  return node_engine_limits::BcastShare(length, ranks(), engine_.oversubscribed());
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const {
@@ -1152,8 +1149,6 @@ bool NodeExecution::AwaitsStageOf(int rank) const {
     case Collective::kAllreduce:
       return true;  // (awaits_stage_ only where it reads the others' blocks)
     case Collective::kBcast:
-    case Collective::kScatter:
-    case Collective::kScatterv:
       return rank == call_.root;
     case Collective::kGather:
       return Cooperates(bytes());
@@ -1389,7 +1384,7 @@ absl::Status NodeExecution::Gather() {
     case Collective::kBcast: {
       // A large vector: the root writes the first share of every rank's copy while
       // each reads the rest.
-      const size_t share = HubShare(block);
+      const size_t share = BcastShare(block);
       if (!root) {
         awaits_stage_ = share > 0;
         return Fetch(call_.root, share, block - share, recv + share);
@@ -1487,28 +1482,16 @@ absl::Status NodeExecution::Gather() {
     }
     case Collective::kScatter:
     case Collective::kScatterv: {
-      // Large blocks: the root writes the first share of each while its rank reads the
-      // rest.
+      // Each leaf reads its whole block while the root copies its own (Cooperates).
       const bool vectored = call_.collective == Collective::kScatterv;
       if (root) {
-        for (int rank = 0; rank <= last; ++rank) {
-          const size_t length = vectored ? vectors_[0][rank] * element_bytes : block;
-          const char* from = send + (vectored ? vectors_[1][rank] * element_bytes : rank * block);
-          if (rank == me()) {
-            if (!call_.in_place) own(recv, from, length);
-          } else if (const size_t share = HubShare(length); share > 0) {
-            RETURN_IF_ERROR(WriteDestination(rank, 0, length, from, share));
-          }
-        }
-        // Scatter's readers know from the agreed block whether to wait for this;
-        // Scatterv's each from its own count, so the root always announces.
-        if (vectored || HubShare(block) > 0) segment.PublishStage(me(), call_.sequence);
+        if (call_.in_place) return absl::OkStatus();
+        // (Scatterv: its own count in the vector, as the root sends it.)
+        const size_t length = vectored ? vectors_[0][me()] * element_bytes : block;
+        own(recv, send + (vectored ? vectors_[1][me()] * element_bytes : me() * block), length);
         return absl::OkStatus();
       }
-      const size_t share = HubShare(block);
-      awaits_stage_ = share > 0;
-      if (!vectored)
-        return Fetch(call_.root, ScatterBlockOffset() + share, block - share, recv + share);
+      if (!vectored) return Fetch(call_.root, ScatterBlockOffset(), block, recv);
       const BlockEntry entry = PublishedBlock(call_.root, me());
       if (entry.length != block) {
         return absl::InvalidArgumentError(
@@ -1516,7 +1499,7 @@ absl::Status NodeExecution::Gather() {
                          call_.root, ") sends this rank ", entry.length / element_bytes,
                          " elements but recv_count is ", call_.count));
       }
-      return Fetch(call_.root, entry.offset + share, block - share, recv + share);
+      return Fetch(call_.root, entry.offset, block, recv);
     }
     case Collective::kGather:
     case Collective::kGatherv:
@@ -1527,13 +1510,12 @@ absl::Status NodeExecution::Gather() {
       const bool gather =
           call_.collective == Collective::kGather || call_.collective == Collective::kGatherv;
       if (!root && gather) {
-        // A large block: this rank writes all but the root's share of it (which may be
-        // none) into the root's buffer while the root reads that share.
+        // A large block: this rank writes it into the root's buffer while the root
+        // copies its own (Cooperates).
         // (The root waits for this only from ranks whose blocks it knows are large.)
         if (Cooperates(block)) {
-          const size_t share = HubShare(block);
-          RETURN_IF_ERROR(WriteDestination(call_.root, BlockOffset(call_.root, me()), block,
-                                           send + share, block - share, share));
+          RETURN_IF_ERROR(
+              WriteDestination(call_.root, BlockOffset(call_.root, me()), block, send, block));
           segment.PublishStage(me(), call_.sequence);
         }
         return absl::OkStatus();
@@ -1551,9 +1533,11 @@ absl::Status NodeExecution::Gather() {
               segment.extent(rank, call_.sequence) / element_bytes, " elements but this rank ",
               "expects ", length / element_bytes, " from it"));
         }
-        const bool written = gather && Cooperates(length);
-        awaits_stage_ = awaits_stage_ || written;
-        RETURN_IF_ERROR(Fetch(rank, 0, written ? HubShare(length) : length, into));
+        if (gather && Cooperates(length)) {
+          awaits_stage_ = true;  // (it writes its block here)
+          continue;
+        }
+        RETURN_IF_ERROR(Fetch(rank, 0, length, into));
       }
       return absl::OkStatus();
     }

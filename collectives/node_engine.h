@@ -374,10 +374,10 @@ class NodeExecution final : public CallExecution {
   // kEagerBytes (node_engine_limits::LendsMappedBuffer) rather than copied in.
   bool LendsMappedBuffer(size_t bytes) const;
   // Whether a transfer of `length` is copied by both its sides at once, and the first
-  // bytes of it that the root copies (writing; a Gather's root reading), the other side
-  // the rest (node_engine_limits.h; neither where ranks cannot read each other's memory).
+  // bytes of a Bcast's that the root writes, the leaf reading the rest
+  // (node_engine_limits.h; neither where ranks cannot read each other's memory).
   bool Cooperates(size_t length) const;
-  size_t HubShare(size_t length) const;
+  size_t BcastShare(size_t length) const;
   // The first bytes of an Exscan's vector that rank 0 (which computes nothing) writes
   // into rank 1's result, rank 1's own copy of rank 0's vector being the rest: half,
   // from the cooperative size.

@@ -203,17 +203,20 @@ inline size_t TableBytes(Collective collective, int ranks) {
 
 // Whether a `length`-byte transfer of `collective` between the rank with nothing else
 // to do in the call and the one that needs it is copied by both at once (from
-// kCooperativeBytes): a Bcast's root writes a share of each leaf's copy (HubShare)
+// kCooperativeBytes): a Bcast's root writes a share of each leaf's copy (BcastShare)
 // while the leaf reads the rest; a Gather(v)'s leaves write their whole blocks into
 // the root while it copies its own. Not a Scatter(v)'s root, which copies its own block
 // too: shares it wrote would only lengthen its part (2 ranks, medians of 21 alternating
 // runs against the root writing half of the other's block: scatter 64 KiB / 256 KiB /
 // 1 MiB / 4 MiB 0.83x / 0.88x / 0.65x / 0.80x the time, scatterv 0.83x / 0.88x /
-// 0.67x / 0.85x). Nor a Bcast's root where ranks outnumber cores, where its shares
-// only move copying from its leaves' cores to its own, and they wait for it (4 ranks
-// on 2 cores, 32 KiB-2 MiB, medians of 7 alternating runs, without the shares: bcast
-// 0.84-0.98x the time); a Gather's leaves writing into the root still spare its
-// reading there (with the root reading 1/p of each block: without, 1.12-2.27x).
+// 0.67x / 0.85x); nor a Gather's root reading a share of each block, for the same
+// reason (against the root reading half of the other's block: gather 0.96x / 0.94x /
+// 0.57x / 0.68x; 4 ranks on 2 cores, 11 runs, 0.97-1.00x). Nor a Bcast's root where
+// ranks outnumber cores, where its shares only move copying from its leaves' cores to
+// its own, and they wait for it (4 ranks on 2 cores, 32 KiB-2 MiB, medians of 7
+// alternating runs, without the shares: bcast 0.84-0.98x the time); a Gather's leaves
+// writing into the root still spare its reading there (with the root reading 1/p of
+// each block: without, 1.12-2.27x).
 inline bool Cooperates(Collective collective, size_t length, bool oversubscribed) {
   if (length < kCooperativeBytes) return false;
   switch (collective) {
@@ -233,28 +236,20 @@ inline bool Cooperates(Collective collective, size_t length, bool oversubscribed
 // zcoll_sim charges the same, engine.system_call_usec).
 inline constexpr size_t kPeerCallBytes = 3 * 1024;
 
-// Of a cooperative transfer (Cooperates) of `length` bytes on `ranks` ranks, the share
-// (the first bytes) that the root copies of each other rank's, the other rank copying
-// the rest: a Bcast's root writes it into each leaf. Its p - 1 writes, a call each,
-// end with a leaf's one read of the rest where p x share = length - (p - 2) x
-// kPeerCallBytes: half on 2 ranks; on a 64-rank node none up to 186 KiB, where the
-// root's 63 calls alone outlast a leaf's whole read (zcoll_sim, infiniband profile,
-// one 64-rank node, bcast 128 KiB / 512 KiB / 2 MiB: 61.4 / 131.8 / 413.3 us with
-// shares of length / p, 27.6 / 98.2 / 379.7 us so; on 2 ranks, this machine's only
-// node with a core a rank, the share is length / 2 as before). A Gather's root, which
-// copies its own block meanwhile, balances with no share at all: its leaves write
-// their whole blocks (2 ranks, medians of 21 alternating runs against the root reading
-// half of each: gather 64 KiB / 256 KiB / 1 MiB / 4 MiB 0.96x / 0.94x / 0.57x / 0.68x
-// the time; 4 ranks on 2 cores, 11 runs, 0.97-1.00x). 0 where the transfer is not
-// cooperative.
-inline size_t HubShare(Collective collective, size_t length, int ranks, bool oversubscribed) {
-  if (collective != Collective::kBcast || !Cooperates(collective, length, oversubscribed) ||
-      ranks < 2) {
-    return 0;
-  }
-  const size_t hub_calls = static_cast<size_t>(ranks - 2) * kPeerCallBytes;
-  if (length <= hub_calls) return 0;
-  return (length - hub_calls) / static_cast<size_t>(ranks) / 64 * 64;
+// Of a cooperative Bcast (Cooperates) of `length` bytes on `ranks` ranks, the share
+// (the first bytes) that the root writes into each leaf, the leaf reading the rest.
+// Its p - 1 writes, a call each, end with a leaf's one read of the rest where
+// p x share = length - (p - 2) x kPeerCallBytes: half on 2 ranks; on a 64-rank node
+// none up to 186 KiB, where the root's 63 calls alone outlast a leaf's whole read
+// (zcoll_sim, infiniband profile, one 64-rank node, bcast 128 KiB / 512 KiB / 2 MiB:
+// 61.4 / 131.8 / 413.3 us with shares of length / p, 27.6 / 98.2 / 379.7 us so; on 2
+// ranks, this machine's only node with a core a rank, the share is length / 2 as
+// before). 0 where the Bcast is not cooperative.
+inline size_t BcastShare(size_t length, int ranks, bool oversubscribed) {
+  if (!Cooperates(Collective::kBcast, length, oversubscribed) || ranks < 2) return 0;
+  const size_t root_calls = static_cast<size_t>(ranks - 2) * kPeerCallBytes;
+  if (length <= root_calls) return 0;
+  return (length - root_calls) / static_cast<size_t>(ranks) / 64 * 64;
 }
 
 // An Exscan's rank 0 writes this share of rank 1's result (its own vector of `bytes`).
