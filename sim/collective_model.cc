@@ -398,14 +398,62 @@ const Algorithm& ChosenAlgorithm(const PredictionCase& call, const Topology& top
   return SelectAlgorithm(SelectionInputsFor(call, topology));
 }
 
+double CallFootprintBytes(const PredictionCase& call, const MachineProfile& profile,
+                          const Topology& topology) {
+  const double p = call.ranks;
+  const double n = static_cast<double>(call.bytes);
+  // Every rank's send and receive buffers in all (n the vector, or a rank's block).
+  double total = 0;
+  switch (FixedSizeForm(call.collective)) {
+    case Collective::kBcast:
+      total = p * n;
+      break;
+    case Collective::kReduce:
+      total = (p + (call.in_place ? 0 : 1)) * n;  // the root's result besides
+      break;
+    case Collective::kAllreduce:
+    case Collective::kScan:
+    case Collective::kExscan:
+      total = (call.in_place ? 1 : 2) * p * n;
+      break;
+    case Collective::kReduceScatterBlock:
+    case Collective::kReduceScatter:
+      total = p * n + (call.in_place ? 0 : n);  // each rank's vector and its block
+      break;
+    case Collective::kScatter:
+    case Collective::kGather:
+      total = (2 * p - (call.in_place ? 1 : 0)) * n;  // the root's p blocks, a block each
+      break;
+    case Collective::kAllgather:
+      total = p * p * n + (call.in_place ? 0 : p * n);
+      break;
+    case Collective::kAlltoall:
+      total = (call.in_place ? 1 : 2) * p * p * n;
+      break;
+    default:
+      break;
+  }
+  int sharing = call.ranks;
+  if (profile.host_cores == 0) {
+    sharing = 1;
+    for (int node = 0; node < topology.num_nodes(); ++node) {
+      sharing = std::max(sharing, static_cast<int>(topology.ranks_on_node(node).size()));
+    }
+  }
+  return total * sharing / p;
+}
+
 absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& call,
-                                                          const MachineProfile& profile,
+                                                          const MachineProfile& given_profile,
                                                           const Topology& topology,
                                                           const PredictOptions& options) {
   if (topology.size() != call.ranks) {
     return absl::InvalidArgumentError(
         absl::StrCat("a call of ", call.ranks, " ranks on a topology of ", topology.size()));
   }
+  // A call whose buffers stay in cache copies and reduces at the cached rates.
+  const MachineProfile profile =
+      ProfileForFootprint(given_profile, CallFootprintBytes(call, given_profile, topology));
   const CollectiveArgs args = ArgsFor(call);
   const SelectionInputs inputs = SelectionInputsFor(call, topology);
   // Every rank's own arguments: the agreed ones, but with skew.
@@ -569,8 +617,10 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
   return predictions;
 }
 
-double LowerBoundUsec(const PredictionCase& call, const MachineProfile& profile,
+double LowerBoundUsec(const PredictionCase& call, const MachineProfile& given_profile,
                       const Topology& topology) {
+  const MachineProfile profile =
+      ProfileForFootprint(given_profile, CallFootprintBytes(call, given_profile, topology));
   const Collective collective = FixedSizeForm(call.collective);
   const double n = static_cast<double>(call.bytes);
   const double p = call.ranks;

@@ -111,6 +111,13 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
                                                           const Topology& topology,
                                                           const PredictOptions& options);
 
+// The bytes of `call`'s buffers that the ranks sharing one cache hold (send and receive
+// buffers, in place once), the footprint MachineProfile::cache_bytes is compared with:
+// every rank's on a cluster emulated on one machine (profile.host_cores), else those of
+// the node with the most of the call's ranks, each rank's share of the call's total.
+double CallFootprintBytes(const PredictionCase& call, const MachineProfile& profile,
+                          const Topology& topology);
+
 // A lower bound on `call`'s time under the profile, from its nodes and ranks per node:
 // for N nodes of q ranks, the largest of three terms (overheads not counted):
 // - the bytes every node must send through its NIC, over the NIC's bandwidth times the
@@ -119,7 +126,8 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
 //   (a NUMA domain's, where the profile has domains of two ranks or more);
 // - for the reductions, the (p-1)/p * n bytes of operations each rank does when the
 //   p-1 operations per element are spread evenly, over the kernel's throughput;
-// the link terms plus one latency of their link (the last byte must arrive). Or, if
+// the link terms plus one latency of their link (the last byte must arrive). Rates are
+// the cached ones where the call's footprint is in cache (ProfileForFootprint). Or, if
 // larger, the latency of the rounds the data must travel (with skew, as if every block
 // were the average: a bound still, since the busiest rank moves at least that): ceil(log2(N))
 // network latencies and ceil(log2(q)) within a node (one hop for scatter, gather and alltoall,

@@ -335,6 +335,56 @@ double PredictedUsec(const PredictionCase& call, const MachineProfile& profile,
   return *predictions->front().usec;
 }
 
+// The footprint is every rank's send and receive buffers, shared out over the ranks of a
+// node (of the whole call where the cluster is emulated on one machine's cores).
+TEST(CacheModelTest, TheFootprintIsTheBuffersOfTheRanksThatShareTheCache) {
+  MachineProfile profile = *LoadMachineProfile("infiniband");  // 64 ranks a node
+  const Topology one_node = *SimulatedTopology(profile, 4);
+  const double n = 1000;
+  auto footprint = [&](Collective collective, const Topology& topology, bool in_place = false) {
+    PredictionCase call = CallOf(collective, topology.size(), 1000);
+    call.in_place = in_place;
+    return CallFootprintBytes(call, profile, topology);
+  };
+  EXPECT_EQ(footprint(Collective::kBcast, one_node), 4 * n);
+  EXPECT_EQ(footprint(Collective::kReduce, one_node), 5 * n);
+  EXPECT_EQ(footprint(Collective::kAllreduce, one_node), 8 * n);
+  EXPECT_EQ(footprint(Collective::kAllreduce, one_node, true), 4 * n);
+  EXPECT_EQ(footprint(Collective::kReduceScatterBlock, one_node), 5 * n);
+  EXPECT_EQ(footprint(Collective::kGather, one_node), 8 * n);
+  EXPECT_EQ(footprint(Collective::kScatterv, one_node), 8 * n);
+  EXPECT_EQ(footprint(Collective::kAllgather, one_node), 20 * n);
+  EXPECT_EQ(footprint(Collective::kAlltoall, one_node), 32 * n);
+  EXPECT_EQ(footprint(Collective::kBarrier, one_node), 0);
+  // 128 ranks on 2 nodes: a node's 64 ranks share its cache; emulated on one machine,
+  // all 128 share the machine's.
+  const Topology two_nodes = *SimulatedTopology(profile, 128);
+  EXPECT_EQ(footprint(Collective::kBcast, two_nodes), 64 * n);
+  profile.host_cores = 2;
+  EXPECT_EQ(footprint(Collective::kBcast, two_nodes), 128 * n);
+}
+
+// A call that fits the cache is predicted at the cached rates, one just past it at
+// memory's: the node engine's 2-rank bcast, each rank copying half, by exactly the
+// copies' difference.
+TEST(CacheModelTest, ACallInCacheCopiesAtTheCachedRate) {
+  MachineProfile profile = *LoadMachineProfile("infiniband");
+  profile.ranks_per_node = 2;
+  profile.numa_per_node = 1;
+  const Topology topology = *SimulatedTopology(profile, 2);
+  const size_t bytes = size_t{1} << 20;
+  const PredictionCase call = CallOf(Collective::kBcast, 2, bytes);
+  const double memory = PredictedUsec(call, profile, topology, "node");
+  profile.cache_bytes = 2 * bytes;  // the two ranks' buffers
+  profile.engine.cached_bytes_per_usec = 2 * profile.engine.bytes_per_usec;
+  const double cached = PredictedUsec(call, profile, topology, "node");
+  const double half_copy_usec = bytes / 2.0 / profile.engine.bytes_per_usec;
+  EXPECT_NEAR(memory - cached, half_copy_usec / 2, 0.01) << memory << " " << cached;
+  EXPECT_LT(LowerBoundUsec(call, profile, topology), cached);
+  profile.cache_bytes = 2 * bytes - 1;
+  EXPECT_EQ(PredictedUsec(call, profile, topology, "node"), memory);
+}
+
 // With every rank's buffers from AllocateBuffer the node engine reduces its peers'
 // contributions where they lie: a 16-rank node's allreduce of 16 MiB is then its
 // allgather's copies and its share of the reductions, the bound's engine term (within

@@ -136,6 +136,7 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
   bool have_latency[kNumLinkClasses] = {};
   bool have_bandwidth[kNumLinkClasses] = {};
   bool any_engine = false, have_engine_latency = false, have_engine_bandwidth = false;
+  bool have_cached_rate = false;
   int line_number = 0;
   absl::flat_hash_map<std::string, int> line_of_key;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -203,6 +204,20 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
     } else if (key == "copy_bytes_per_usec") {
       status = check(true);
       profile.copy_bytes_per_usec = number;
+    } else if (key == "cache_bytes") {
+      status = check(false);
+      if (status.ok() && number != std::floor(number)) {
+        status = refuse("cache_bytes must be a whole number of bytes");
+      }
+      profile.cache_bytes = static_cast<size_t>(number);
+    } else if (key == "cached_reduce_bytes_per_usec") {
+      status = check(true);
+      profile.cached_reduce_bytes_per_usec = number;
+      have_cached_rate = true;
+    } else if (key == "cached_copy_bytes_per_usec") {
+      status = check(true);
+      profile.cached_copy_bytes_per_usec = number;
+      have_cached_rate = true;
     } else if (absl::StartsWith(key, "engine.")) {
       const absl::string_view engine_field = key.substr(7);
       if (engine_field == "latency_usec") {
@@ -219,10 +234,14 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
       } else if (engine_field == "system_call_usec") {
         status = check(false);
         profile.engine.system_call_usec = number;
+      } else if (engine_field == "cached_bytes_per_usec") {
+        status = check(true);
+        profile.engine.cached_bytes_per_usec = number;
+        have_cached_rate = true;
       } else {
-        status = refuse(absl::StrCat(
-            "unknown key ", key,
-            " (the engine has latency_usec, bytes_per_usec, overhead_usec and system_call_usec)"));
+        status = refuse(absl::StrCat("unknown key ", key,
+                                     " (the engine has latency_usec, bytes_per_usec, "
+                                     "overhead_usec, system_call_usec and cached_bytes_per_usec)"));
       }
       any_engine = true;
     } else if (ParseLinkKey(key, link, field)) {
@@ -270,6 +289,13 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
         absl::StrCat(origin, ": numa_per_node (", profile.numa_per_node,
                      ") exceeds ranks_per_node (", profile.ranks_per_node, ")"));
   }
+  // A cached rate without the cache's size would never apply: a mistake, not a choice.
+  if (have_cached_rate && profile.cache_bytes == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin,
+                     ": cached rates are given but cache_bytes is not (or is 0), so "
+                     "they would never apply"));
+  }
   if (profile.name.empty()) profile.name = std::string(origin);
   return profile;
 }
@@ -296,14 +322,44 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
   absl::StrAppendFormat(&text, "reduce_bytes_per_usec = %.10g\n", profile.reduce_bytes_per_usec);
   absl::StrAppendFormat(&text, "copy_bytes_per_usec = %.10g\n", profile.copy_bytes_per_usec);
   if (profile.host_cores > 0) absl::StrAppend(&text, "host_cores = ", profile.host_cores, "\n");
+  if (profile.cache_bytes > 0) {
+    absl::StrAppend(&text, "cache_bytes = ", profile.cache_bytes, "\n");
+    if (profile.cached_reduce_bytes_per_usec > 0) {
+      absl::StrAppendFormat(&text, "cached_reduce_bytes_per_usec = %.10g\n",
+                            profile.cached_reduce_bytes_per_usec);
+    }
+    if (profile.cached_copy_bytes_per_usec > 0) {
+      absl::StrAppendFormat(&text, "cached_copy_bytes_per_usec = %.10g\n",
+                            profile.cached_copy_bytes_per_usec);
+    }
+  }
   if (profile.has_engine()) {
     absl::StrAppendFormat(&text, "engine.latency_usec = %.10g\n", profile.engine.latency_usec);
     absl::StrAppendFormat(&text, "engine.bytes_per_usec = %.10g\n", profile.engine.bytes_per_usec);
     absl::StrAppendFormat(&text, "engine.overhead_usec = %.10g\n", profile.engine.overhead_usec);
     absl::StrAppendFormat(&text, "engine.system_call_usec = %.10g\n",
                           profile.engine.system_call_usec);
+    if (profile.cache_bytes > 0 && profile.engine.cached_bytes_per_usec > 0) {
+      absl::StrAppendFormat(&text, "engine.cached_bytes_per_usec = %.10g\n",
+                            profile.engine.cached_bytes_per_usec);
+    }
   }
   return text;
+}
+
+MachineProfile ProfileForFootprint(const MachineProfile& profile, double footprint_bytes) {
+  MachineProfile decided = profile;
+  const bool in_cache =
+      profile.cache_bytes > 0 && footprint_bytes <= static_cast<double>(profile.cache_bytes);
+  auto decide = [in_cache](double& rate, double& cached_rate) {
+    if (in_cache && cached_rate > 0) rate = cached_rate;
+    cached_rate = 0;
+  };
+  decide(decided.reduce_bytes_per_usec, decided.cached_reduce_bytes_per_usec);
+  decide(decided.copy_bytes_per_usec, decided.cached_copy_bytes_per_usec);
+  decide(decided.engine.bytes_per_usec, decided.engine.cached_bytes_per_usec);
+  decided.cache_bytes = 0;
+  return decided;
 }
 
 absl::Span<const ShippedProfile> ShippedProfiles() { return kShipped; }

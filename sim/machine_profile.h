@@ -68,6 +68,9 @@ struct EngineCost {
   // the buffers are not mapped; a copy in the segment, or a zcoll buffer the node maps,
   // is a memcpy with no call.
   double system_call_usec = 0;
+  // The copy's bytes per microsecond while the call's data stays in the cache
+  // (MachineProfile::cache_bytes); 0: as from memory.
+  double cached_bytes_per_usec = 0;
 };
 
 struct MachineProfile {
@@ -87,6 +90,14 @@ struct MachineProfile {
   // throughput) and a copy's.
   double reduce_bytes_per_usec = 1;
   double copy_bytes_per_usec = 1;
+  // The cache a node's ranks share (its last level; on a cluster emulated on one machine,
+  // the machine's): a call whose buffers, summed over the ranks that share it, fit in
+  // `cache_bytes` finds its data there when it is called again on the same buffers (a
+  // benchmark's loop, an iteration's gradients), and copies and reduces at the cached
+  // rates below (each 0: as from memory). cache_bytes 0: no call is in cache.
+  size_t cache_bytes = 0;
+  double cached_reduce_bytes_per_usec = 0;
+  double cached_copy_bytes_per_usec = 0;
   // The cores that every rank shares when the whole cluster is emulated on one machine
   // (a profile calibrated there, where ranks may outnumber cores): a rank's CPU work
   // then also needs one of them. 0: each rank has a core of its own (a cluster).
@@ -98,6 +109,13 @@ struct MachineProfile {
   bool has_engine() const { return engine.bytes_per_usec > 0; }
   const LinkCost& link(LinkClass link) const { return links[static_cast<int>(link)]; }
 };
+
+// The profile a call sees whose buffers, summed over the ranks that share a cache, hold
+// `footprint_bytes`: where that fits in profile.cache_bytes, the cached rates (those
+// given) in place of the memory ones; else the memory ones. Either way decided: its
+// cache_bytes is 0, so that the parts of the call (a level's calls) keep the decision
+// the whole call's footprint made.
+MachineProfile ProfileForFootprint(const MachineProfile& profile, double footprint_bytes);
 
 // Parses a profile; `origin` (a file name) goes into error messages. Every key must be
 // known and every number positive (overheads and latencies may be 0); keys not given

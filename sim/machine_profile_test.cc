@@ -32,6 +32,10 @@ engine.latency_usec = 0.1
 engine.bytes_per_usec = 2000
 engine.overhead_usec = 0.05
 engine.system_call_usec = 0.5
+cache_bytes = 8388608
+cached_reduce_bytes_per_usec = 900
+cached_copy_bytes_per_usec = 1200
+engine.cached_bytes_per_usec = 3000
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -59,6 +63,10 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->engine.bytes_per_usec, 2000);
   EXPECT_EQ(profile->engine.overhead_usec, 0.05);
   EXPECT_EQ(profile->engine.system_call_usec, 0.5);
+  EXPECT_EQ(profile->cache_bytes, size_t{8} << 20);
+  EXPECT_EQ(profile->cached_reduce_bytes_per_usec, 900);
+  EXPECT_EQ(profile->cached_copy_bytes_per_usec, 1200);
+  EXPECT_EQ(profile->engine.cached_bytes_per_usec, 3000);
   // 0 says aloud what leaving it out says: a core per rank.
   std::string text(kComplete);
   text.replace(text.find("host_cores = 2"), 14, "host_cores = 0");
@@ -80,6 +88,12 @@ TEST(MachineProfileTest, FormatsWhatItParses) {
   EXPECT_EQ(again->link(LinkClass::kNode).latency_usec, 0.123456789);
   EXPECT_EQ(again->engine.bytes_per_usec, 2000);
   EXPECT_EQ(again->engine.system_call_usec, 0.5);
+  EXPECT_EQ(again->cache_bytes, size_t{8} << 20);
+  EXPECT_EQ(again->engine.cached_bytes_per_usec, 3000);
+  // Without a cache: no cached rates written (they would never apply).
+  MachineProfile uncached = *profile;
+  uncached.cache_bytes = 0;
+  EXPECT_THAT(FormatMachineProfile(uncached, ""), ::testing::Not(HasSubstr("cached")));
   // Without the engine's keys: none written, and none read back.
   profile->engine = EngineCost{};
   const std::string without = FormatMachineProfile(*profile, "");
@@ -146,9 +160,44 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
             "bad.profile: missing engine.bytes_per_usec");
   EXPECT_EQ(ErrorFor("engine.latency_usec = 0.1\n", ""),
             "bad.profile: missing engine.latency_usec");
+  EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = 1.5"),
+              HasSubstr("line 24: cache_bytes must be a whole number of bytes"));
+  EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = -1"),
+              HasSubstr("cache_bytes must not be negative"));
+  EXPECT_THAT(ErrorFor("cached_copy_bytes_per_usec = 1200", "cached_copy_bytes_per_usec = 0"),
+              HasSubstr("cached_copy_bytes_per_usec must be above 0"));
+  EXPECT_THAT(ErrorFor("engine.cached_bytes_per_usec = 3000", "engine.cached_usec = 1"),
+              HasSubstr("cached_bytes_per_usec)"));
+  // Cached rates with no cache would never apply.
+  EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = 0"),
+              HasSubstr("bad.profile: cached rates are given but cache_bytes is not"));
   EXPECT_EQ(ErrorFor("eager_bytes = 4096", "eager_bytes = 4096\neager_bytes = 8192"),
             "bad.profile line 16: eager_bytes was already given on line 15 "
             "('eager_bytes = 8192')");
+}
+
+// A call whose footprint fits the cache copies and reduces at the cached rates; one
+// past it, or on a profile without a cache, at memory's. Either way the cache is decided.
+TEST(MachineProfileTest, TheCachedRatesApplyToFootprintsThatFit) {
+  absl::StatusOr<MachineProfile> profile = ParseMachineProfile(kComplete, "test.profile");
+  ASSERT_OK(profile);
+  const MachineProfile in_cache = ProfileForFootprint(*profile, 8 << 20);
+  EXPECT_EQ(in_cache.reduce_bytes_per_usec, 900);
+  EXPECT_EQ(in_cache.copy_bytes_per_usec, 1200);
+  EXPECT_EQ(in_cache.engine.bytes_per_usec, 3000);
+  EXPECT_EQ(in_cache.cache_bytes, 0u);
+  const MachineProfile past = ProfileForFootprint(*profile, (8 << 20) + 1);
+  EXPECT_EQ(past.reduce_bytes_per_usec, 300);
+  EXPECT_EQ(past.copy_bytes_per_usec, 600);
+  EXPECT_EQ(past.engine.bytes_per_usec, 2000);
+  EXPECT_EQ(past.cache_bytes, 0u);
+  // Decided: a part of the call does not decide again.
+  EXPECT_EQ(ProfileForFootprint(past, 1).engine.bytes_per_usec, 2000);
+  // A cached rate not given stays memory's.
+  profile->cached_copy_bytes_per_usec = 0;
+  EXPECT_EQ(ProfileForFootprint(*profile, 1).copy_bytes_per_usec, 600);
+  profile->cache_bytes = 0;
+  EXPECT_EQ(ProfileForFootprint(*profile, 1).reduce_bytes_per_usec, 300);
 }
 
 TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {

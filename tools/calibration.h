@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collectives/communicator.h"
@@ -20,6 +22,8 @@ namespace zcoll {
 inline constexpr size_t kCalibrationSmallBytes = 8;
 inline constexpr size_t kCalibrationMediumBytes = size_t{1} << 20;
 inline constexpr size_t kCalibrationLargeBytes = size_t{4} << 20;
+// The node engine's in-cache pair: kCalibrationCachedBytes and kCalibrationMediumBytes.
+inline constexpr size_t kCalibrationCachedBytes = size_t{256} << 10;
 
 // Medians over repeats, in microseconds.
 struct LinkTimings {
@@ -29,6 +33,10 @@ struct LinkTimings {
   double gap_usec = 0;       // per message, small messages posted back to back
   double post_usec = 0;      // of those, the sender's time to post one
   double exchange_usec = 0;  // kCalibrationLargeBytes each way at once
+  // The node engine's (MeasureEngine): one way at kCalibrationCachedBytes, and the size
+  // large_usec was measured at (kCalibrationLargeBytes elsewhere).
+  double cached_usec = 0;
+  size_t large_bytes = kCalibrationLargeBytes;
 };
 
 // The model's cost of a link from its timings (LogGP's way): the bandwidth from the two
@@ -50,11 +58,34 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
 absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm);
 
 // The node engine's timings on a 2-rank communicator with a node engine (every rank
-// calls it): the one-way times of node Bcasts of 8 B, 1 MiB and 4 MiB (half a round
-// trip, as MeasureLink's; from 64 KiB each rank copies half the vector, both at once);
-// the other fields 0. InvalidArgument for another size, FailedPrecondition when the
-// communicator has no node engine.
-absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm);
+// calls it): the one-way times of node Bcasts of 8 B, 256 KiB, 1 MiB and `large_bytes`
+// (half a round trip, as MeasureLink's; from 64 KiB each rank copies half the vector,
+// both at once); the other fields 0. InvalidArgument for another size, or a
+// `large_bytes` not above 1 MiB; FailedPrecondition when the communicator has no node
+// engine.
+absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm,
+                                          size_t large_bytes = kCalibrationLargeBytes);
+
+// The cache that a call's buffers fit in to be found there again, from memcpy's
+// throughput over working sets (source and destination) of 256 KiB to 64 MiB, each the
+// median of repeats: `cache_bytes` is the largest working set whose rate is at least 3/4
+// of the fastest (0 when that is 64 MiB: no fall seen, so no cache assumed);
+// `cached_copy_bytes_per_usec` the median rate of the working sets up to it,
+// `copy_bytes_per_usec` the rate at 64 MiB (memory). Single-threaded: the last-level
+// cache one rank sees alone, which the model compares with the buffers of every rank
+// that shares it.
+struct CacheSweep {
+  size_t cache_bytes = 0;
+  double cached_copy_bytes_per_usec = 0;
+  double copy_bytes_per_usec = 0;
+  std::vector<std::pair<size_t, double>> rates;  // (working set, bytes per microsecond)
+};
+CacheSweep MeasureCacheSweep();
+inline constexpr size_t kCacheSweepLargestBytes = size_t{64} << 20;
+
+// The large size MeasureEngine needs to see the engine copy from memory: a vector that
+// two ranks' buffers hold twice over past `cache_bytes`, at least kCalibrationLargeBytes.
+size_t EngineLargeBytes(size_t cache_bytes);
 
 // A control line's trip between two cores: two processes, each writing its own cache
 // line and spinning until it sees the other's write of the same round, per round after
@@ -69,17 +100,22 @@ double MeasureCacheLineTripUsec();
 inline constexpr size_t kCalibrationSystemCallBytes = 64;
 double MeasureSystemCallUsec();
 
-// The engine's figures from its timings and the line's trip: the bandwidth from the two
-// large sizes' difference, half of which each rank copies; the latency the trip; the
-// overhead what is left of the small one-way time after the trip and its bytes (at
-// least 0); the system call's cost `system_call_usec` (MeasureSystemCallUsec; 0 where
-// that could not be measured).
+// The engine's figures from its timings and the line's trip, half of each bcast's vector
+// copied by each rank. Without a cache (`cache_bytes` 0, or one that 2 ranks' 1 MiB
+// do not fit): the bandwidth from the 1 MiB and large sizes' difference. With one: the
+// cached bandwidth from the 256 KiB and 1 MiB difference, and the bandwidth from memory
+// from the large size's time less the fixed part the cached pair leaves (t(1 MiB) -
+// 512 KiB / cached rate), so that the two regimes meet at the same fixed cost (0 for
+// the cached rate when it comes out no faster). The latency is the trip; the overhead
+// what is left of the small one-way time after the trip and its bytes (at least 0); the
+// system call's cost `system_call_usec` (MeasureSystemCallUsec; 0 where that could not
+// be measured).
 sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
-                               double system_call_usec = 0);
+                               double system_call_usec = 0, size_t cache_bytes = 0);
 
-// Output bytes per microsecond of a two-operand float sum (ReduceLocal) and of memcpy,
-// over 4 MiB (the median of repeats).
-double MeasureReduceBytesPerUsec();
+// Output bytes per microsecond of a two-operand float sum (ReduceLocal) over `bytes` of
+// each operand, and of memcpy over 4 MiB (the median of repeats).
+double MeasureReduceBytesPerUsec(size_t bytes = kCalibrationLargeBytes);
 double MeasureCopyBytesPerUsec();
 
 // LinkTimings as one line of numbers and back (ranks hand them to the parent process).

@@ -1,5 +1,8 @@
 #include "tools/calibration.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,7 +66,7 @@ TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
 }
 
 TEST(CalibrationTest, TimingsRoundTripAsALine) {
-  LinkTimings timings{1.25, 300.5, 1200.75, 0.125, 0.0625, 2000.5};
+  LinkTimings timings{1.25, 300.5, 1200.75, 0.125, 0.0625, 2000.5, 80.25, size_t{8} << 20};
   absl::StatusOr<LinkTimings> back = ParseLinkTimings(FormatLinkTimings(timings));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->small_usec, 1.25);
@@ -72,11 +75,15 @@ TEST(CalibrationTest, TimingsRoundTripAsALine) {
   EXPECT_EQ(back->gap_usec, 0.125);
   EXPECT_EQ(back->post_usec, 0.0625);
   EXPECT_EQ(back->exchange_usec, 2000.5);
+  EXPECT_EQ(back->cached_usec, 80.25);
+  EXPECT_EQ(back->large_bytes, size_t{8} << 20);
   EXPECT_FALSE(ParseLinkTimings("1 2 three").ok());
+  EXPECT_FALSE(ParseLinkTimings("1 2 3 4 5 6").ok());
 }
 
 TEST(CalibrationTest, KernelThroughputsArePositive) {
   EXPECT_GT(MeasureReduceBytesPerUsec(), 0);
+  EXPECT_GT(MeasureReduceBytesPerUsec(size_t{256} << 10), 0);
   EXPECT_GT(MeasureCopyBytesPerUsec(), 0);
   // Two threads of this process: a trip takes some time, and not a millisecond.
   const double trip = MeasureCacheLineTripUsec();
@@ -96,6 +103,9 @@ TEST(CalibrationTest, MeasurementsRefuseCommunicatorsTheyCannotMeasure) {
                 ::testing::HasSubstr("MeasureLink needs a 2-rank communicator, not 3"));
     const absl::StatusOr<LinkTimings> engine = MeasureEngine(comm);
     EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
+    // A large size no larger than the medium one leaves no difference to measure.
+    EXPECT_THAT(MeasureEngine(comm, kCalibrationMediumBytes).status().message(),
+                ::testing::HasSubstr("large_bytes (1048576) must be above"));
     EXPECT_THAT(
         engine.status().message(),
         ::testing::HasSubstr(absl::StrCat("rank ", comm.rank(), ": MeasureEngine needs a 2-rank")));
@@ -127,6 +137,68 @@ TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {
   EXPECT_EQ(EngineCostFrom(timings, 0.2, -1).system_call_usec, 0);
   // A trip longer than the one-way time leaves no overhead, not a negative one.
   EXPECT_EQ(EngineCostFrom(timings, 2.0).overhead_usec, 0);
+  // Without the 256 KiB time, or with a cache too small for 2 ranks' 1 MiB, no cached
+  // rate: the same figures as without a cache.
+  EXPECT_EQ(EngineCostFrom(timings, 0.2, 0, size_t{8} << 20).cached_bytes_per_usec, 0);
+  timings.cached_usec = 60;
+  EXPECT_EQ(EngineCostFrom(timings, 0.2, 0, size_t{1} << 20).cached_bytes_per_usec, 0);
+  EXPECT_DOUBLE_EQ(EngineCostFrom(timings, 0.2, 0, size_t{1} << 20).bytes_per_usec, 5242.88);
+}
+
+TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
+  // 256 KiB and 1 MiB in 30 and 78 us: 384 KiB more a rank in 48 us is 8192 bytes/us in
+  // cache, which leaves 78 - 512 KiB / 8192 = 14 us fixed; 8 MiB (out of a 4 MiB cache)
+  // in 814 us: 4 MiB a rank in 800 us is 5242.88 bytes/us from memory.
+  LinkTimings timings;
+  timings.small_usec = 1.0;
+  timings.cached_usec = 30;
+  timings.medium_usec = 78;
+  timings.large_usec = 814;
+  timings.large_bytes = size_t{8} << 20;
+  const sim::EngineCost cost = EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20);
+  EXPECT_DOUBLE_EQ(cost.cached_bytes_per_usec, 8192);
+  EXPECT_DOUBLE_EQ(cost.bytes_per_usec, 5242.88);
+  EXPECT_DOUBLE_EQ(cost.overhead_usec, 1.0 - 0.2 - 8 / 5242.88);
+  // A cached rate that comes out no faster than memory's is dropped.
+  timings.large_usec = 400;
+  EXPECT_EQ(EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20).cached_bytes_per_usec, 0);
+}
+
+TEST(CalibrationTest, TheEnginesLargeSizeIsPastTheCache) {
+  EXPECT_EQ(EngineLargeBytes(0), kCalibrationLargeBytes);
+  EXPECT_EQ(EngineLargeBytes(size_t{2} << 20), kCalibrationLargeBytes);
+  EXPECT_EQ(EngineLargeBytes(size_t{8} << 20), size_t{8} << 20);
+  EXPECT_EQ(EngineLargeBytes(size_t{9} << 20), size_t{16} << 20);
+}
+
+// The sweep's figures hang together: each working set measured once, in order; the
+// cache one of them (or none), with its cached rate the faster.
+TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
+  const CacheSweep sweep = MeasureCacheSweep();
+  ASSERT_EQ(sweep.rates.size(), 9u);  // 256 KiB .. 64 MiB
+  EXPECT_EQ(sweep.rates.front().first, size_t{256} << 10);
+  EXPECT_EQ(sweep.rates.back().first, kCacheSweepLargestBytes);
+  EXPECT_EQ(sweep.copy_bytes_per_usec, sweep.rates.back().second);
+  if (sweep.cache_bytes == 0) {
+    std::printf("no cache seen: every working set kept 3/4 of the fastest copy rate\n");
+    EXPECT_EQ(sweep.cached_copy_bytes_per_usec, 0);
+    return;
+  }
+  // The cache is the largest working set that keeps 3/4 of the fastest rate, and its
+  // cached rate the median of those up to it.
+  double fastest = 0;
+  for (const auto& [working_set, rate] : sweep.rates) fastest = std::max(fastest, rate);
+  bool listed = false;
+  for (const auto& [working_set, rate] : sweep.rates) {
+    if (working_set == sweep.cache_bytes) {
+      listed = true;
+      EXPECT_GE(rate, 0.75 * fastest);
+    }
+    if (working_set > sweep.cache_bytes) EXPECT_LT(rate, 0.75 * fastest) << working_set;
+  }
+  EXPECT_TRUE(listed) << sweep.cache_bytes;
+  EXPECT_GT(sweep.cached_copy_bytes_per_usec, 0);
+  EXPECT_LE(sweep.cached_copy_bytes_per_usec, fastest);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -675,8 +676,8 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
 
 // One 2-rank job on `nodes` emulated nodes measuring with `measure` (its link, or its
 // node engine); rank 0's timings.
-absl::StatusOr<LinkTimings> MeasureInJob(int nodes,
-                                         absl::StatusOr<LinkTimings> (*measure)(Communicator&)) {
+absl::StatusOr<LinkTimings> MeasureInJob(
+    int nodes, const std::function<absl::StatusOr<LinkTimings>(Communicator&)>& measure) {
   char path[] = "/tmp/zcoll_calibrate_XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) return absl::InternalError(absl::StrCat("mkstemp: ", std::strerror(errno)));
@@ -714,8 +715,12 @@ absl::StatusOr<LinkTimings> MeasureInJob(int nodes,
 }
 
 int Calibrate(const Options& options) {
-  absl::StatusOr<LinkTimings> local = MeasureInJob(1, MeasureLink);
-  absl::StatusOr<LinkTimings> network = local.ok() ? MeasureInJob(2, MeasureLink) : local;
+  // The cache first: the engine's large size must be past it.
+  const CacheSweep cache = MeasureCacheSweep();
+  const size_t engine_large_bytes = EngineLargeBytes(cache.cache_bytes);
+  auto measure_link = [](Communicator& comm) { return MeasureLink(comm); };
+  absl::StatusOr<LinkTimings> local = MeasureInJob(1, measure_link);
+  absl::StatusOr<LinkTimings> network = local.ok() ? MeasureInJob(2, measure_link) : local;
   if (!network.ok()) {
     std::fprintf(stderr, "zcoll_bench: --calibrate: %s\n", network.status().ToString().c_str());
     return 1;
@@ -723,7 +728,8 @@ int Calibrate(const Options& options) {
   // The node engine, where the node's ranks can have one (not with ZCOLL_NODE_ENGINE=0,
   // or where they cannot share a segment): without it the profile has no engine
   // figures, and zcoll_sim says the engine's algorithms are not simulated.
-  const absl::StatusOr<LinkTimings> engine = MeasureInJob(1, MeasureEngine);
+  const absl::StatusOr<LinkTimings> engine =
+      MeasureInJob(1, [&](Communicator& comm) { return MeasureEngine(comm, engine_large_bytes); });
   const double trip_usec = MeasureCacheLineTripUsec();
   const double system_call_usec = MeasureSystemCallUsec();
   if (!engine.ok()) {
@@ -757,10 +763,22 @@ int Calibrate(const Options& options) {
   profile.links[static_cast<int>(sim::LinkClass::kNetwork)] =
       LinkCostFrom(*network, false, /*on_shared_cores=*/true);
   if (engine.ok() && trip_usec > 0) {
-    profile.engine = EngineCostFrom(*engine, trip_usec, system_call_usec);
+    profile.engine = EngineCostFrom(*engine, trip_usec, system_call_usec, cache.cache_bytes);
   }
-  profile.reduce_bytes_per_usec = MeasureReduceBytesPerUsec();
-  profile.copy_bytes_per_usec = MeasureCopyBytesPerUsec();
+  // Copies and reductions from memory, past the cache (the sweep's largest working
+  // set), and where there is a cache, within it (half of it: two operands of a quarter).
+  profile.copy_bytes_per_usec = cache.copy_bytes_per_usec;
+  profile.reduce_bytes_per_usec = MeasureReduceBytesPerUsec(kCacheSweepLargestBytes / 2);
+  profile.cache_bytes = cache.cache_bytes;
+  if (cache.cache_bytes > 0) {
+    profile.cached_copy_bytes_per_usec = cache.cached_copy_bytes_per_usec;
+    profile.cached_reduce_bytes_per_usec = MeasureReduceBytesPerUsec(cache.cache_bytes / 4);
+  }
+  std::string sweep_text;
+  for (const auto& [working_set, rate] : cache.rates) {
+    absl::StrAppendFormat(&sweep_text, "%s%zu KiB %.0f", sweep_text.empty() ? "" : ", ",
+                          working_set >> 10, rate);
+  }
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   const auto describe = [](const char* name, const LinkTimings& t) {
@@ -788,18 +806,27 @@ int Calibrate(const Options& options) {
       "(cpu_copies); across nodes the link is half duplex when both ways at once take 1.5 "
       "times one way or more, and then the CPUs' copy too (the two directions wait for the "
       "cores they share). The ranks of every emulated node share this machine's ",
-      profile.host_cores, " cores.\nKernels: float sum (ReduceLocal) and memcpy over 4 MiB.\n",
+      profile.host_cores,
+      " cores.\nCache: memcpy's bytes/us over working sets (source and destination) of ",
+      sweep_text,
+      "; cache_bytes the largest that keeps 3/4 of the fastest (0: no fall seen), the cached "
+      "copy rate the median up to it, memory's at ",
+      kCacheSweepLargestBytes >> 20, " MiB. Kernels: float sum (ReduceLocal) over operands of ",
+      kCacheSweepLargestBytes >> 21, " MiB, and of a quarter of the cache for the cached rate.\n",
       profile.has_engine()
           ? absl::StrFormat(
                 "Node engine: a cache line's trip between two processes %.3f us (the latency); "
-                "2-rank node bcasts one way %.3f us at %zu B (the overhead is the rest), %.1f us "
-                "at %zu B, %.1f us at %zu B (the bandwidth from the difference, half of which "
-                "each rank copies); a process_vm_readv of %zu B from another process %.3f us "
+                "2-rank node bcasts one way %.3f us at %zu B (the overhead is the rest); rank 0's "
+                "bcasts %.1f us at %zu B, %.1f us at %zu B, %.1f us at %zu B (half of each vector "
+                "copied by each rank; with a cache of 2 MiB or more the cached rate from the first "
+                "two "
+                "and memory's from the last less the fixed part they leave, else the rate from "
+                "the last two); a process_vm_readv of %zu B from another process %.3f us "
                 "(the system call%s).",
-                trip_usec, engine->small_usec, kCalibrationSmallBytes, engine->medium_usec,
-                kCalibrationMediumBytes, engine->large_usec, kCalibrationLargeBytes,
-                kCalibrationSystemCallBytes, system_call_usec,
-                system_call_usec > 0 ? "" : ": not measured here, so left out")
+                trip_usec, engine->small_usec, kCalibrationSmallBytes, engine->cached_usec,
+                kCalibrationCachedBytes, engine->medium_usec, kCalibrationMediumBytes,
+                engine->large_usec, engine->large_bytes, kCalibrationSystemCallBytes,
+                system_call_usec, system_call_usec > 0 ? "" : ": not measured here, so left out")
           : "No node engine here: no engine figures.");
   const std::string text = sim::FormatMachineProfile(profile, comment);
   if (absl::StatusOr<sim::MachineProfile> back = sim::ParseMachineProfile(text, "calibration");

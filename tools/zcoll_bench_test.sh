@@ -66,6 +66,16 @@ for key in node.bytes_per_usec network.bytes_per_usec network.overhead_usec \
   engine.system_call_usec; do
   grep -q "^$key = [0-9]" "$profile" || { echo "the profile has no $key"; cat "$profile"; exit 1; }
 done
+# The cache sweep is in the comments; where it found a cache, its size and cached rates.
+grep -q '^# Cache: memcpy.s bytes/us over working sets .* of 256 KiB [0-9]*,' "$profile" \
+  || { cat "$profile"; exit 1; }
+if grep -q '^cache_bytes = [1-9]' "$profile"; then
+  for key in cached_reduce_bytes_per_usec cached_copy_bytes_per_usec; do
+    grep -q "^$key = [0-9]" "$profile" || { echo "the profile has no $key"; cat "$profile"; exit 1; }
+  done
+else
+  echo "no cache seen by the sweep on this run: no cached rates to check"
+fi
 predicted=$(tools/zcoll_sim --profile="$profile" --coll=allreduce --ranks=2 --nodes=2 \
   --min=65536 --max=65536 --format=csv 2>&1)
 grep -q '^allreduce,2,65536,[a-z_]*,[0-9.]*,' <<<"$predicted" || { echo "$predicted"; exit 1; }
