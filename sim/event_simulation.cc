@@ -326,8 +326,12 @@ class Simulation {
   // the ready-to-send has reached the receiver, and both sides complete when it is in.
   void Rendezvous(uint32_t send, int sender, double send_posted, uint32_t receive, int receiver,
                   double receive_posted) {
-    const double start =
-        std::max(send_posted + Link(sender, receiver).latency_usec, receive_posted);
+    const LinkCost& link = Link(sender, receiver);
+    // Past eager_bytes (a send's or a one-sided put's): the transport's handshake once
+    // both sides are there.
+    const bool handshake = schedules_.step(send).bytes > profile_.eager_bytes;
+    const double start = std::max(send_posted + link.latency_usec, receive_posted) +
+                         (handshake ? link.rendezvous_usec : 0);
     double out_end = 0;
     const double arrival = Flow(send, sender, start, out_end);
     Push(arrival, send, sender, EventKind::kComplete);

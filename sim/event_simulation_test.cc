@@ -63,6 +63,16 @@ TEST(EventSimulationTest, RendezvousPingPongPaysTheReadyToSendsLatency) {
   EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), OneRankPerNode(2), RoundProfile(0)), 30.0);
 }
 
+TEST(EventSimulationTest, RendezvousPingPongPaysTheHandshakePastTheEagerSize) {
+  // Each way the handshake's 1.5 us more once both sides are posted: 16.5 us.
+  MachineProfile profile = RoundProfile(0);
+  for (LinkCost& link : profile.links) link.rendezvous_usec = 1.5;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), OneRankPerNode(2), profile), 33.0);
+  // Messages the eager size holds pay none of it, whichever way they go.
+  profile.eager_bytes = 1000;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), OneRankPerNode(2), profile), 26.0);
+}
+
 TEST(EventSimulationTest, LinkClassesTakeTheirOwnCosts) {
   MachineProfile profile = RoundProfile(4096);
   profile.links[static_cast<int>(LinkClass::kNuma)] = LinkCost{0.5, 1000.0, 0.25};

@@ -258,13 +258,16 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
       } else if (field == "overhead_usec") {
         status = check(false);
         cost.overhead_usec = number;
+      } else if (field == "rendezvous_usec") {
+        status = check(false);
+        cost.rendezvous_usec = number;
       } else if (field == "half_duplex" || field == "cpu_copies") {
         if (number != 0 && number != 1) status = refuse(absl::StrCat(key, " is 0 or 1"));
         (field == "half_duplex" ? cost.half_duplex : cost.cpu_copies) = number == 1;
       } else {
         status = refuse(absl::StrCat("unknown key ", key,
                                      " (a link has latency_usec, bytes_per_usec, overhead_usec, "
-                                     "half_duplex and cpu_copies)"));
+                                     "rendezvous_usec, half_duplex and cpu_copies)"));
       }
     } else {
       status = refuse(absl::StrCat("unknown key ", key));
@@ -314,6 +317,9 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
     absl::StrAppendFormat(&text, "%s.latency_usec = %.10g\n", link, cost.latency_usec);
     absl::StrAppendFormat(&text, "%s.bytes_per_usec = %.10g\n", link, cost.bytes_per_usec);
     absl::StrAppendFormat(&text, "%s.overhead_usec = %.10g\n", link, cost.overhead_usec);
+    if (cost.rendezvous_usec > 0) {
+      absl::StrAppendFormat(&text, "%s.rendezvous_usec = %.10g\n", link, cost.rendezvous_usec);
+    }
     if (cost.half_duplex) absl::StrAppendFormat(&text, "%s.half_duplex = 1\n", link);
     if (cost.cpu_copies) absl::StrAppendFormat(&text, "%s.cpu_copies = 1\n", link);
   }

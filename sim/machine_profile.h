@@ -48,6 +48,11 @@ struct LinkCost {
   // receiver's CPU for its duration, as a reduction does, instead of running beside
   // them (RDMA: the NICs move the bytes).
   bool cpu_copies = false;
+  // What a message past the profile's eager_bytes waits once both its sides are posted,
+  // before its bytes move: the transport's handshake (ready-to-send, the receiver's
+  // read or the sender's write, done) and its system call, beyond the small message's
+  // latency.
+  double rendezvous_usec = 0;
 };
 
 // The node engine (collectives/node_engine.h): a node's ranks reading and writing each

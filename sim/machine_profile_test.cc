@@ -36,6 +36,7 @@ cache_bytes = 8388608
 cached_reduce_bytes_per_usec = 900
 cached_copy_bytes_per_usec = 1200
 engine.cached_bytes_per_usec = 3000
+node.rendezvous_usec = 2.5
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -67,6 +68,8 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->cached_reduce_bytes_per_usec, 900);
   EXPECT_EQ(profile->cached_copy_bytes_per_usec, 1200);
   EXPECT_EQ(profile->engine.cached_bytes_per_usec, 3000);
+  EXPECT_EQ(profile->link(LinkClass::kNode).rendezvous_usec, 2.5);
+  EXPECT_EQ(profile->link(LinkClass::kNetwork).rendezvous_usec, 0);
   // 0 says aloud what leaving it out says: a core per rank.
   std::string text(kComplete);
   text.replace(text.find("host_cores = 2"), 14, "host_cores = 0");
@@ -90,6 +93,7 @@ TEST(MachineProfileTest, FormatsWhatItParses) {
   EXPECT_EQ(again->engine.system_call_usec, 0.5);
   EXPECT_EQ(again->cache_bytes, size_t{8} << 20);
   EXPECT_EQ(again->engine.cached_bytes_per_usec, 3000);
+  EXPECT_EQ(again->link(LinkClass::kNode).rendezvous_usec, 2.5);
   // Without a cache: no cached rates written (they would never apply).
   MachineProfile uncached = *profile;
   uncached.cache_bytes = 0;
@@ -168,6 +172,8 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
               HasSubstr("cached_copy_bytes_per_usec must be above 0"));
   EXPECT_THAT(ErrorFor("engine.cached_bytes_per_usec = 3000", "engine.cached_usec = 1"),
               HasSubstr("cached_bytes_per_usec)"));
+  EXPECT_THAT(ErrorFor("node.rendezvous_usec = 2.5", "node.rendezvous_usec = -2"),
+              HasSubstr("line 28: node.rendezvous_usec must not be negative"));
   // Cached rates with no cache would never apply.
   EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = 0"),
               HasSubstr("bad.profile: cached rates are given but cache_bytes is not"));

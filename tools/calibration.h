@@ -22,6 +22,8 @@ namespace zcoll {
 inline constexpr size_t kCalibrationSmallBytes = 8;
 inline constexpr size_t kCalibrationMediumBytes = size_t{1} << 20;
 inline constexpr size_t kCalibrationLargeBytes = size_t{4} << 20;
+// A message past the eager size, whose handshake MeasureLink times.
+inline constexpr size_t kCalibrationHandshakeBytes = size_t{64} << 10;
 // The node engine's in-cache pair: kCalibrationCachedBytes and kCalibrationMediumBytes.
 inline constexpr size_t kCalibrationCachedBytes = size_t{256} << 10;
 
@@ -37,6 +39,9 @@ struct LinkTimings {
   // large_usec was measured at (kCalibrationLargeBytes elsewhere).
   double cached_usec = 0;
   size_t large_bytes = kCalibrationLargeBytes;
+  // The link's (MeasureLink): per call of rank 0's bcasts of kCalibrationHandshakeBytes
+  // one after another, as a benchmark's loop.
+  double handshake_probe_usec = 0;
 };
 
 // The model's cost of a link from its timings (LogGP's way): the bandwidth from the two
@@ -48,8 +53,10 @@ struct LinkTimings {
 // otherwise half duplex when an exchange takes 1.5 times a one-way transfer or more, and
 // then, `on_shared_cores` (nodes emulated on this machine, whose TCP runs on the cores
 // the ranks share), the CPUs' copy as well: the two directions wait for each other
-// because both need the same cores. The back-to-back gap is not in the model (a port
-// carries a small message in no time); it is reported beside.
+// because both need the same cores. The rendezvous, for a link whose CPUs copy
+// (`cpu_copies`, shared memory): what the handshake probe's call took beyond the small
+// one-way time and its extra bytes (at least 0; 0 without a probe). The back-to-back gap is not in
+// the model (a port carries a small message in no time); it is reported beside.
 sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
                            bool on_shared_cores = false);
 

@@ -47,6 +47,15 @@ TEST(CalibrationTest, LinkCostFromTimingsOfAKnownLink) {
   cost = LinkCostFrom(timings, /*cpu_copies=*/false, /*on_shared_cores=*/true);
   EXPECT_FALSE(cost.half_duplex);
   EXPECT_FALSE(cost.cpu_copies);
+  // No handshake probe, no rendezvous cost; 64 KiB in 3.008 + 65.528 + 4 us is 4 us of
+  // handshake; one that took less than its bytes, none.
+  EXPECT_EQ(cost.rendezvous_usec, 0);
+  timings.handshake_probe_usec = 3.008 + 65.528 + 4;
+  EXPECT_NEAR(LinkCostFrom(timings, true).rendezvous_usec, 4.0, 1e-6);
+  // Only where the CPUs copy (shared memory): a network's loop is reported, not used.
+  EXPECT_EQ(LinkCostFrom(timings, false, true).rendezvous_usec, 0);
+  timings.handshake_probe_usec = 30;
+  EXPECT_EQ(LinkCostFrom(timings, true).rendezvous_usec, 0);
 }
 
 TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
@@ -66,7 +75,7 @@ TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
 }
 
 TEST(CalibrationTest, TimingsRoundTripAsALine) {
-  LinkTimings timings{1.25, 300.5, 1200.75, 0.125, 0.0625, 2000.5, 80.25, size_t{8} << 20};
+  LinkTimings timings{1.25, 300.5, 1200.75, 0.125, 0.0625, 2000.5, 80.25, size_t{8} << 20, 6.5};
   absl::StatusOr<LinkTimings> back = ParseLinkTimings(FormatLinkTimings(timings));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->small_usec, 1.25);
@@ -77,8 +86,9 @@ TEST(CalibrationTest, TimingsRoundTripAsALine) {
   EXPECT_EQ(back->exchange_usec, 2000.5);
   EXPECT_EQ(back->cached_usec, 80.25);
   EXPECT_EQ(back->large_bytes, size_t{8} << 20);
+  EXPECT_EQ(back->handshake_probe_usec, 6.5);
   EXPECT_FALSE(ParseLinkTimings("1 2 three").ok());
-  EXPECT_FALSE(ParseLinkTimings("1 2 3 4 5 6").ok());
+  EXPECT_FALSE(ParseLinkTimings("1 2 3 4 5 6 7 8").ok());
 }
 
 TEST(CalibrationTest, KernelThroughputsArePositive) {

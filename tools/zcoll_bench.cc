@@ -785,10 +785,10 @@ int Calibrate(const Options& options) {
     return absl::StrFormat(
         "%s: one way %.2f us at %zu B, %.1f us at %zu B, %.1f us at %zu B; messages "
         "posted back to back: %.2f us each to post, one done every %.2f us; %zu B both "
-        "ways at once: %.1f us",
+        "ways at once: %.1f us; rank 0's bcasts of %zu B one after another: %.2f us each",
         name, t.small_usec, kCalibrationSmallBytes, t.medium_usec, kCalibrationMediumBytes,
         t.large_usec, kCalibrationLargeBytes, t.post_usec, t.gap_usec, kCalibrationLargeBytes,
-        t.exchange_usec);
+        t.exchange_usec, kCalibrationHandshakeBytes, t.handshake_probe_usec);
   };
   const std::string comment = absl::StrCat(
       "Measured by zcoll_bench ", kVersion, " --calibrate on ", host, " (", CpuModel(), ", ",
@@ -802,7 +802,9 @@ int Calibrate(const Options& options) {
       EnvironmentValue("ZCOLL_PROVIDER"), ".\n", describe("node", *local), ".\n",
       describe("network", *network),
       ".\nBandwidth from the 1 and 4 MiB difference; overhead the time to post (at most half "
-      "the 8 B time); latency the rest of the 8 B time. Within a node CPUs copy the bytes "
+      "the 8 B time); latency the rest of the 8 B time; within a node the rendezvous "
+      "what the 64 KiB calls took beyond the 8 B time and their bytes (across nodes only "
+      "reported). Within a node CPUs copy the bytes "
       "(cpu_copies); across nodes the link is half duplex when both ways at once take 1.5 "
       "times one way or more, and then the CPUs' copy too (the two directions wait for the "
       "cores they share). The ranks of every emulated node share this machine's ",
