@@ -1,5 +1,6 @@
 #include "sim/machine_profile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -353,12 +354,26 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
   return text;
 }
 
+double RateAtFootprint(double memory_rate, double cached_rate, size_t cache_bytes,
+                       double footprint_bytes) {
+  if (cache_bytes == 0 || cached_rate <= 0) return memory_rate;
+  const double in_cache = std::min(1.0, static_cast<double>(cache_bytes) / footprint_bytes);
+  return 1 / (in_cache / cached_rate + (1 - in_cache) / memory_rate);
+}
+
+double MemoryRateFrom(double measured_rate, double cached_rate, size_t cache_bytes,
+                      double footprint_bytes) {
+  if (cache_bytes == 0 || cached_rate <= 0 || measured_rate >= cached_rate) return measured_rate;
+  const double in_cache = static_cast<double>(cache_bytes) / footprint_bytes;
+  if (in_cache >= 1) return measured_rate;  // measured in cache: nothing said of memory
+  const double memory_usec_per_byte = (1 / measured_rate - in_cache / cached_rate) / (1 - in_cache);
+  return 1 / memory_usec_per_byte;
+}
+
 MachineProfile ProfileForFootprint(const MachineProfile& profile, double footprint_bytes) {
   MachineProfile decided = profile;
-  const bool in_cache =
-      profile.cache_bytes > 0 && footprint_bytes <= static_cast<double>(profile.cache_bytes);
-  auto decide = [in_cache](double& rate, double& cached_rate) {
-    if (in_cache && cached_rate > 0) rate = cached_rate;
+  auto decide = [&](double& rate, double& cached_rate) {
+    rate = RateAtFootprint(rate, cached_rate, profile.cache_bytes, footprint_bytes);
     cached_rate = 0;
   };
   decide(decided.reduce_bytes_per_usec, decided.cached_reduce_bytes_per_usec);

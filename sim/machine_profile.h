@@ -99,7 +99,8 @@ struct MachineProfile {
   // the machine's): a call whose buffers, summed over the ranks that share it, fit in
   // `cache_bytes` finds its data there when it is called again on the same buffers (a
   // benchmark's loop, an iteration's gradients), and copies and reduces at the cached
-  // rates below (each 0: as from memory). cache_bytes 0: no call is in cache.
+  // rates below (each 0: as from memory); a larger one, the cache's share of its bytes
+  // (RateAtFootprint). cache_bytes 0: no call is in cache.
   size_t cache_bytes = 0;
   double cached_reduce_bytes_per_usec = 0;
   double cached_copy_bytes_per_usec = 0;
@@ -115,11 +116,24 @@ struct MachineProfile {
   const LinkCost& link(LinkClass link) const { return links[static_cast<int>(link)]; }
 };
 
+// A rate where a call's buffers, summed over the ranks that share a cache, hold
+// `footprint_bytes`: the cached one while they fit in `cache_bytes`; past it, the
+// cache's share of them (cache_bytes / footprint) at the cached rate and the rest at
+// memory's. (A step to memory's rate at the cache's size made this machine's 2-rank
+// gathers, reduces and scans of 4 MiB, 12 MiB of buffers against an 8 MiB cache, 1.3-2
+// times faster than predicted; memcpy over 16 MiB keeps 60% of its cached rate here.)
+// `memory_rate` alone where there is no cache or no cached rate.
+double RateAtFootprint(double memory_rate, double cached_rate, size_t cache_bytes,
+                       double footprint_bytes);
+// Its inverse for a calibration: memory's rate from one measured at a footprint past the
+// cache (the measured rate where the footprint fits, or there is no cache).
+double MemoryRateFrom(double measured_rate, double cached_rate, size_t cache_bytes,
+                      double footprint_bytes);
+
 // The profile a call sees whose buffers, summed over the ranks that share a cache, hold
-// `footprint_bytes`: where that fits in profile.cache_bytes, the cached rates (those
-// given) in place of the memory ones; else the memory ones. Either way decided: its
-// cache_bytes is 0, so that the parts of the call (a level's calls) keep the decision
-// the whole call's footprint made.
+// `footprint_bytes`: its copy, reduction and engine rates at that footprint
+// (RateAtFootprint). Decided: its cache_bytes is 0, so that the parts of the call (a
+// level's calls) keep the decision the whole call's footprint made.
 MachineProfile ProfileForFootprint(const MachineProfile& profile, double footprint_bytes);
 
 // Parses a profile; `origin` (a file name) goes into error messages. Every key must be

@@ -183,8 +183,9 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
 }
 
 // A call whose footprint fits the cache copies and reduces at the cached rates; one
-// past it, or on a profile without a cache, at memory's. Either way the cache is decided.
-TEST(MachineProfileTest, TheCachedRatesApplyToFootprintsThatFit) {
+// past it, the cache's share of its bytes at them and the rest at memory's; on a profile
+// without a cache, all at memory's. Either way the cache is decided.
+TEST(MachineProfileTest, TheCachedRatesApplyToTheCachesShareOfAFootprint) {
   absl::StatusOr<MachineProfile> profile = ParseMachineProfile(kComplete, "test.profile");
   ASSERT_OK(profile);
   const MachineProfile in_cache = ProfileForFootprint(*profile, 8 << 20);
@@ -192,18 +193,34 @@ TEST(MachineProfileTest, TheCachedRatesApplyToFootprintsThatFit) {
   EXPECT_EQ(in_cache.copy_bytes_per_usec, 1200);
   EXPECT_EQ(in_cache.engine.bytes_per_usec, 3000);
   EXPECT_EQ(in_cache.cache_bytes, 0u);
-  const MachineProfile past = ProfileForFootprint(*profile, (8 << 20) + 1);
-  EXPECT_EQ(past.reduce_bytes_per_usec, 300);
-  EXPECT_EQ(past.copy_bytes_per_usec, 600);
-  EXPECT_EQ(past.engine.bytes_per_usec, 2000);
+  // Twice the cache: half the bytes at each rate. (Engine: 1 / (0.5 / 3000 + 0.5 / 2000).)
+  const MachineProfile past = ProfileForFootprint(*profile, 16 << 20);
+  EXPECT_DOUBLE_EQ(past.reduce_bytes_per_usec, 1 / (0.5 / 900 + 0.5 / 300));
+  EXPECT_DOUBLE_EQ(past.copy_bytes_per_usec, 1 / (0.5 / 1200 + 0.5 / 600));
+  EXPECT_DOUBLE_EQ(past.engine.bytes_per_usec, 2400);
   EXPECT_EQ(past.cache_bytes, 0u);
+  // Far past it, memory's rate nearly.
+  EXPECT_NEAR(ProfileForFootprint(*profile, 1e15).engine.bytes_per_usec, 2000, 1e-3);
   // Decided: a part of the call does not decide again.
-  EXPECT_EQ(ProfileForFootprint(past, 1).engine.bytes_per_usec, 2000);
+  EXPECT_EQ(ProfileForFootprint(past, 1).engine.bytes_per_usec, 2400);
   // A cached rate not given stays memory's.
   profile->cached_copy_bytes_per_usec = 0;
   EXPECT_EQ(ProfileForFootprint(*profile, 1).copy_bytes_per_usec, 600);
   profile->cache_bytes = 0;
   EXPECT_EQ(ProfileForFootprint(*profile, 1).reduce_bytes_per_usec, 300);
+}
+
+// The calibration's inverse: memory's rate from one measured past the cache, which the
+// model then gives back at that footprint.
+TEST(MachineProfileTest, MemorysRateFromAMeasurementPastTheCache) {
+  const size_t cache = size_t{8} << 20;
+  const double memory = MemoryRateFrom(2400, 3000, cache, 16 << 20);
+  EXPECT_DOUBLE_EQ(memory, 2000);
+  EXPECT_DOUBLE_EQ(RateAtFootprint(memory, 3000, cache, 16 << 20), 2400);
+  // Measured within the cache, without one, or no slower than the cached rate: as it is.
+  EXPECT_EQ(MemoryRateFrom(2400, 3000, cache, 4 << 20), 2400);
+  EXPECT_EQ(MemoryRateFrom(2400, 3000, 0, 16 << 20), 2400);
+  EXPECT_EQ(MemoryRateFrom(3500, 3000, cache, 16 << 20), 3500);
 }
 
 TEST(MachineProfileTest, ShippedProfilesParseAndLoadByName) {

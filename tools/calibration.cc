@@ -404,8 +404,15 @@ sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
         extra_usec > 0 ? (half(timings.large_bytes) - half(kCalibrationMediumBytes)) / extra_usec
                        : half(timings.large_bytes) / std::max(timings.large_usec, 1e-3);
   }
-  // A cached rate no faster than memory's is no regime of its own.
-  if (cost.cached_bytes_per_usec <= cost.bytes_per_usec) cost.cached_bytes_per_usec = 0;
+  // A cached rate no faster than memory's is no regime of its own. Else the large size's
+  // footprint, two ranks' buffers, had the cache's share in cache (RateAtFootprint).
+  if (cost.cached_bytes_per_usec <= cost.bytes_per_usec) {
+    cost.cached_bytes_per_usec = 0;
+  } else {
+    cost.bytes_per_usec =
+        sim::MemoryRateFrom(cost.bytes_per_usec, cost.cached_bytes_per_usec, cache_bytes,
+                            2 * static_cast<double>(timings.large_bytes));
+  }
   cost.latency_usec = trip_usec;
   cost.overhead_usec =
       std::max(0.0, timings.small_usec - trip_usec - kCalibrationSmallBytes / cost.bytes_per_usec);
@@ -462,6 +469,10 @@ CacheSweep MeasureCacheSweep() {
     if (working_set <= sweep.cache_bytes) cached.push_back(rate);
   }
   sweep.cached_copy_bytes_per_usec = Median(cached);
+  // Of the largest working set the cache's share was in cache (RateAtFootprint).
+  sweep.copy_bytes_per_usec =
+      sim::MemoryRateFrom(sweep.rates.back().second, sweep.cached_copy_bytes_per_usec,
+                          sweep.cache_bytes, static_cast<double>(kCacheSweepLargestBytes));
   return sweep;
 }
 

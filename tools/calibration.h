@@ -78,8 +78,9 @@ absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm,
 // median of repeats: `cache_bytes` is the largest working set whose rate is at least 3/4
 // of the fastest (0 when that is 64 MiB: no fall seen, so no cache assumed);
 // `cached_copy_bytes_per_usec` the median rate of the working sets up to it,
-// `copy_bytes_per_usec` the rate at 64 MiB (memory). Single-threaded: the last-level
-// cache one rank sees alone, which the model compares with the buffers of every rank
+// `copy_bytes_per_usec` memory's, from the rate at 64 MiB less the cache's share of it
+// (sim::MemoryRateFrom; the rate at 64 MiB itself where no cache was seen). Single-threaded: the
+// last-level cache one rank sees alone, which the model compares with the buffers of every rank
 // that shares it.
 struct CacheSweep {
   size_t cache_bytes = 0;
@@ -112,8 +113,9 @@ double MeasureSystemCallUsec();
 // do not fit): the bandwidth from the 1 MiB and large sizes' difference. With one: the
 // cached bandwidth from the 256 KiB and 1 MiB difference, and the bandwidth from memory
 // from the large size's time less the fixed part the cached pair leaves (t(1 MiB) -
-// 512 KiB / cached rate), so that the two regimes meet at the same fixed cost (0 for
-// the cached rate when it comes out no faster). The latency is the trip; the overhead
+// 512 KiB / cached rate), so that the two regimes meet at the same fixed cost, less the
+// cache's share of the large size's two buffers (sim::MemoryRateFrom); 0 for the cached
+// rate when it comes out no faster. The latency is the trip; the overhead
 // what is left of the small one-way time after the trip and its bytes (at least 0); the
 // system call's cost `system_call_usec` (MeasureSystemCallUsec; 0 where that could not
 // be measured).

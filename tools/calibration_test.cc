@@ -157,8 +157,10 @@ TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {
 
 TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
   // 256 KiB and 1 MiB in 30 and 78 us: 384 KiB more a rank in 48 us is 8192 bytes/us in
-  // cache, which leaves 78 - 512 KiB / 8192 = 14 us fixed; 8 MiB (out of a 4 MiB cache)
-  // in 814 us: 4 MiB a rank in 800 us is 5242.88 bytes/us from memory.
+  // cache, which leaves 78 - 512 KiB / 8192 = 14 us fixed; 8 MiB in 814 us: 4 MiB a rank
+  // in 800 us is 5242.88 bytes/us at the two ranks' 16 MiB, a quarter of which the 4 MiB
+  // cache holds: 800 us = 1 MiB / 8192 + 3 MiB / memory's rate, so memory's rate is
+  // 3 MiB / 672 us.
   LinkTimings timings;
   timings.small_usec = 1.0;
   timings.cached_usec = 30;
@@ -167,8 +169,8 @@ TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
   timings.large_bytes = size_t{8} << 20;
   const sim::EngineCost cost = EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20);
   EXPECT_DOUBLE_EQ(cost.cached_bytes_per_usec, 8192);
-  EXPECT_DOUBLE_EQ(cost.bytes_per_usec, 5242.88);
-  EXPECT_DOUBLE_EQ(cost.overhead_usec, 1.0 - 0.2 - 8 / 5242.88);
+  EXPECT_NEAR(cost.bytes_per_usec, 3 * 1048576.0 / 672, 1e-6);
+  EXPECT_NEAR(cost.overhead_usec, 1.0 - 0.2 - 8 / (3 * 1048576.0 / 672), 1e-9);
   // A cached rate that comes out no faster than memory's is dropped.
   timings.large_usec = 400;
   EXPECT_EQ(EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20).cached_bytes_per_usec, 0);
@@ -188,8 +190,8 @@ TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
   ASSERT_EQ(sweep.rates.size(), 9u);  // 256 KiB .. 64 MiB
   EXPECT_EQ(sweep.rates.front().first, size_t{256} << 10);
   EXPECT_EQ(sweep.rates.back().first, kCacheSweepLargestBytes);
-  EXPECT_EQ(sweep.copy_bytes_per_usec, sweep.rates.back().second);
   if (sweep.cache_bytes == 0) {
+    EXPECT_EQ(sweep.copy_bytes_per_usec, sweep.rates.back().second);
     std::printf("no cache seen: every working set kept 3/4 of the fastest copy rate\n");
     EXPECT_EQ(sweep.cached_copy_bytes_per_usec, 0);
     return;
@@ -209,6 +211,12 @@ TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
   EXPECT_TRUE(listed) << sweep.cache_bytes;
   EXPECT_GT(sweep.cached_copy_bytes_per_usec, 0);
   EXPECT_LE(sweep.cached_copy_bytes_per_usec, fastest);
+  // Memory's rate, with the cache's share of 64 MiB taken out, is at most the rate
+  // measured there, and the model gives that rate back at 64 MiB.
+  EXPECT_LE(sweep.copy_bytes_per_usec, sweep.rates.back().second);
+  EXPECT_NEAR(sim::RateAtFootprint(sweep.copy_bytes_per_usec, sweep.cached_copy_bytes_per_usec,
+                                   sweep.cache_bytes, kCacheSweepLargestBytes),
+              std::min(sweep.rates.back().second, sweep.cached_copy_bytes_per_usec), 1e-6);
 }
 
 }  // namespace

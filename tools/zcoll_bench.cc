@@ -773,6 +773,10 @@ int Calibrate(const Options& options) {
   if (cache.cache_bytes > 0) {
     profile.cached_copy_bytes_per_usec = cache.cached_copy_bytes_per_usec;
     profile.cached_reduce_bytes_per_usec = MeasureReduceBytesPerUsec(cache.cache_bytes / 4);
+    // Of the two operands' footprint past the cache, the cache's share was in cache.
+    profile.reduce_bytes_per_usec =
+        sim::MemoryRateFrom(profile.reduce_bytes_per_usec, profile.cached_reduce_bytes_per_usec,
+                            cache.cache_bytes, static_cast<double>(kCacheSweepLargestBytes));
   }
   std::string sweep_text;
   for (const auto& [working_set, rate] : cache.rates) {
