@@ -115,6 +115,8 @@ absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& 
 // buffers, in place once), the footprint MachineProfile::cache_bytes is compared with:
 // every rank's on a cluster emulated on one machine (profile.host_cores), else those of
 // the node with the most of the call's ranks, each rank's share of the call's total.
+// Infinite where the call's ranks outnumber the machine's cores (host_cores): ranks
+// that take turns on a core evict each other's data.
 double CallFootprintBytes(const PredictionCase& call, const MachineProfile& profile,
                           const Topology& topology);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -336,7 +337,8 @@ double PredictedUsec(const PredictionCase& call, const MachineProfile& profile,
 }
 
 // The footprint is every rank's send and receive buffers, shared out over the ranks of a
-// node (of the whole call where the cluster is emulated on one machine's cores).
+// node (of the whole call where the cluster is emulated on one machine's cores; beyond
+// them, where ranks take turns on the cores, past any cache).
 TEST(CacheModelTest, TheFootprintIsTheBuffersOfTheRanksThatShareTheCache) {
   MachineProfile profile = *LoadMachineProfile("infiniband");  // 64 ranks a node
   const Topology one_node = *SimulatedTopology(profile, 4);
@@ -360,8 +362,11 @@ TEST(CacheModelTest, TheFootprintIsTheBuffersOfTheRanksThatShareTheCache) {
   // all 128 share the machine's.
   const Topology two_nodes = *SimulatedTopology(profile, 128);
   EXPECT_EQ(footprint(Collective::kBcast, two_nodes), 64 * n);
-  profile.host_cores = 2;
+  profile.host_cores = 128;
   EXPECT_EQ(footprint(Collective::kBcast, two_nodes), 128 * n);
+  // Ranks that take turns on the machine's cores find nothing in cache.
+  profile.host_cores = 64;
+  EXPECT_EQ(footprint(Collective::kBcast, two_nodes), std::numeric_limits<double>::infinity());
 }
 
 // A call that fits the cache is predicted at the cached rates, one past it with the
