@@ -161,12 +161,11 @@ TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
   // in 800 us is 5242.88 bytes/us at the two ranks' 16 MiB, a quarter of which the 4 MiB
   // cache holds: 800 us = 1 MiB / 8192 + 3 MiB / memory's rate, so memory's rate is
   // 3 MiB / 672 us.
-  LinkTimings timings;
-  timings.small_usec = 1.0;
-  timings.cached_usec = 30;
-  timings.medium_usec = 78;
-  timings.large_usec = 814;
-  timings.large_bytes = size_t{8} << 20;
+  LinkTimings timings{.small_usec = 1.0,
+                      .medium_usec = 78,
+                      .large_usec = 814,
+                      .cached_usec = 30,
+                      .large_bytes = size_t{8} << 20};
   const sim::EngineCost cost = EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20);
   EXPECT_DOUBLE_EQ(cost.cached_bytes_per_usec, 8192);
   EXPECT_NEAR(cost.bytes_per_usec, 3 * 1048576.0 / 672, 1e-6);
