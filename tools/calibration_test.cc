@@ -205,7 +205,9 @@ TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
       listed = true;
       EXPECT_GE(rate, 0.75 * fastest);
     }
-    if (working_set > sweep.cache_bytes) EXPECT_LT(rate, 0.75 * fastest) << working_set;
+    if (working_set > sweep.cache_bytes) {
+      EXPECT_LT(rate, 0.75 * fastest) << working_set;
+    }
   }
   EXPECT_TRUE(listed) << sweep.cache_bytes;
   EXPECT_GT(sweep.cached_copy_bytes_per_usec, 0);
