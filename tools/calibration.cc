@@ -71,9 +71,9 @@ absl::Status PingPongs(Communicator& comm, std::vector<char>& buffer, size_t byt
 // The one-way times of kCalibrationSmallBytes, kCalibrationMediumBytes and
 // timings.large_bytes (the bcast algorithm as forced by the caller), and with
 // `engine_sizes` of kCalibrationCachedBytes too, into `timings`:
-// medians of kRepeats rounds after one to warm up, the three sizes' rounds taken in
-// turn, so that a change of this machine's speed during the measurement moves all three
-// medians alike. (Measured one size after the other, a slow spell during the 1 MiB
+// medians of kRepeats rounds after one to warm up, the sizes' rounds taken in turn, so
+// that a change of this machine's speed during the measurement moves all their medians
+// alike. (Measured one size after the other, a slow spell during the 1 MiB
 // rounds, 653 us one way against 249 minutes later, left the 4 MiB rounds' difference
 // from them, from which the bandwidth comes, 0.68 times what it was: a profile 1.48
 // times too fast across nodes.)
@@ -209,7 +209,7 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_
   cost.latency_usec = std::max(0.0, timings.small_usec - 2 * cost.overhead_usec -
                                         kCalibrationSmallBytes / cost.bytes_per_usec);
   // A message past the eager size waits for its handshake: here the shm transport's
-  // 64 KiB took 1.9-2.7 us more than its bytes and the 8 B message's time (a
+  // 64 KiB took 1.6-2.7 us more than its bytes and the 8 B message's time (a
   // ready-to-send, the receiver's process_vm_readv and its done), which the model had as
   // nothing. Only where CPUs copy the bytes (shared memory): across the emulated nodes
   // (TCP over loopback) the loop of 64 KiB calls took 56.8 us in a run where
@@ -441,8 +441,6 @@ double CopyBytesPerUsec(size_t bytes) {
 
 }  // namespace
 
-double MeasureCopyBytesPerUsec() { return CopyBytesPerUsec(kCalibrationLargeBytes); }
-
 CacheSweep MeasureCacheSweep() {
   CacheSweep sweep;
   double fastest = 0;
@@ -459,6 +457,7 @@ CacheSweep MeasureCacheSweep() {
     if (rate >= 0.75 * fastest) sweep.cache_bytes = working_set;
   }
   sweep.copy_bytes_per_usec = sweep.rates.back().second;
+  sweep.reduce_bytes_per_usec = MeasureReduceBytesPerUsec(kCacheSweepLargestBytes / 2);
   if (sweep.cache_bytes >= kCacheSweepLargestBytes) {
     sweep.cache_bytes = 0;  // no fall seen
     return sweep;
@@ -469,10 +468,16 @@ CacheSweep MeasureCacheSweep() {
     if (working_set <= sweep.cache_bytes) cached.push_back(rate);
   }
   sweep.cached_copy_bytes_per_usec = Median(cached);
+  sweep.cached_reduce_bytes_per_usec = MeasureReduceBytesPerUsec(sweep.cache_bytes / 4);
   // Of the largest working set the cache's share was in cache (RateAtFootprint).
+  auto from_memory = [&](double measured, double cached_rate) {
+    return sim::MemoryRateFrom(measured, cached_rate, sweep.cache_bytes,
+                               static_cast<double>(kCacheSweepLargestBytes));
+  };
   sweep.copy_bytes_per_usec =
-      sim::MemoryRateFrom(sweep.rates.back().second, sweep.cached_copy_bytes_per_usec,
-                          sweep.cache_bytes, static_cast<double>(kCacheSweepLargestBytes));
+      from_memory(sweep.copy_bytes_per_usec, sweep.cached_copy_bytes_per_usec);
+  sweep.reduce_bytes_per_usec =
+      from_memory(sweep.reduce_bytes_per_usec, sweep.cached_reduce_bytes_per_usec);
   return sweep;
 }
 

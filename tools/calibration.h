@@ -73,20 +73,23 @@ absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm);
 absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm,
                                           size_t large_bytes = kCalibrationLargeBytes);
 
-// The cache that a call's buffers fit in to be found there again, from memcpy's
-// throughput over working sets (source and destination) of 256 KiB to 64 MiB, each the
-// median of repeats: `cache_bytes` is the largest working set whose rate is at least 3/4
-// of the fastest (0 when that is 64 MiB: no fall seen, so no cache assumed);
-// `cached_copy_bytes_per_usec` the median rate of the working sets up to it,
-// `copy_bytes_per_usec` memory's, from the rate at 64 MiB less the cache's share of it
-// (sim::MemoryRateFrom; the rate at 64 MiB itself where no cache was seen). Single-threaded: the
-// last-level cache one rank sees alone, which the model compares with the buffers of every rank
-// that shares it.
+// The cache that a call's buffers fit in to be found there again, and the kernels' rates
+// in it and past it. memcpy's throughput over working sets (source and destination) of
+// 256 KiB to 64 MiB, each the median of repeats: `cache_bytes` is the largest working
+// set whose rate is at least 3/4 of the fastest (0 when that is 64 MiB: no fall seen, so
+// no cache assumed). Past the cache (64 MiB of working set), memcpy's and the float-sum
+// kernel's (ReduceLocal, two 32 MiB operands) rates less the cache's share of that
+// working set (sim::MemoryRateFrom; as measured where no cache was seen); in it, memcpy's
+// median rate of the working sets up to the cache, and the kernel's over two operands of
+// a quarter of it. Single-threaded: the last-level cache one rank sees alone, which the
+// model compares with the buffers of every rank that shares it.
 struct CacheSweep {
   size_t cache_bytes = 0;
-  double cached_copy_bytes_per_usec = 0;
+  double cached_copy_bytes_per_usec = 0;  // 0 without a cache
   double copy_bytes_per_usec = 0;
-  std::vector<std::pair<size_t, double>> rates;  // (working set, bytes per microsecond)
+  double cached_reduce_bytes_per_usec = 0;  // 0 without a cache
+  double reduce_bytes_per_usec = 0;
+  std::vector<std::pair<size_t, double>> rates;  // memcpy's (working set, bytes per microsecond)
 };
 CacheSweep MeasureCacheSweep();
 inline constexpr size_t kCacheSweepLargestBytes = size_t{64} << 20;
@@ -123,9 +126,8 @@ sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
                                double system_call_usec = 0, size_t cache_bytes = 0);
 
 // Output bytes per microsecond of a two-operand float sum (ReduceLocal) over `bytes` of
-// each operand, and of memcpy over 4 MiB (the median of repeats).
-double MeasureReduceBytesPerUsec(size_t bytes = kCalibrationLargeBytes);
-double MeasureCopyBytesPerUsec();
+// each operand (the median of repeats).
+double MeasureReduceBytesPerUsec(size_t bytes);
 
 // LinkTimings as one line of numbers and back (ranks hand them to the parent process).
 std::string FormatLinkTimings(const LinkTimings& timings);

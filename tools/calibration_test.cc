@@ -92,9 +92,7 @@ TEST(CalibrationTest, TimingsRoundTripAsALine) {
 }
 
 TEST(CalibrationTest, KernelThroughputsArePositive) {
-  EXPECT_GT(MeasureReduceBytesPerUsec(), 0);
   EXPECT_GT(MeasureReduceBytesPerUsec(size_t{256} << 10), 0);
-  EXPECT_GT(MeasureCopyBytesPerUsec(), 0);
   // Two threads of this process: a trip takes some time, and not a millisecond.
   const double trip = MeasureCacheLineTripUsec();
   EXPECT_GT(trip, 0);
@@ -191,6 +189,8 @@ TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
   EXPECT_EQ(sweep.rates.back().first, kCacheSweepLargestBytes);
   if (sweep.cache_bytes == 0) {
     EXPECT_EQ(sweep.copy_bytes_per_usec, sweep.rates.back().second);
+    EXPECT_GT(sweep.reduce_bytes_per_usec, 0);
+    EXPECT_EQ(sweep.cached_reduce_bytes_per_usec, 0);
     std::printf("no cache seen: every working set kept 3/4 of the fastest copy rate\n");
     EXPECT_EQ(sweep.cached_copy_bytes_per_usec, 0);
     return;
@@ -215,6 +215,8 @@ TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
   // Memory's rate, with the cache's share of 64 MiB taken out, is at most the rate
   // measured there, and the model gives that rate back at 64 MiB.
   EXPECT_LE(sweep.copy_bytes_per_usec, sweep.rates.back().second);
+  EXPECT_GT(sweep.reduce_bytes_per_usec, 0);
+  EXPECT_GT(sweep.cached_reduce_bytes_per_usec, 0);
   EXPECT_NEAR(sim::RateAtFootprint(sweep.copy_bytes_per_usec, sweep.cached_copy_bytes_per_usec,
                                    sweep.cache_bytes, kCacheSweepLargestBytes),
               std::min(sweep.rates.back().second, sweep.cached_copy_bytes_per_usec), 1e-6);

@@ -765,19 +765,12 @@ int Calibrate(const Options& options) {
   if (engine.ok() && trip_usec > 0) {
     profile.engine = EngineCostFrom(*engine, trip_usec, system_call_usec, cache.cache_bytes);
   }
-  // Copies and reductions from memory, past the cache (the sweep's largest working
-  // set), and where there is a cache, within it (half of it: two operands of a quarter).
-  profile.copy_bytes_per_usec = cache.copy_bytes_per_usec;
-  profile.reduce_bytes_per_usec = MeasureReduceBytesPerUsec(kCacheSweepLargestBytes / 2);
+  // Copies and reductions past the cache and, where there is one, in it.
   profile.cache_bytes = cache.cache_bytes;
-  if (cache.cache_bytes > 0) {
-    profile.cached_copy_bytes_per_usec = cache.cached_copy_bytes_per_usec;
-    profile.cached_reduce_bytes_per_usec = MeasureReduceBytesPerUsec(cache.cache_bytes / 4);
-    // Of the two operands' footprint past the cache, the cache's share was in cache.
-    profile.reduce_bytes_per_usec =
-        sim::MemoryRateFrom(profile.reduce_bytes_per_usec, profile.cached_reduce_bytes_per_usec,
-                            cache.cache_bytes, static_cast<double>(kCacheSweepLargestBytes));
-  }
+  profile.copy_bytes_per_usec = cache.copy_bytes_per_usec;
+  profile.reduce_bytes_per_usec = cache.reduce_bytes_per_usec;
+  profile.cached_copy_bytes_per_usec = cache.cached_copy_bytes_per_usec;
+  profile.cached_reduce_bytes_per_usec = cache.cached_reduce_bytes_per_usec;
   std::string sweep_text;
   for (const auto& [working_set, rate] : cache.rates) {
     absl::StrAppendFormat(&sweep_text, "%s%zu KiB %.0f", sweep_text.empty() ? "" : ", ",
@@ -825,9 +818,8 @@ int Calibrate(const Options& options) {
                 "2-rank node bcasts one way %.3f us at %zu B (the overhead is the rest); rank 0's "
                 "bcasts %.1f us at %zu B, %.1f us at %zu B, %.1f us at %zu B (half of each vector "
                 "copied by each rank; with a cache of 2 MiB or more the cached rate from the first "
-                "two "
-                "and memory's from the last less the fixed part they leave, else the rate from "
-                "the last two); a process_vm_readv of %zu B from another process %.3f us "
+                "two and memory's from the last less the fixed part they leave, else the rate "
+                "from the last two); a process_vm_readv of %zu B from another process %.3f us "
                 "(the system call%s).",
                 trip_usec, engine->small_usec, kCalibrationSmallBytes, engine->cached_usec,
                 kCalibrationCachedBytes, engine->medium_usec, kCalibrationMediumBytes,
