@@ -299,30 +299,36 @@ void CheckScatters(Communicator& comm) {
           }
         }
       }
-      // Scatterv: varied counts with zeros, blocks in reverse order with gaps.
+      // Scatterv: varied counts with zeros, the blocks laid end to end in rank order (as
+      // most callers lay them: the root copies them in two pieces around its own) and
+      // in reverse order with gaps (one piece a block).
       const std::vector<size_t> vcounts = VariedCounts(size, count);
-      size_t extent = 0;
-      const std::vector<size_t> vdispls = ReversedWithGaps(vcounts, &extent);
-      const Bytes vsend_root = MakeInput(type, root, extent, salt);
-      const RankBytes vexpected = *testing::ReferenceScatterv(type, vsend_root, vcounts, vdispls);
-      for (absl::string_view algorithm :
-           AlgorithmsOf(Collective::kScatterv, PredefinedOp::kSum, &comm, kUnagreed)) {
-        ASSERT_OK(comm.SetAlgorithm(Collective::kScatterv, algorithm));
-        for (bool in_place : {false, true}) {
-          const bool here_in_place = in_place && rank == root;
-          Bytes send = rank == root ? vsend_root : Bytes();
-          Bytes recv(vcounts[rank] * width, 0x5a);
-          // Non-roots pass no counts: they matter at the root only.
-          const absl::Status status = comm.Scatterv(
-              rank == root ? send.data() : nullptr,
-              rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
-              rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(),
-              here_in_place ? kInPlace : recv.data(), vcounts[rank], type, root);
-          const std::string where =
-              Where(comm, Collective::kScatterv, algorithm, "float", count, root, in_place);
-          ASSERT_TRUE(status.ok()) << where << ": " << status;
-          if (!here_in_place) {
-            ASSERT_EQ(recv, vexpected[rank]) << where;
+      for (bool packed : {true, false}) {
+        size_t extent = 0;
+        const std::vector<size_t> vdispls =
+            packed ? PackedInRankOrder(vcounts, &extent) : ReversedWithGaps(vcounts, &extent);
+        const Bytes vsend_root = MakeInput(type, root, extent, salt);
+        const RankBytes vexpected = *testing::ReferenceScatterv(type, vsend_root, vcounts, vdispls);
+        for (absl::string_view algorithm :
+             AlgorithmsOf(Collective::kScatterv, PredefinedOp::kSum, &comm, kUnagreed)) {
+          ASSERT_OK(comm.SetAlgorithm(Collective::kScatterv, algorithm));
+          for (bool in_place : {false, true}) {
+            const bool here_in_place = in_place && rank == root;
+            Bytes send = rank == root ? vsend_root : Bytes();
+            Bytes recv(vcounts[rank] * width, 0x5a);
+            // Non-roots pass no counts: they matter at the root only.
+            const absl::Status status = comm.Scatterv(
+                rank == root ? send.data() : nullptr,
+                rank == root ? absl::Span<const size_t>(vcounts) : absl::Span<const size_t>(),
+                rank == root ? absl::Span<const size_t>(vdispls) : absl::Span<const size_t>(),
+                here_in_place ? kInPlace : recv.data(), vcounts[rank], type, root);
+            const std::string where = Where(comm, Collective::kScatterv, algorithm,
+                                            packed ? "float, packed" : "float, reversed with gaps",
+                                            count, root, in_place);
+            ASSERT_TRUE(status.ok()) << where << ": " << status;
+            if (!here_in_place) {
+              ASSERT_EQ(recv, vexpected[rank]) << where;
+            }
           }
         }
       }
@@ -526,11 +532,14 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
       }
     }
     // Alltoallv: rank s sends rank r PairCount(s, r) elements; symmetric, so the
-    // in-place form (input laid out as the output) uses the same counts.
+    // in-place form (input laid out as the output) uses the same counts. Rank parity
+    // decides the layout: reversed with gaps, or packed (sent in two pieces around
+    // the rank's own block).
     auto layout = [&](int r, size_t* span) {  // rank r's counts and displs
       std::vector<size_t> peer_counts(size);
       for (int peer = 0; peer < size; ++peer) peer_counts[peer] = PairCount(r, peer, count);
-      return std::make_pair(peer_counts, ReversedWithGaps(peer_counts, span));
+      return std::make_pair(peer_counts, r % 2 == 1 ? PackedInRankOrder(peer_counts, span)
+                                                    : ReversedWithGaps(peer_counts, span));
     };
     size_t span = 0;
     const auto [my_counts, my_displs] = layout(rank, &span);
@@ -549,10 +558,19 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
       for (bool in_place : {false, true}) {
         Bytes recv = in_place ? my_input : Bytes(span * width, 0x5a);
         if (in_place) {
-          // Gaps keep their bytes in place; fill them as the expectation has them.
+          // Gaps keep their bytes in place; fill them as the expectation has them (the
+          // element after a block, where no other block starts: reversed with gaps).
+          auto starts_a_block = [&](size_t element) {
+            for (int r = 0; r < size; ++r) {
+              if (my_counts[r] > 0 && my_displs[r] == element) return true;
+            }
+            return false;
+          };
           for (int r = 0; r < size; ++r) {
             const size_t gap = my_displs[r] + my_counts[r];
-            if (gap < span) std::memset(recv.data() + gap * width, 0x5a, width);
+            if (gap < span && !starts_a_block(gap)) {
+              std::memset(recv.data() + gap * width, 0x5a, width);
+            }
           }
         }
         const absl::Status status =

@@ -468,8 +468,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::ReadSmallBlocks() {
           const char* from = send + (vectored ? displs[me()] * element_bytes : me() * block);
           if (length > 0) std::memcpy(recv, from, length);
         }
-        // (Scatterv's root always announces: a leaf's own count says whether it waits.)
-        if (vectored) engine_.segment().PublishStage(me(), sequence);
         return true;
       }
       if (segment.where(root, sequence) == NodeSegment::Where::kAddress) return false;
@@ -605,60 +603,89 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
+  // (Held in locals and read through plain pointers: the copies' stores may alias
+  // anything, and the compiler would reload the engine's rank and size and check the
+  // spans' bounds again after each. With the two-piece copy below, 4 ranks, a Scatterv
+  // root's 8 B: 256 instructions a call to 235; 32 B: 364 to 295.)
+  const int self = me(), size = ranks();
+  const size_t* count_of = counts.data();
+  const size_t* displ_of = displs.data();
   // A copy leaves out this rank's own block, which it takes from `data` itself (a
   // Scatterv's root, an Alltoallv's every rank): 2 ranks, a Scatterv of 32 B then fits
   // the control line with its table. Whether the blocks are copied or lent is still
   // decided by all of them (`all`), as the limits were measured (CopyInLimit).
   const size_t all = SumOf(counts) * element_bytes;
-  const size_t packed = all - counts[me()] * element_bytes;
-  // Copies the blocks one after another into `into` from offset `at` on, telling
-  // `record` each one's (offset, bytes); returns the offset after the last. (A control
-  // line's few bytes without memcpy calls.)
+  const size_t packed = all - count_of[self] * element_bytes;
+  // Copies `length` bytes (a control line's few without a memcpy call).
   const bool few = packed <= NodeSegment::kInlineBytes;
+  auto copy = [few](char* into, const char* from, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    if (few) {
+      CopyFewBytes(into, from, length);
+    } else if (length > 0) {
+      std::memcpy(into, from, length);
+    }
+  };
+  // Copies the blocks one after another into `into` from offset `at` on, telling
+  // `record` each one's (offset, bytes); returns the offset after the last.
   auto pack = [&](char* into, size_t at, auto&& record) ABSL_ATTRIBUTE_ALWAYS_INLINE {
-    for (int rank = 0; rank < ranks(); ++rank) {
-      const size_t length = rank == me() ? 0 : counts[rank] * element_bytes;
+    // Blocks that lie one after another in `data` (displacements the running sum of the
+    // counts, as most callers lay them out) go in two copies, around this rank's own,
+    // rather than one a rank (4 ranks, a Scatterv root's 32 B: 4 memcpy calls to 2).
+    const size_t start = at;
+    size_t next = displ_of[0];  // (elements)
+    bool contiguous = true;
+    for (int rank = 0; rank < size; ++rank) {
+      const size_t length = rank == self ? 0 : count_of[rank] * element_bytes;
       record(rank, at, length);
-      const char* block = data + displs[rank] * element_bytes;
-      if (few) {
-        CopyFewBytes(into + at, block, length);
-      } else if (length > 0) {
-        std::memcpy(into + at, block, length);
-      }
       at += length;
+      contiguous &= displ_of[rank] == next;
+      next += count_of[rank];
+    }
+    if (contiguous) {
+      const size_t before = (displ_of[self] - displ_of[0]) * element_bytes;
+      const size_t own_end = (displ_of[self] + count_of[self]) * element_bytes;
+      copy(into + start, data + displ_of[0] * element_bytes, before);
+      copy(into + start + before, data + own_end, next * element_bytes - own_end);
+      return at;
+    }
+    size_t to = start;
+    for (int rank = 0; rank < size; ++rank) {
+      const size_t length = rank == self ? 0 : count_of[rank] * element_bytes;
+      copy(into + to, data + displ_of[rank] * element_bytes, length);
+      to += length;
     }
     return at;
   };
   // The table as 16-bit pairs in the control line (PublishedBlock reads them).
-  char* payload = segment.InlinePayload(me(), sequence);
+  char* payload = segment.InlinePayload(self, sequence);
   auto record_inline = [&](int rank, size_t at, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
     std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
   };
   // Blocks that fit the control line with the table go there too, so that a small
   // call's reader fetches that line alone (2 ranks: a leaf's block of up to 36 bytes).
-  const size_t inline_table = static_cast<size_t>(ranks()) * kInlinePairBytes;
+  const size_t inline_table = static_cast<size_t>(size) * kInlinePairBytes;
   if (inline_table + packed <= NodeSegment::kInlineBytes) {
     const size_t end = pack(payload, inline_table, record_inline);
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, end);
+    segment.SetWhere(self, sequence, NodeSegment::Where::kInline, nullptr, end);
     return absl::OkStatus();
   }
   // Pairs (offset from the data's start, bytes), one per rank.
-  auto* table = reinterpret_cast<uint64_t*>(segment.Slot(me(), sequence));
+  auto* table = reinterpret_cast<uint64_t*>(segment.Slot(self, sequence));
   // The bytes from `data` that the blocks span and the zcoll buffer holding them, where
   // they are lent either way or would be for being in one (as Expose's).
   const bool fits = table_bytes + all <= CopyInLimit();
   const bool may_lend = !fits || LendsMappedBuffer(all);
   size_t extent = 0;
   if (may_lend) {
-    for (int rank = 0; rank < ranks(); ++rank) {
-      extent = std::max<size_t>(extent, (displs[rank] + counts[rank]) * element_bytes);
+    for (int rank = 0; rank < size; ++rank) {
+      extent = std::max<size_t>(extent, (displ_of[rank] + count_of[rank]) * element_bytes);
     }
   }
   const BufferRef shared = may_lend ? FindSharedBuffer(data, extent) : BufferRef();
   if (fits && !shared) {
-    char* data_in_slot = segment.Slot(me(), sequence) + table_bytes;
-    if (InlineTable(ranks(), packed)) {
+    char* data_in_slot = segment.Slot(self, sequence) + table_bytes;
+    if (InlineTable(size, packed)) {
       pack(data_in_slot, 0, record_inline);
     } else {
       pack(data_in_slot, 0, [&](int rank, size_t at, size_t length) {
@@ -666,7 +693,7 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
         table[2 * rank + 1] = length;
       });
     }
-    segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, packed);
+    segment.SetWhere(self, sequence, NodeSegment::Where::kSlot, nullptr, packed);
     return absl::OkStatus();
   }
   if (!engine_.single_copy()) {
@@ -674,11 +701,11 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
         "rank ", transport_.rank(), ": ", call_.name, ": ", packed,
         " bytes do not fit a node slot and this node's ranks cannot read each other's memory"));
   }
-  for (int rank = 0; rank < ranks(); ++rank) {
-    table[2 * rank] = displs[rank] * element_bytes;
-    table[2 * rank + 1] = counts[rank] * element_bytes;
+  for (int rank = 0; rank < size; ++rank) {
+    table[2 * rank] = displ_of[rank] * element_bytes;
+    table[2 * rank + 1] = count_of[rank] * element_bytes;
   }
-  segment.SetWhere(me(), sequence, NodeSegment::Where::kAddress, data, extent, shared);
+  segment.SetWhere(self, sequence, NodeSegment::Where::kAddress, data, extent, shared);
   exposed_ = true;
   return absl::OkStatus();
 }
