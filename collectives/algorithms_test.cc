@@ -957,15 +957,17 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
 // The node engine runs every collective of a one-node communicator, but for rooted
 // ones below 64 KiB where the node's ranks outnumber its cores (selection.cc says why),
 // except a Bcast at every size and a Scatter within kEagerBytes, whose leaves wait for
-// the root alone; and a Gather there on 3 to 8 ranks is on the engine only beyond 8 KiB
-// (the shm transport's eager messages) and up to 48 KiB.
+// the root alone; a Gather there on 3 to 8 ranks is on the engine only beyond 8 KiB
+// (the shm transport's eager messages) and up to 48 KiB; and a Reduce there is on the
+// engine but beyond the slot (64 KiB) up to 1 MiB on 3 to 16 ranks.
 TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
   for (const bool oversubscribed : {false, true}) {
     for (const Collective collective :
          {Collective::kBcast, Collective::kReduce, Collective::kScatter, Collective::kGather,
           Collective::kScatterv, Collective::kAllreduce}) {
       for (const size_t count : {size_t{2}, size_t{256}, size_t{257}, size_t{2048}, size_t{2049},
-                                 size_t{12288}, size_t{12289}, size_t{16384}, size_t{1} << 20}) {
+                                 size_t{12288}, size_t{12289}, size_t{16384}, size_t{16385},
+                                 size_t{262144}, size_t{262145}, size_t{1} << 20}) {
         CollectiveArgs args = MakeArgs(collective, 4, count, 0, false);
         args.element_bytes = 4;
         const SelectionInputs inputs =
@@ -977,10 +979,13 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
             (collective == Collective::kScatter && *bytes <= node_engine_limits::kEagerBytes);
         const bool gather_in_a_slot =
             collective == Collective::kGather && *bytes > 8192 && *bytes <= 48 * 1024;
+        const bool reduce_past_the_slot =
+            collective == Collective::kReduce && *bytes > 64 * 1024 && *bytes <= 1024 * 1024;
         const bool by_messages =
             oversubscribed && IsRooted(collective) && !gather_in_a_slot &&
-            (collective == Collective::kGather ||
-             ((!bytes.has_value() || *bytes < 64 * 1024) && !leaves_read_the_root_alone));
+            (collective == Collective::kGather || reduce_past_the_slot ||
+             ((!bytes.has_value() || *bytes < 64 * 1024) && !leaves_read_the_root_alone &&
+              collective != Collective::kReduce));
         EXPECT_EQ(SelectAlgorithm(inputs).on_node(), !by_messages)
             << CollectiveName(collective) << " " << count << " floats, oversubscribed "
             << oversubscribed;
