@@ -957,9 +957,9 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
 // The node engine runs every collective of a one-node communicator, but for rooted
 // ones below 64 KiB where the node's ranks outnumber its cores (selection.cc says why),
 // except a Bcast at every size and a Scatter within kEagerBytes, whose leaves wait for
-// the root alone; a Gather there on 3 to 8 ranks is on the engine only beyond 8 KiB
-// (the shm transport's eager messages) and up to 48 KiB; and a Reduce there is on the
-// engine but beyond the slot (64 KiB) up to 1 MiB on 3 to 16 ranks.
+// the root alone; a Gather there on 3 to 8 ranks is on the engine only up to 48 KiB;
+// and a Reduce there is on the engine but beyond the slot (64 KiB) up to 1 MiB on 3 to
+// 16 ranks.
 TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
   for (const bool oversubscribed : {false, true}) {
     for (const Collective collective :
@@ -977,8 +977,7 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
         const bool leaves_read_the_root_alone =
             collective == Collective::kBcast || collective == Collective::kScatterv ||
             (collective == Collective::kScatter && *bytes <= node_engine_limits::kEagerBytes);
-        const bool gather_in_a_slot =
-            collective == Collective::kGather && *bytes > 8192 && *bytes <= 48 * 1024;
+        const bool gather_in_a_slot = collective == Collective::kGather && *bytes <= 48 * 1024;
         const bool reduce_past_the_slot =
             collective == Collective::kReduce && *bytes > 64 * 1024 && *bytes <= 1024 * 1024;
         const bool by_messages =

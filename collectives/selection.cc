@@ -108,16 +108,20 @@ constexpr SelectionRule kTable[] = {
     // 0.37 / 0.45 / 0.83 (4 KiB 1.04), 8 ranks 2 / 8 / 32 KiB 0.10 / 0.25 / 0.17.
     {Collective::kBcast, "node"},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
-    // A Gather on an oversubscribed node of 3 to 8 ranks: on the engine between the shm
-    // transport's eager messages (8 KiB) and the slot (48 KiB measured), by the linear
-    // messages from 64 KiB too. Beyond the slot the engine's root reads each leaf's
-    // buffer in place and each leaf waits for the root to have read it, where a large
-    // message is copied by whichever side runs (the Allgather's case, below). Engine
-    // over messages, medians of 6-8 alternating runs, 2 cores: 16 / 32 / 48 KiB 0.55 /
-    // 0.59-0.82 / 0.98 on 4 ranks, 0.85 / 0.69 / 0.52 on 8; 2 and 8 KiB 1.72-1.82 and
-    // 4.0-5.0 (512 B 0.80 and 0.94, within this machine's noise); 64 KiB 0.99-1.28 and
-    // 1.28-1.43; 128 KiB-8 MiB 1.08-1.55 on 4 ranks, 256 KiB and 1 MiB 1.30-1.33 on 8.
-    {Collective::kGather, "node", 48 * KiB, 3, 8, 1, 8 * KiB + 1, kOversubscribed},
+    // A Gather on an oversubscribed node of 3 to 8 ranks: on the engine up to the slot
+    // (48 KiB measured), by the linear messages from 64 KiB too. Beyond the slot the
+    // engine's root reads each leaf's buffer in place and each leaf waits for the root
+    // to have read it, where a large message is copied by whichever side runs (the
+    // Allgather's case, below). Engine over messages, medians of 6-8 alternating runs, 2
+    // cores: 16 / 32 / 48 KiB 0.55 / 0.59-0.82 / 0.98 on 4 ranks, 0.85 / 0.69 / 0.52 on
+    // 8; 64 KiB 0.99-1.28 and 1.28-1.43; 128 KiB-8 MiB 1.08-1.55 on 4 ranks, 256 KiB and
+    // 1 MiB 1.30-1.33 on 8. Up to 8 KiB (the shm transport's eager messages) the
+    // messages had it (2 and 8 KiB 1.72-1.82 and 4.0-5.0x) until the engine's small
+    // calls ran straight through (RunSmall); measured again (2026-12-02, medians of
+    // 5-15): 8 B-2 KiB 0.74-0.88x on 4 ranks (8 KiB 1.00x, 32 KiB 0.45x), 0.70-0.92x on
+    // 8 (8 and 32 KiB 0.74x and 0.26x), 0.73-0.95x on 3. (128 KiB-2 MiB on 4 ranks, the
+    // linear messages 0.86-1.12x the engine's time, stay with the messages.)
+    {Collective::kGather, "node", 48 * KiB, 3, 8, 1, 0, kOversubscribed},
     {Collective::kGather, "linear", kAnySize, 3, 8, 1, 0, kOversubscribed},
     {Collective::kGather, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
     {Collective::kGatherv, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
