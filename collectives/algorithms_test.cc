@@ -958,8 +958,8 @@ TEST(SelectionTest, EveryCollectiveHasAnAlgorithmForAnyArguments) {
 // ones below 64 KiB where the node's ranks outnumber its cores (selection.cc says why),
 // except a Bcast at every size and a Scatter within kEagerBytes, whose leaves wait for
 // the root alone; a Gather there on 3 to 8 ranks is on the engine only up to 48 KiB;
-// and a Reduce there goes by messages beyond the slot (64 KiB) up to 1 MiB too, on 3
-// to 16 ranks.
+// and a Reduce there is on the engine but beyond the slot (64 KiB) up to 1 MiB on 3 to
+// 16 ranks.
 TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
   for (const bool oversubscribed : {false, true}) {
     for (const Collective collective :
@@ -983,7 +983,8 @@ TEST(SelectionTest, RootedCollectivesGoByMessagesOnAnOversubscribedNode) {
         const bool by_messages =
             oversubscribed && IsRooted(collective) && !gather_in_a_slot &&
             (collective == Collective::kGather || reduce_past_the_slot ||
-             ((!bytes.has_value() || *bytes < 64 * 1024) && !leaves_read_the_root_alone));
+             ((!bytes.has_value() || *bytes < 64 * 1024) && !leaves_read_the_root_alone &&
+              collective != Collective::kReduce));
         EXPECT_EQ(SelectAlgorithm(inputs).on_node(), !by_messages)
             << CollectiveName(collective) << " " << count << " floats, oversubscribed "
             << oversubscribed;

@@ -243,7 +243,10 @@ class Communicator {
   // that overlap without kInPlace, kInPlace where the standard forbids it, counts
   // that do not fit. The caller gets InvalidArgument naming the argument and its
   // rank; because its peers have entered the collective, the job fails with that
-  // cause too, so they return Aborted at once instead of waiting for the deadline.
+  // cause too, so they return Aborted at once instead of waiting for the deadline. A
+  // peer whose part needed nothing of the refusing rank (a Reduce's or Gather(v)'s
+  // leaf, the root refusing) may have finished it already, as MPI lets it: that call
+  // returns OK, and the peer's next operation Aborted with the cause.
   // Arguments that disagree across ranks (count, type, op, root) are found before
   // communication when ZCOLL_CHECK=1 (an exchange of signatures, reported on every
   // rank); without it a disagreement that changes message sizes ends the collective

@@ -37,8 +37,8 @@ constexpr size_t kAllToAllCopyIn = node_engine_limits::kAllToAllCopyInBytes;
 constexpr SelectionRule kTable[] = {
     // One node whose ranks share a segment: no messages at all (node_engine.h). But a
     // rooted collective below 64 KiB on a node with more of the job's ranks than cores
-    // (a Reduce also between the slot and 1 MiB, below) goes by messages: in a node
-    // call every rank waits for every other's publication
+    // (a Reduce since 2026-12-02 only between the slot and 1 MiB, below) goes by
+    // messages: in a node call every rank waits for every other's publication
     // (which is how ranks that disagree on the root find out in the call), and there
     // that costs context switches the root's messages do not (4 ranks on 2 cores, 8-128
     // B, medians of 5 alternating runs, node against messages: bcast 3.1-3.4 us
@@ -70,20 +70,22 @@ constexpr SelectionRule kTable[] = {
     {Collective::kBcast, "node_levels", 1 * KiB, 32},
     {Collective::kBarrier, "node_levels", kAnySize, 32},
     {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 0, kNotOversubscribed},
-    // A Reduce on an oversubscribed node: by messages below the slot (the engine was
-    // faster there, 0.71-0.81x knomial's time at 8 B-8 KiB on 4 ranks, but its leaves
-    // return before the root has entered, so a root that refuses its arguments leaves
-    // them with OK where the tests, TypedForms/ShortSpanTest, want them released with an
-    // error; taken back on 2026-12-02 for that), the radix-4 tree's messages between the
-    // slot and 1 MiB on 3 to 16 ranks, where the engine's reducers read every peer's
-    // lent buffer (a system call each) and the root waits for every reducer to get a
-    // core, and the engine at the slot and from 1 MiB. Forced algorithms, 2 cores,
-    // medians of alternating runs (2026-12-02): knomial over node at 128 and 512 KiB
-    // 0.93x and 0.97x on 4 ranks (15 runs), 0.59x and 0.84x on 8, at 256 KiB and 1 MiB
-    // 0.87x and 1.00x on 3, 0.50x and 0.80x on 16; node over knomial at 64 KiB 0.67x
-    // and at 2 MiB 0.74x on 4.
+    // A Reduce on an oversubscribed node goes to the engine at every size but between
+    // the slot and 1 MiB on 3 to 16 ranks, where the radix-4 tree's messages do better:
+    // there the engine's reducers read every peer's lent buffer (a system call each)
+    // and the root waits for every reducer to get a core. 2 cores, forced algorithms,
+    // medians of alternating runs (2026-12-02; this machine swung 2x within minutes,
+    // so the 4-rank rows were taken 15 times): node over knomial at 8 B-8 KiB 0.71-0.81x
+    // the time on 4 ranks (32 KiB 0.46x in 7 runs, 64 KiB 0.67x), 0.67-0.88x on 3,
+    // 0.21-0.65x on 8 and 0.09-0.42x on 16 to 32 KiB (the table before sent these to the
+    // messages, measured before the engine's small calls ran straight through,
+    // RunSmall); knomial over node at 128 and 512 KiB 0.93x and 0.97x on 4 ranks, 0.59x
+    // and 0.84x on 8, at 256 KiB and 1 MiB 0.87x and 1.00x on 3, 0.50x and 0.80x on 16;
+    // node over knomial at 2 MiB 0.74x on 4. (Its leaves on the engine return once
+    // they have published, before a root that refuses its arguments has entered, as on
+    // a node with a core per rank: communicator.h, TypedForms/ShortSpanTest.)
     {Collective::kReduce, "knomial", 1024 * KiB, 3, 16, 1, kNodeSlotBytes + 1, kOversubscribed},
-    {Collective::kReduce, "node", kAnySize, 1, kAnyRanks, 1, 64 * KiB},
+    {Collective::kReduce, "node"},
     {Collective::kAllreduce, "node"},
     {Collective::kReduceScatterBlock, "node"},
     {Collective::kReduceScatter, "node"},
