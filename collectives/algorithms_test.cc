@@ -749,6 +749,24 @@ TEST(NodeEngineLimitsTest, EveryBlockOfAResultShownInTheSlotFitsIt) {
   EXPECT_GT(shown, 0);
 }
 
+// A Bcast beyond a slot goes through the slots wherever ranks outnumber cores, at any
+// size (reusing them beyond their capacity), and the root's control line names the
+// leaf of every slot it may use: a 16-bit rank per slot but its own.
+TEST(NodeEngineLimitsTest, ABcastGoesThroughTheSlotsWhereRanksShareCores) {
+  using node_engine_limits::BcastThroughSlots;
+  EXPECT_LE(node_engine_limits::kBcastMostSlots * sizeof(uint16_t),
+            node_engine_limits::kInlineBytes);
+  for (int ranks : {2, 3, 4, 9, 22, 23, 64}) {
+    EXPECT_FALSE(BcastThroughSlots(kNodeSlotBytes, kNodeSlotBytes, ranks, true)) << ranks;
+    for (size_t bytes : {kNodeSlotBytes + 1, kNodeSlotBytes * 22 + 1, size_t{1} << 30}) {
+      EXPECT_TRUE(BcastThroughSlots(bytes, kNodeSlotBytes, ranks, true)) << ranks << " " << bytes;
+      // (Where ranks have a core each, the root lends its buffer.)
+      EXPECT_FALSE(BcastThroughSlots(bytes, kNodeSlotBytes, ranks, false)) << ranks << " " << bytes;
+    }
+  }
+  EXPECT_FALSE(BcastThroughSlots(kNodeSlotBytes + 1, kNodeSlotBytes, 1, true));
+}
+
 // A Bcast's root writes each of the other p - 1 ranks a share, a call each
 // (kPeerCallBytes of copying) besides its bytes, while each of them reads the rest: the
 // root's writes end no later than the others' reads, and within a cache line of

@@ -1169,6 +1169,113 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineInSlotsTest,
                            return info.param.Name();
                          });
 
+// On a node whose ranks outnumber its cores, a Bcast beyond a slot goes through the
+// slots of its parity (node_engine_limits::BcastThroughSlots): within their capacity
+// its root leaves once it has copied its vector in, beyond it the root reuses them as
+// its leaves copy out. Sizes around a piece, the slots' capacity, and past it once and
+// several times over, at three roots; a leaf's buffer beyond the count stays
+// untouched; the root overwrites its buffer as soon as its call returns, call after
+// call, and the leaves still find each call's vector; two nonblocking Bcasts in
+// flight at once (each parity's slots) and a persistent one.
+class NodeEngineBcastThroughSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  static void SetUpTestSuite() { setenv("ZCOLL_CORES", "1", 1); }
+  static void TearDownTestSuite() { unsetenv("ZCOLL_CORES"); }
+};
+
+// The bytes of a Bcast of round `round` from `root`: a pattern no other round, root or
+// size shares at any offset.
+Bytes ThroughSlotsVector(size_t bytes, int root, int round) {
+  Bytes vector(bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    vector[i] = static_cast<char>((i * 131 + i / 4093 + static_cast<size_t>(root) * 7 +
+                                   static_cast<size_t>(round) * 29 + bytes) &
+                                  0xff);
+  }
+  return vector;
+}
+
+TEST_P(NodeEngineBcastThroughSlotsTest, LeavesGetTheRootsVectorWhateverItDoesAfter) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    ASSERT_OK(comm.SetAlgorithm(Collective::kBcast, "node"));
+    const int size = comm.size(), rank = comm.rank();
+    const size_t slots = kNodeSlotBytes * static_cast<size_t>(size);
+    const size_t piece = kNodeSlotBytes / node_engine_limits::kBcastSlotPieceParts;
+    constexpr size_t kCanaryBytes = 64;
+    for (const size_t bytes : {kNodeSlotBytes + 4, kNodeSlotBytes + piece + 12, slots - 4, slots,
+                               slots + 4, 3 * slots + piece / 2 + 8}) {
+      ASSERT_TRUE(node_engine_limits::BcastThroughSlots(bytes, kNodeSlotBytes, size,
+                                                        /*oversubscribed=*/true))
+          << bytes;
+      for (const int root : {0, size / 2, size - 1}) {
+        Bytes buffer(bytes + kCanaryBytes);
+        for (int round = 0; round < 6; ++round) {
+          const Bytes expected = ThroughSlotsVector(bytes, root, round);
+          if (rank == root) {
+            std::copy(expected.begin(), expected.end(), buffer.begin());
+          } else {
+            std::fill(buffer.begin(), buffer.end(), static_cast<char>(0xa5));
+          }
+          const absl::Status result = comm.Bcast(buffer.data(), bytes, DataType::kUint8, root);
+          const std::string where = absl::StrCat(bytes, " bytes from root ", root, ", round ",
+                                                 round, ", rank ", rank, " of ", size);
+          ASSERT_TRUE(result.ok()) << where << ": " << result;
+          if (rank == root) {
+            // Nobody may read it now: overwritten before the leaves may have copied.
+            std::fill(buffer.begin(), buffer.end(), static_cast<char>(0x3c));
+            continue;
+          }
+          ASSERT_TRUE(std::equal(expected.begin(), expected.end(), buffer.begin())) << where;
+          for (size_t i = bytes; i < buffer.size(); ++i) {
+            ASSERT_EQ(buffer[i], static_cast<char>(0xa5)) << where << ": written past at " << i;
+          }
+        }
+      }
+    }
+    // Two in flight at once, from different roots, then one persistent Bcast started
+    // three times.
+    const size_t bytes = 2 * slots + 20;  // (reusing the slots)
+    const int other = size - 1;
+    Bytes first(bytes, 0), second(bytes, 0);
+    if (rank == 0) first = ThroughSlotsVector(bytes, 0, 100);
+    if (rank == other) second = ThroughSlotsVector(bytes, other, 101);
+    absl::StatusOr<Request> a = comm.IBcast(first.data(), bytes, DataType::kUint8, 0);
+    absl::StatusOr<Request> b = comm.IBcast(second.data(), bytes, DataType::kUint8, other);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_OK(b->Wait());
+    ASSERT_OK(a->Wait());
+    ASSERT_EQ(first, ThroughSlotsVector(bytes, 0, 100)) << "rank " << rank;
+    ASSERT_EQ(second, ThroughSlotsVector(bytes, other, 101)) << "rank " << rank;
+    Bytes persistent(bytes);
+    absl::StatusOr<PersistentRequest> request =
+        comm.BcastInit(persistent.data(), bytes, DataType::kUint8, other);
+    ASSERT_TRUE(request.ok()) << request.status();
+    for (int round = 0; round < 3; ++round) {
+      const Bytes expected = ThroughSlotsVector(bytes, other, 200 + round);
+      if (rank == other) {
+        persistent = expected;
+      } else {
+        std::fill(persistent.begin(), persistent.end(), 0);
+      }
+      ASSERT_OK(request->Start());
+      ASSERT_OK(request->Wait());
+      ASSERT_EQ(persistent, expected) << "rank " << rank << ", round " << round;
+    }
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineBcastThroughSlotsTest,
+                         ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 2},
+                                           CommunicatorJob{.local_provider = "shm", .size = 3},
+                                           CommunicatorJob{.size = 5}),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
+
 // On 2 ranks with a core each an Allreduce beyond kTwoRankCopyInBytes lends its vector
 // (node_engine_limits::CopyInLimit), as does one of a zcoll buffer beyond kEagerBytes
 // (LendsMappedBuffer), which the other rank reads while this one reduces: in place, the

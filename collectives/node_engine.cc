@@ -23,6 +23,7 @@
 #include "core/spin_pause.h"
 #include "core/status_macros.h"
 #include "ops/reduce.h"
+#include "ops/streaming_copy.h"
 #include "transport/shared_memory_name.h"
 
 namespace zcoll {
@@ -344,7 +345,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
   if (ABSL_PREDICT_TRUE(bytes() <= node_engine_limits::kEagerBytes)) {
     // (Nor staged: its publications lie in the segment, so nothing consumes early.)
     partitioned_ = partitioned_in_slots_ = result_in_slot_ = chained_ = consumes_after_reading_ =
-        false;
+        through_slots_ = false;
   } else {
     const size_t slot_bytes = engine_.segment().slot_bytes();
     partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
@@ -354,6 +355,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
         partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
                                                          call.element_bytes, slot_bytes, ranks());
     chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
+    through_slots_ = call.collective == Collective::kBcast &&
+                     node_engine_limits::BcastThroughSlots(bytes(), slot_bytes, ranks(),
+                                                           engine_.oversubscribed());
+    pieces_done_ = 0;
+    pieces_shown_ = 0;
+    slots_held_ = 1;  // (the root's own)
+    pieces_freed_ = 0;
     // (Where the call's one reduction is its last look at its peers' data, and cannot
     // fail once its inputs are read: ConsumeAfterReading.)
     switch (call.collective) {
@@ -731,6 +739,15 @@ absl::Status NodeExecution::Publish() {
       status = Expose(nullptr, 0);
       break;
     case Collective::kBcast:
+      if (through_slots_) {
+        // The vector goes through the slots in kPieces; published here is the rank's
+        // progress, at none (read only by ranks that have seen this call's word), and
+        // a destination of no bytes, so that no rank writes by a stale one.
+        segment.ResetProgress(me(), sequence);
+        ExposeDestination(recv, 0);
+        status = Expose(nullptr, 0);
+        break;
+      }
       status = Expose(root ? recv : nullptr, root ? bytes() : 0);
       if (!root) ExposeDestination(recv, bytes());
       break;
@@ -921,6 +938,74 @@ absl::Status NodeExecution::ChainChunk(uint32_t chunk) {
   return absl::OkStatus();
 }
 
+size_t NodeExecution::SlotPieceBytes() const {
+  return engine_.segment().slot_bytes() / node_engine_limits::kBcastSlotPieceParts / 64 * 64;
+}
+
+uint32_t NodeExecution::SlotPieces() const {
+  const size_t piece = SlotPieceBytes();
+  return static_cast<uint32_t>((bytes() + piece - 1) / piece);
+}
+
+uint16_t* NodeExecution::SlotHolders() const {
+  return reinterpret_cast<uint16_t*>(engine_.segment().InlinePayload(call_.root, call_.sequence));
+}
+
+uint32_t NodeExecution::RingSlots() const {
+  return static_cast<uint32_t>(
+      std::min(static_cast<size_t>(ranks()), node_engine_limits::kBcastMostSlots));
+}
+
+NodeExecution::PiecesState NodeExecution::MovePieces() {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const int root = call_.root;
+  const uint32_t pieces = SlotPieces();
+  constexpr uint32_t kPerSlot = node_engine_limits::kBcastSlotPieceParts;
+  const uint32_t slots = RingSlots(), capacity = slots * kPerSlot;
+  // (Beyond the slots' capacity the root reuses them, once every leaf has copied what
+  // was there: each leaf counts its pieces then.)
+  const bool ring = pieces > capacity;
+  const size_t piece_bytes = SlotPieceBytes();
+  char* recv = static_cast<char*>(call_.recv);
+  const bool is_root = me() == root;
+  while (pieces_done_ < pieces) {
+    if (!is_root && pieces_shown_ <= pieces_done_) {
+      pieces_shown_ = segment.progress(root, sequence);
+      if (pieces_shown_ <= pieces_done_) return PiecesState::kAwaitRoot;
+    }
+    // (The root's own slot first, then the leaves' it chose, in its control line.)
+    const uint32_t round_slot = pieces_done_ / kPerSlot, slot_index = round_slot % slots;
+    if (is_root && round_slot < slots && slot_index >= slots_held_) {
+      return PiecesState::kNeedHolder;
+    }
+    if (is_root && pieces_done_ >= capacity && pieces_freed_ <= pieces_done_) {
+      return PiecesState::kAwaitLeaves;
+    }
+    const int holder = slot_index == 0 ? root : SlotHolders()[slot_index];
+    const size_t at = static_cast<size_t>(pieces_done_) * piece_bytes;
+    const size_t length = std::min(piece_bytes, bytes() - at);
+    char* piece = segment.Slot(holder, sequence) + (pieces_done_ % kPerSlot) * piece_bytes;
+    if (is_root) {
+      // Streamed: the leaves read these lines last, two calls ago, and a plain copy
+      // took each back from their cores first (4 ranks on 2 cores, 128 KiB: the root's
+      // copy 65-92 us of CPU in this machine's slow mode, the whole call 5-87 us from
+      // run to run; streamed, 7-16 us).
+      StreamingCopy(piece, recv + at, length);
+    } else {
+      std::memcpy(recv + at, piece, length);
+    }
+    ++pieces_done_;
+    if (is_root) {
+      // (Rings every leaf that sleeps: they all wait for it.)
+      segment.PublishProgress(me(), sequence, pieces_done_, /*reader=*/-1);
+    } else if (ring) {
+      segment.PublishProgress(me(), sequence, pieces_done_, root);
+    }
+  }
+  return PiecesState::kDone;
+}
+
 void NodeExecution::DeferredRanges(std::vector<std::pair<size_t, size_t>>& ranges) const {
   ranges.clear();
   const size_t element_bytes = call_.element_bytes;
@@ -1102,9 +1187,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::RoleNeedsNothing() const
   return node_engine_limits::RoleNeedsNothing(call_.collective, me(), call_.root);
 }
 
+// (A Bcast through the slots is, like the calls within a slot, copies in the segment:
+// its leaves wait for the root alone, and its root for nobody within the slots'
+// capacity, beyond it for the leaves' progress, whose words it checks first.)
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::MayDeferChecks() const {
   return !exposed_ && !deferred_ && !partitioned_ &&
-         node_engine_limits::MayDeferChecks(bytes(), engine_.oversubscribed());
+         (through_slots_ || node_engine_limits::MayDeferChecks(bytes(), engine_.oversubscribed()));
 }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::RoleReads() const {
@@ -1689,8 +1777,8 @@ Transport::PollResult NodeExecution::Step() {
     // (a Bcast's root, a Reduce's leaf): so that ranks that disagree (on the root,
     // say) all find out in the call, and none returns before every rank has entered
     // it. Within it (and on an oversubscribed node while the call is a copy in the
-    // slots: MayDeferChecks) the words of the ranks it reads (ChooseReads);
-    // VerifyEagerCall compares the others' later.
+    // slots, a Bcast through them too: MayDeferChecks) the words of the ranks it reads
+    // (ChooseReads); VerifyEagerCall compares the others' later.
     for (; next_peer_ <= read_last_; ++next_peer_) {
       if (std::optional<Transport::PollResult> stop = check_word(next_peer_)) return *stop;
     }
@@ -1698,6 +1786,8 @@ Transport::PollResult NodeExecution::Step() {
     result = Transport::PollResult::kAdvanced;
     if (chained_) {
       phase_ = Phase::kChain;  // (its reading, below)
+    } else if (through_slots_) {
+      phase_ = Phase::kPieces;
     } else {
       // (An Allreduce within a slot, the commonest small call, skips Gather's dispatch.)
       absl::Status status = call_.collective == Collective::kAllreduce && !partitioned_
@@ -1748,6 +1838,62 @@ Transport::PollResult NodeExecution::Step() {
       if (std::optional<Transport::PollResult> stop = check_word(next_peer_)) return *stop;
     }
     next_peer_ = 0;
+    phase_ = Phase::kDrain;
+  }
+  if (phase_ == Phase::kPieces) {
+    // A leaf waits for the root's next piece. The root, before its first piece into a
+    // slot beyond its own, chooses the leaf whose slot it is, among those it sees in
+    // this call (their words published and agreeing): such a rank writes nothing into
+    // its slot in it, where one in a call of other arguments may write its own
+    // publication there, which the leaves would take for the root's. The first leaf
+    // there, not a given one, so that the root seldom waits for a rank to get a core.
+    // Beyond the slots' capacity, before it reuses a piece's place, it waits until
+    // every leaf has copied what was there (their words seen first, so that their
+    // progress is this call's). (One that copied pieces before it waited advanced, so
+    // that its wait starts over from spinning.)
+    const uint32_t done_before = pieces_done_;
+    for (PiecesState state; (state = MovePieces()) != PiecesState::kDone;) {
+      if (pieces_done_ != done_before) result = Transport::PollResult::kAdvanced;
+      if (state == PiecesState::kAwaitRoot) return waiting(call_.root);
+      if (state == PiecesState::kAwaitLeaves) {
+        for (; next_peer_ < ranks(); ++next_peer_) {
+          if (next_peer_ == me()) continue;
+          if (std::optional<Transport::PollResult> stop = check_word(next_peer_)) return *stop;
+        }
+        uint32_t fewest = SlotPieces();
+        int slowest = call_.root;
+        for (int rank = 0; rank < ranks(); ++rank) {
+          if (rank == me()) continue;
+          if (const uint32_t theirs = segment.progress(rank, sequence); theirs < fewest) {
+            fewest = theirs;
+            slowest = rank;
+          }
+        }
+        pieces_freed_ = fewest + RingSlots() * node_engine_limits::kBcastSlotPieceParts;
+        if (pieces_freed_ <= pieces_done_) return waiting(slowest);
+        continue;
+      }
+      uint16_t* holders = SlotHolders();
+      int late = -1, chosen = -1;
+      for (int step = 1; step < ranks() && chosen < 0; ++step) {
+        const int rank = (call_.root + step) % ranks();
+        if (std::find(holders + 1, holders + slots_held_, rank) != holders + slots_held_) continue;
+        if (!SequenceReached(segment.published(rank, sequence), sequence)) {
+          if (late < 0) late = rank;
+          continue;
+        }
+        if (const uint32_t theirs = segment.check(rank, sequence); theirs != call_.check) {
+          return fail(Disagreement(rank, theirs));
+        }
+        engine_.LearnConsumed(rank, segment.consumed_when_published(rank, sequence));
+        chosen = rank;
+      }
+      // (A leaf is left for every slot: BcastThroughSlots.)
+      if (chosen < 0) return waiting(late);
+      holders[slots_held_++] = static_cast<uint16_t>(chosen);
+    }
+    next_peer_ = 0;
+    result = Transport::PollResult::kAdvanced;
     phase_ = Phase::kDrain;
   }
   // kDrain: everything this rank reads is read. Its calls say so in order (a peer
@@ -2070,6 +2216,19 @@ std::vector<int> NodeExecution::PendingPeers() const {
                       ? rank == me() - 1 && rank > 0 &&
                             segment.progress(rank, call_.sequence) <= chain_made_
                       : !SequenceReached(segment.published(rank, call_.sequence), call_.sequence);
+        break;
+      case Phase::kPieces:
+        // (A leaf: the root's next piece; the root: the leaves not seen in the call, or,
+        // reusing the slots, those behind.)
+        waiting =
+            me() != call_.root
+                ? rank == call_.root && segment.progress(rank, call_.sequence) <= pieces_done_
+                : rank != me() &&
+                      (!SequenceReached(segment.published(rank, call_.sequence), call_.sequence) ||
+                       (pieces_done_ >= RingSlots() * node_engine_limits::kBcastSlotPieceParts &&
+                        segment.progress(rank, call_.sequence) +
+                                RingSlots() * node_engine_limits::kBcastSlotPieceParts <=
+                            pieces_done_));
         break;
       case Phase::kDrain:
         waiting = (!chained_ || !consumed_ || rank == me() + 1) &&

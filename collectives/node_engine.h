@@ -266,9 +266,12 @@ class NodeExecution final : public CallExecution {
   // of this parity is free), publishes; kGather: waits until every rank published,
   // checks their words, reads; kStage: waits for the ranks' second publication, reads
   // it; kChain (a chained Scan or Exscan instead of kGather's reading and kStage):
-  // makes its result a chunk at a time as its predecessor's progress allows; kDrain:
+  // makes its result a chunk at a time as its predecessor's progress allows; kPieces
+  // (a Bcast through the slots instead of kGather's reading): the root copies its
+  // vector into the slots a piece at a time, the leaves copy each out as the root's
+  // progress shows it; kDrain:
   // waits until every rank has read this rank's memory.
-  enum class Phase : uint8_t { kPublish, kGather, kStage, kChain, kDrain };
+  enum class Phase : uint8_t { kPublish, kGather, kStage, kChain, kPieces, kDrain };
   // Restart's work (inlined into RunToEnd).
   void Start();
   // Advances this call alone.
@@ -306,6 +309,19 @@ class NodeExecution final : public CallExecution {
   absl::Status ChainChunk(uint32_t chunk);
   // How many chunks a chained call's vector has (chain_chunk_ elements each).
   uint32_t ChainChunks() const;
+  // A Bcast through the slots (through_slots_): its pieces' bytes and count, and
+  // kPieces' copies, false where a leaf waits for the root's next piece or the root
+  // needs a leaf's slot for its next (Step chooses it); the leaves whose slots the
+  // root writes, by slot (the first, the root's own, not in it), in the root's
+  // control line's payload, which the call leaves unused.
+  size_t SlotPieceBytes() const;
+  uint32_t SlotPieces() const;
+  enum class PiecesState { kDone, kAwaitRoot, kNeedHolder, kAwaitLeaves };
+  PiecesState MovePieces();
+  uint16_t* SlotHolders() const;
+  // The slots a Bcast through them uses (its root's and leaves'), reused in turn
+  // beyond their capacity.
+  uint32_t RingSlots() const;
   // Publishes this rank's vector `input` where it lies, for its own reduction alone
   // (no peer reads it, so the call neither copies it nor waits for readers): a Scan's
   // last rank's.
@@ -514,6 +530,17 @@ class NodeExecution final : public CallExecution {
   size_t chain_chunk_ = 1;  // elements (node_engine_limits::ChainChunkElements)
   uint32_t chain_made_ = 0;
   uint32_t chain_available_ = 0;
+  // A Bcast through the slots of its parity (node_engine_limits::BcastThroughSlots:
+  // ranks agree, by the count): the pieces this rank copied in (the root) or out, and
+  // how many the root's progress showed when a leaf last looked; the root: the slots
+  // it has, its own and the leaves' it chose (SlotHolders).
+  bool through_slots_ = false;
+  uint32_t pieces_done_ = 0;
+  uint32_t pieces_shown_ = 0;
+  uint32_t slots_held_ = 1;
+  // Beyond the slots' capacity: the pieces the root may have copied by the leaves'
+  // progress it last saw (their fewest plus the capacity).
+  uint32_t pieces_freed_ = 0;
   // A chained Exscan's inclusive prefix (but on its last rank), from scratch_pool_ for
   // the call alone.
   std::shared_ptr<ScratchArena> chain_prefix_;

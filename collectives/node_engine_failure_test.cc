@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collectives/communicator.h"
+#include "core/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/communicator_harness.h"
@@ -48,6 +49,13 @@ struct NodeCall {
     return failing < 0 ? comm.size() - 1 : failing;
   }
 };
+
+// A Bcast from rank 0 on the engine (on 3 ranks on 2 cores the table could choose
+// messages).
+absl::Status BcastOnTheEngine(Communicator& comm, std::vector<float>& in, std::vector<float>&) {
+  RETURN_IF_ERROR(comm.SetAlgorithm(Collective::kBcast, "node"));
+  return comm.Bcast(in.data(), in.size(), DataType::kFloat, 0);
+}
 
 std::vector<NodeCall> NodeCalls() {
   return {
@@ -85,6 +93,14 @@ std::vector<NodeCall> NodeCalls() {
          return comm.Exscan(in.data(), out.data(), in.size(), DataType::kFloat, PredefinedOp::kSum);
        },
        1 << 18, 1},
+      // Through the slots (node_engine_limits::BcastThroughSlots, 128 KiB on 3 ranks
+      // declared on one core, within their capacity): a leaf fails, whose root has left
+      // each call at once (it finds out two calls later, waiting to reuse its slots),
+      // then the root, whose leaves wait for its pieces.
+      {"bcast_through_slots", BcastOnTheEngine, 1 << 15, -1, true},
+      {"bcast_through_slots_root", BcastOnTheEngine, 1 << 15, 0, true},
+      // 512 KiB: the root reuses the slots, waiting for the leaves' progress.
+      {"bcast_through_slots_reused", BcastOnTheEngine, 1 << 17, -1, true},
       // Released (node_engine_limits::ReleasedBarrier): the leaves wait for rank 0's
       // release, rank 0 for every word; a leaf fails, then rank 0.
       {"barrier_released",
@@ -321,6 +337,50 @@ void RunDisagreeingBlock(
     });
     EXPECT_TRUE(status.ok()) << status;
   }
+}
+
+// A Bcast through the slots (node_engine_limits::BcastThroughSlots) whose pieces lie in
+// another leaf's slot too: 3 ranks declared on one core, rank 0 broadcasts 128 KiB
+// (its slot, then rank 1's), rank 1 calls a Gather of 60 KiB instead 20 ms later (a
+// leaf's block, copied into its own slot, and it leaves: it needs nothing of the
+// others), and rank 2 comes 100 ms after that. The root must not write its second
+// half where rank 1's block lies (nor rank 1 its block over the root's), so it waits
+// for rank 1's word and refuses the call, naming rank 1; rank 2 must not return
+// success with anything but the root's vector.
+TEST(NodeEngineBcastThroughSlotsTest, ALeafDoesNotPassOffAnotherCallsSlotAsTheRoots) {
+  constexpr size_t kElements = 1 << 15;  // 128 KiB of floats
+  const CommunicatorJob job{.local_provider = "shm", .size = 3, .communicator_timeout = kTimeout};
+  const ScopedEnvironment cores("ZCOLL_CORES", "1");
+  const absl::Status status = RunCommunicatorJob(job, [&](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+    ASSERT_OK(comm.SetAlgorithm(Collective::kBcast, "node"));
+    ASSERT_OK(comm.SetAlgorithm(Collective::kGather, "node"));
+    ASSERT_OK(comm.Barrier());
+    std::vector<float> vector(kElements, comm.rank() == 0 ? 5.0f : 0.0f);
+    if (comm.rank() == 1) {
+      absl::SleepFor(absl::Milliseconds(20));
+      std::vector<float> block(15 * 1024, -9.0f);
+      // (It may finish: its part needed nothing of the others.)
+      comm.Gather(block.data(), nullptr, block.size(), DataType::kFloat, 0).IgnoreError();
+      return;
+    }
+    if (comm.rank() == 2) absl::SleepFor(absl::Milliseconds(120));
+    const absl::Status result = comm.Bcast(vector.data(), kElements, DataType::kFloat, 0);
+    if (comm.rank() == 0) {
+      EXPECT_FALSE(result.ok()) << "the root wrote into the slot of a rank in another call";
+      EXPECT_THAT(std::string(result.message()), HasSubstr("rank 1")) << result;
+      return;
+    }
+    size_t wrong = 0;
+    for (float value : vector) wrong += value != 5.0f ? 1 : 0;
+    EXPECT_FALSE(result.ok() && wrong > 0)
+        << "rank 2 returned success with " << wrong << " elements not the root's";
+    EXPECT_FALSE(result.ok()) << "rank 2's root refused the call";
+    EXPECT_THAT(std::string(result.message()), AnyOf(HasSubstr("rank 0"), HasSubstr("rank 1")))
+        << result;
+  });
+  EXPECT_TRUE(status.ok()) << status;
 }
 
 // The v-collectives' cooperative copies write into a peer's buffer: ranks that
