@@ -956,13 +956,17 @@ uint32_t NodeExecution::RingSlots() const {
       std::min(static_cast<size_t>(ranks()), node_engine_limits::kBcastMostSlots));
 }
 
+uint32_t NodeExecution::RingPieces() const {
+  return RingSlots() * node_engine_limits::kBcastSlotPieceParts;
+}
+
 NodeExecution::PiecesState NodeExecution::MovePieces() {
   NodeSegment& segment = engine_.segment();
   const uint32_t sequence = call_.sequence;
   const int root = call_.root;
   const uint32_t pieces = SlotPieces();
   constexpr uint32_t kPerSlot = node_engine_limits::kBcastSlotPieceParts;
-  const uint32_t slots = RingSlots(), capacity = slots * kPerSlot;
+  const uint32_t slots = RingSlots(), capacity = RingPieces();
   // (Beyond the slots' capacity the root reuses them, once every leaf has copied what
   // was there: each leaf counts its pieces then.)
   const bool ring = pieces > capacity;
@@ -1869,7 +1873,7 @@ Transport::PollResult NodeExecution::Step() {
             slowest = rank;
           }
         }
-        pieces_freed_ = fewest + RingSlots() * node_engine_limits::kBcastSlotPieceParts;
+        pieces_freed_ = fewest + RingPieces();
         if (pieces_freed_ <= pieces_done_) return waiting(slowest);
         continue;
       }
@@ -1882,10 +1886,8 @@ Transport::PollResult NodeExecution::Step() {
           if (late < 0) late = rank;
           continue;
         }
-        if (const uint32_t theirs = segment.check(rank, sequence); theirs != call_.check) {
-          return fail(Disagreement(rank, theirs));
-        }
-        engine_.LearnConsumed(rank, segment.consumed_when_published(rank, sequence));
+        // (Published: its word agrees, or the call fails.)
+        if (std::optional<Transport::PollResult> stop = check_word(rank)) return *stop;
         chosen = rank;
       }
       // (A leaf is left for every slot: BcastThroughSlots.)
@@ -2225,10 +2227,8 @@ std::vector<int> NodeExecution::PendingPeers() const {
                 ? rank == call_.root && segment.progress(rank, call_.sequence) <= pieces_done_
                 : rank != me() &&
                       (!SequenceReached(segment.published(rank, call_.sequence), call_.sequence) ||
-                       (pieces_done_ >= RingSlots() * node_engine_limits::kBcastSlotPieceParts &&
-                        segment.progress(rank, call_.sequence) +
-                                RingSlots() * node_engine_limits::kBcastSlotPieceParts <=
-                            pieces_done_));
+                       (pieces_done_ >= RingPieces() &&
+                        segment.progress(rank, call_.sequence) + RingPieces() <= pieces_done_));
         break;
       case Phase::kDrain:
         waiting = (!chained_ || !consumed_ || rank == me() + 1) &&

@@ -320,8 +320,9 @@ class NodeExecution final : public CallExecution {
   PiecesState MovePieces();
   uint16_t* SlotHolders() const;
   // The slots a Bcast through them uses (its root's and leaves'), reused in turn
-  // beyond their capacity.
+  // beyond their capacity, and that capacity in pieces.
   uint32_t RingSlots() const;
+  uint32_t RingPieces() const;
   // Publishes this rank's vector `input` where it lies, for its own reduction alone
   // (no peer reads it, so the call neither copies it nor waits for readers): a Scan's
   // last rank's.
