@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collectives/algorithm_steps.h"
+#include "collectives/node_engine_limits.h"
 #include "collectives/schedule_builder.h"
 
 namespace zcoll {
@@ -195,10 +196,11 @@ namespace {
 using namespace algorithm_steps;  // NOLINT: the generators
 
 // The node engine: one node whose ranks all mapped its segment, and either they can
-// read each other's memory or what each publishes fits its slot.
+// read each other's memory or what each publishes fits its slot, or it is a Bcast
+// (which goes through the slots beyond one: node_engine_limits::BcastThroughSlots).
 bool NodeEngineCanRun(const SelectionInputs& inputs) {
   if (!inputs.node_engine || inputs.num_nodes != 1 || inputs.size < 2) return false;
-  if (inputs.node_single_copy) return true;
+  if (inputs.node_single_copy || inputs.collective == Collective::kBcast) return true;
   const std::optional<size_t> published =
       NodePublicationBytes(inputs.collective, inputs.bytes, inputs.size);
   return published.has_value() && *published <= kNodeSlotBytes;
@@ -410,6 +412,11 @@ std::optional<size_t> NodePublicationBytes(Collective collective, std::optional<
       // The root's whole vector; every rank's.
       if (!bytes.has_value()) return std::nullopt;
       return *bytes * static_cast<size_t>(ranks);
+    case Collective::kGather:
+      // A leaf's block, after the place of the table that a large call's root writes at
+      // its slot's start (every rank's slot keeps that place alike).
+      if (!bytes.has_value()) return std::nullopt;
+      return *bytes + node_engine_limits::TableBytes(collective, ranks);
     default:
       return bytes;
   }

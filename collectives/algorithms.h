@@ -245,7 +245,8 @@ inline constexpr size_t kNodeSlotBytes = 64 * 1024;
 
 // The most bytes a rank publishes in a node call of `collective` whose agreed message
 // size (CollectiveArgs::AgreedMessageBytes) is `bytes` on `ranks` ranks, to compare
-// with a slot (without single copy the engine runs only calls that fit). Nullopt for
+// with a slot (without single copy the engine runs only calls that fit, and Bcasts of
+// any size, through its slots: node_engine_limits::BcastThroughSlots). Nullopt for
 // the v-collectives, whose sizes are not agreed.
 // Displacements of blocks of `counts` laid end to end (0, counts[0], counts[0] +
 // counts[1], ...): the layout the generators and the simulator's calls use for packed

@@ -749,22 +749,51 @@ TEST(NodeEngineLimitsTest, EveryBlockOfAResultShownInTheSlotFitsIt) {
   EXPECT_GT(shown, 0);
 }
 
-// A Bcast beyond a slot goes through the slots wherever ranks outnumber cores, at any
-// size (reusing them beyond their capacity), and the root's control line names the
-// leaf of every slot it may use: a 16-bit rank per slot but its own.
-TEST(NodeEngineLimitsTest, ABcastGoesThroughTheSlotsWhereRanksShareCores) {
+// A Bcast beyond a slot goes through the slots wherever ranks outnumber cores or cannot
+// read each other's memory, at any size (reusing them beyond their capacity), and the
+// root's control line names the leaf of every slot it may use: a 16-bit rank per slot
+// but its own.
+TEST(NodeEngineLimitsTest, ABcastGoesThroughTheSlotsWhereRanksShareCoresOrCannotReadPeers) {
   using node_engine_limits::BcastThroughSlots;
   EXPECT_LE(node_engine_limits::kBcastMostSlots * sizeof(uint16_t),
             node_engine_limits::kInlineBytes);
   for (int ranks : {2, 3, 4, 9, 22, 23, 64}) {
-    EXPECT_FALSE(BcastThroughSlots(kNodeSlotBytes, kNodeSlotBytes, ranks, true)) << ranks;
-    for (size_t bytes : {kNodeSlotBytes + 1, kNodeSlotBytes * 22 + 1, size_t{1} << 30}) {
-      EXPECT_TRUE(BcastThroughSlots(bytes, kNodeSlotBytes, ranks, true)) << ranks << " " << bytes;
-      // (Where ranks have a core each, the root lends its buffer.)
-      EXPECT_FALSE(BcastThroughSlots(bytes, kNodeSlotBytes, ranks, false)) << ranks << " " << bytes;
+    for (bool oversubscribed : {false, true}) {
+      for (bool single_copy : {false, true}) {
+        const std::string where = absl::StrCat(ranks, " ranks, oversubscribed ", oversubscribed,
+                                               ", single copy ", single_copy);
+        EXPECT_FALSE(
+            BcastThroughSlots(kNodeSlotBytes, kNodeSlotBytes, ranks, oversubscribed, single_copy))
+            << where;
+        for (size_t bytes : {kNodeSlotBytes + 1, kNodeSlotBytes * 22 + 1, size_t{1} << 30}) {
+          // (Where ranks have a core each and read each other's memory, the root lends its
+          // buffer.)
+          EXPECT_EQ(BcastThroughSlots(bytes, kNodeSlotBytes, ranks, oversubscribed, single_copy),
+                    oversubscribed || !single_copy)
+              << where << ", " << bytes << " bytes";
+        }
+      }
     }
   }
-  EXPECT_FALSE(BcastThroughSlots(kNodeSlotBytes + 1, kNodeSlotBytes, 1, true));
+  EXPECT_FALSE(BcastThroughSlots(kNodeSlotBytes + 1, kNodeSlotBytes, 1, true, false));
+}
+
+// Without single copy the engine runs what fits a slot, and a Bcast of any size; the
+// rest goes by messages.
+TEST(NodeEngineLimitsTest, WithoutSingleCopyTheEngineRunsBcastsOfAnySize) {
+  for (const bool oversubscribed : {false, true}) {
+    for (const size_t bytes : {size_t{8}, kNodeSlotBytes, kNodeSlotBytes + 4, size_t{8} << 20}) {
+      for (const Collective collective : {Collective::kBcast, Collective::kAllreduce}) {
+        const CollectiveArgs args = MakeArgs(collective, 4, bytes / 4, 0, false, true);
+        const SelectionInputs inputs =
+            AgreedSelectionInputs(args, *Topology::Uniform(1, 4), /*node_engine=*/true,
+                                  /*node_single_copy=*/false, oversubscribed, false);
+        EXPECT_EQ(SelectAlgorithm(inputs).name == "node",
+                  collective == Collective::kBcast || bytes <= kNodeSlotBytes)
+            << CollectiveName(collective) << " of " << bytes << " bytes";
+      }
+    }
+  }
 }
 
 // A Bcast's root writes each of the other p - 1 ranks a share, a call each

@@ -146,10 +146,16 @@ std::string Where(const Communicator& comm, Collective collective, absl::string_
 // with single copy.
 constexpr size_t kUnagreed = ~size_t{0};
 
-// Whether `comm` runs its node engine's collectives of `bytes` (node_engine.h): it has
-// one, and either its ranks read each other's memory or the vector fits a slot.
-bool NodeEngineRunsHere(const Communicator& comm, size_t bytes) {
-  return comm.node_segment_bytes() > 0 && (comm.node_single_copy() || bytes <= kNodeSlotBytes);
+// Whether `comm` runs its node engine's `collective` whose agreed message size is
+// `bytes` (node_engine.h): it has one, and either its ranks read each other's memory or
+// what a rank publishes fits a slot (NodePublicationBytes) or it is a Bcast (through
+// the slots at any size: node_engine_limits::BcastThroughSlots).
+bool NodeEngineRunsHere(const Communicator& comm, Collective collective, size_t bytes) {
+  if (comm.node_segment_bytes() == 0) return false;
+  if (comm.node_single_copy() || collective == Collective::kBcast) return true;
+  const std::optional<size_t> published = NodePublicationBytes(
+      collective, bytes == kUnagreed ? std::nullopt : std::optional<size_t>(bytes), comm.size());
+  return published.has_value() && *published <= kNodeSlotBytes;
 }
 
 // Whether `comm` has levels (node_levels.h): several nodes, or on one node several
@@ -176,7 +182,9 @@ std::vector<absl::string_view> AlgorithmsOf(Collective collective,
                                             const Communicator* comm = nullptr, size_t bytes = 0) {
   std::vector<absl::string_view> names;
   for (const Algorithm& algorithm : AllAlgorithms()) {
-    if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, bytes))) continue;
+    if (algorithm.on_node() && (comm == nullptr || !NodeEngineRunsHere(*comm, collective, bytes))) {
+      continue;
+    }
     if (algorithm.node_levels && (comm == nullptr || !LevelsRunHere(algorithm, *comm))) continue;
     if (only_node_algorithms && !algorithm.on_node()) continue;
     if (algorithm.collective == collective && (algorithm.any_op || op.commutative())) {
@@ -280,7 +288,7 @@ void CheckScatters(Communicator& comm) {
       for (int r = 0; r < size; ++r) displs[r] = count * r;
       const RankBytes expected = *testing::ReferenceScatterv(type, root_send, counts, displs);
       for (absl::string_view algorithm :
-           AlgorithmsOf(Collective::kScatter, PredefinedOp::kSum, &comm, count * size * width)) {
+           AlgorithmsOf(Collective::kScatter, PredefinedOp::kSum, &comm, count * width)) {
         ASSERT_OK(comm.SetAlgorithm(Collective::kScatter, algorithm));
         for (bool in_place : {false, true}) {
           const bool here_in_place = in_place && rank == root;
@@ -519,7 +527,7 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
     const RankBytes all = AllInputs(type, size, count * size, salt);
     const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
     for (absl::string_view algorithm :
-         AlgorithmsOf(Collective::kAlltoall, PredefinedOp::kSum, &comm, count * size * width)) {
+         AlgorithmsOf(Collective::kAlltoall, PredefinedOp::kSum, &comm, count * width)) {
       ASSERT_OK(comm.SetAlgorithm(Collective::kAlltoall, algorithm));
       for (bool in_place : {false, true}) {
         Bytes recv = in_place ? all[rank] : Bytes(count * size * width, 0x5a);
@@ -592,7 +600,7 @@ void CheckBarriers(Communicator& comm) {
   const int size = comm.size(), rank = comm.rank();
   for (const Algorithm& algorithm : AllAlgorithms()) {
     if (algorithm.collective != Collective::kBarrier) continue;
-    if (algorithm.on_node() && !NodeEngineRunsHere(comm, 0)) continue;
+    if (algorithm.on_node() && !NodeEngineRunsHere(comm, Collective::kBarrier, 0)) continue;
     if (algorithm.node_levels && !LevelsRunHere(algorithm, comm)) continue;
     ASSERT_OK(comm.SetAlgorithm(Collective::kBarrier, algorithm.name));
     for (int late = 0; late < std::min(size, 3); ++late) {
@@ -1195,75 +1203,80 @@ Bytes ThroughSlotsVector(size_t bytes, int root, int round) {
   return vector;
 }
 
-TEST_P(NodeEngineBcastThroughSlotsTest, LeavesGetTheRootsVectorWhateverItDoesAfter) {
-  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
-    ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
-    ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
-    ASSERT_OK(comm.SetAlgorithm(Collective::kBcast, "node"));
-    const int size = comm.size(), rank = comm.rank();
-    const size_t slots = kNodeSlotBytes * static_cast<size_t>(size);
-    const size_t piece = kNodeSlotBytes / node_engine_limits::kBcastSlotPieceParts;
-    constexpr size_t kCanaryBytes = 64;
-    for (const size_t bytes : {kNodeSlotBytes + 4, kNodeSlotBytes + piece + 12, slots - 4, slots,
-                               slots + 4, 3 * slots + piece / 2 + 8}) {
-      ASSERT_TRUE(node_engine_limits::BcastThroughSlots(bytes, kNodeSlotBytes, size,
-                                                        /*oversubscribed=*/true))
-          << bytes;
-      for (const int root : {0, size / 2, size - 1}) {
-        Bytes buffer(bytes + kCanaryBytes);
-        for (int round = 0; round < 6; ++round) {
-          const Bytes expected = ThroughSlotsVector(bytes, root, round);
-          if (rank == root) {
-            std::copy(expected.begin(), expected.end(), buffer.begin());
-          } else {
-            std::fill(buffer.begin(), buffer.end(), static_cast<char>(0xa5));
-          }
-          const absl::Status result = comm.Bcast(buffer.data(), bytes, DataType::kUint8, root);
-          const std::string where = absl::StrCat(bytes, " bytes from root ", root, ", round ",
-                                                 round, ", rank ", rank, " of ", size);
-          ASSERT_TRUE(result.ok()) << where << ": " << result;
-          if (rank == root) {
-            // Nobody may read it now: overwritten before the leaves may have copied.
-            std::fill(buffer.begin(), buffer.end(), static_cast<char>(0x3c));
-            continue;
-          }
-          ASSERT_TRUE(std::equal(expected.begin(), expected.end(), buffer.begin())) << where;
-          for (size_t i = bytes; i < buffer.size(); ++i) {
-            ASSERT_EQ(buffer[i], static_cast<char>(0xa5)) << where << ": written past at " << i;
-          }
+// The checks of LeavesGetTheRootsVectorWhateverItDoesAfter (below).
+void CheckBcastsThroughTheSlots(Communicator& comm) {
+  ASSERT_GT(comm.node_segment_bytes(), 0u) << "the node engine did not start";
+  ASSERT_OK(comm.SetAlgorithm(Collective::kBcast, "node"));
+  const int size = comm.size(), rank = comm.rank();
+  const size_t slots = kNodeSlotBytes * static_cast<size_t>(size);
+  const size_t piece = kNodeSlotBytes / node_engine_limits::kBcastSlotPieceParts;
+  constexpr size_t kCanaryBytes = 64;
+  for (const size_t bytes : {kNodeSlotBytes + 4, kNodeSlotBytes + piece + 12, slots - 4, slots,
+                             slots + 4, 3 * slots + piece / 2 + 8}) {
+    ASSERT_TRUE(node_engine_limits::BcastThroughSlots(
+        bytes, kNodeSlotBytes, size, CoresOversubscribed(), comm.node_single_copy()))
+        << bytes;
+    for (const int root : {0, size / 2, size - 1}) {
+      Bytes buffer(bytes + kCanaryBytes);
+      for (int round = 0; round < 6; ++round) {
+        const Bytes expected = ThroughSlotsVector(bytes, root, round);
+        if (rank == root) {
+          std::copy(expected.begin(), expected.end(), buffer.begin());
+        } else {
+          std::fill(buffer.begin(), buffer.end(), static_cast<char>(0xa5));
+        }
+        const absl::Status result = comm.Bcast(buffer.data(), bytes, DataType::kUint8, root);
+        const std::string where = absl::StrCat(bytes, " bytes from root ", root, ", round ", round,
+                                               ", rank ", rank, " of ", size);
+        ASSERT_TRUE(result.ok()) << where << ": " << result;
+        if (rank == root) {
+          // Nobody may read it now: overwritten before the leaves may have copied.
+          std::fill(buffer.begin(), buffer.end(), static_cast<char>(0x3c));
+          continue;
+        }
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), buffer.begin())) << where;
+        for (size_t i = bytes; i < buffer.size(); ++i) {
+          ASSERT_EQ(buffer[i], static_cast<char>(0xa5)) << where << ": written past at " << i;
         }
       }
     }
-    // Two in flight at once, from different roots, then one persistent Bcast started
-    // three times.
-    const size_t bytes = 2 * slots + 20;  // (reusing the slots)
-    const int other = size - 1;
-    Bytes first(bytes, 0), second(bytes, 0);
-    if (rank == 0) first = ThroughSlotsVector(bytes, 0, 100);
-    if (rank == other) second = ThroughSlotsVector(bytes, other, 101);
-    absl::StatusOr<Request> a = comm.IBcast(first.data(), bytes, DataType::kUint8, 0);
-    absl::StatusOr<Request> b = comm.IBcast(second.data(), bytes, DataType::kUint8, other);
-    ASSERT_TRUE(a.ok()) << a.status();
-    ASSERT_TRUE(b.ok()) << b.status();
-    ASSERT_OK(b->Wait());
-    ASSERT_OK(a->Wait());
-    ASSERT_EQ(first, ThroughSlotsVector(bytes, 0, 100)) << "rank " << rank;
-    ASSERT_EQ(second, ThroughSlotsVector(bytes, other, 101)) << "rank " << rank;
-    Bytes persistent(bytes);
-    absl::StatusOr<PersistentRequest> request =
-        comm.BcastInit(persistent.data(), bytes, DataType::kUint8, other);
-    ASSERT_TRUE(request.ok()) << request.status();
-    for (int round = 0; round < 3; ++round) {
-      const Bytes expected = ThroughSlotsVector(bytes, other, 200 + round);
-      if (rank == other) {
-        persistent = expected;
-      } else {
-        std::fill(persistent.begin(), persistent.end(), 0);
-      }
-      ASSERT_OK(request->Start());
-      ASSERT_OK(request->Wait());
-      ASSERT_EQ(persistent, expected) << "rank " << rank << ", round " << round;
+  }
+  // Two in flight at once, from different roots, then one persistent Bcast started
+  // three times.
+  const size_t bytes = 2 * slots + 20;  // (reusing the slots)
+  const int other = size - 1;
+  Bytes first(bytes, 0), second(bytes, 0);
+  if (rank == 0) first = ThroughSlotsVector(bytes, 0, 100);
+  if (rank == other) second = ThroughSlotsVector(bytes, other, 101);
+  absl::StatusOr<Request> a = comm.IBcast(first.data(), bytes, DataType::kUint8, 0);
+  absl::StatusOr<Request> b = comm.IBcast(second.data(), bytes, DataType::kUint8, other);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_OK(b->Wait());
+  ASSERT_OK(a->Wait());
+  ASSERT_EQ(first, ThroughSlotsVector(bytes, 0, 100)) << "rank " << rank;
+  ASSERT_EQ(second, ThroughSlotsVector(bytes, other, 101)) << "rank " << rank;
+  Bytes persistent(bytes);
+  absl::StatusOr<PersistentRequest> request =
+      comm.BcastInit(persistent.data(), bytes, DataType::kUint8, other);
+  ASSERT_TRUE(request.ok()) << request.status();
+  for (int round = 0; round < 3; ++round) {
+    const Bytes expected = ThroughSlotsVector(bytes, other, 200 + round);
+    if (rank == other) {
+      persistent = expected;
+    } else {
+      std::fill(persistent.begin(), persistent.end(), 0);
     }
+    ASSERT_OK(request->Start());
+    ASSERT_OK(request->Wait());
+    ASSERT_EQ(persistent, expected) << "rank " << rank << ", round " << round;
+  }
+}
+
+TEST_P(NodeEngineBcastThroughSlotsTest, LeavesGetTheRootsVectorWhateverItDoesAfter) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    CheckBcastsThroughTheSlots(comm);
   });
   EXPECT_TRUE(status.ok()) << status;
 }
@@ -1272,6 +1285,61 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineBcastThroughSlotsTest,
                          ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 2},
                                            CommunicatorJob{.local_provider = "shm", .size = 3},
                                            CommunicatorJob{.size = 5}),
+                         [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
+                           return info.param.Name();
+                         });
+
+// Where the node's ranks may not read each other's memory (ZCOLL_NODE_SINGLE_COPY=0
+// stands in for a container that forbids it), each with a core of its own: the engine
+// runs what fits its slots, and a Bcast of any size through them.
+class NodeEngineWithoutSingleCopyTest : public ::testing::TestWithParam<CommunicatorJob> {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("ZCOLL_NODE_SINGLE_COPY", "0", 1);
+    setenv("ZCOLL_CORES", "64", 1);
+    setenv("ZCOLL_CHUNK_BYTES", "4096", 1);
+    only_node_algorithms = true;
+  }
+  static void TearDownTestSuite() {
+    unsetenv("ZCOLL_NODE_SINGLE_COPY");
+    unsetenv("ZCOLL_CORES");
+    only_node_algorithms = false;
+  }
+};
+
+TEST_P(NodeEngineWithoutSingleCopyTest, LeavesGetTheRootsVectorThroughTheSlots) {
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
+    ASSERT_FALSE(comm.node_single_copy()) << "ZCOLL_NODE_SINGLE_COPY did not take";
+    CheckBcastsThroughTheSlots(comm);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST_P(NodeEngineWithoutSingleCopyTest, WhatRunsOnTheEngineMatchesTheReference) {
+  const absl::Status status =
+      RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl& control) {
+        ASSERT_FALSE(comm.node_single_copy()) << "ZCOLL_NODE_SINGLE_COPY did not take";
+        for (const bool large : {false, true}) {
+          // (Set once every rank is past the last call: its threads share the flag.)
+          ASSERT_OK(comm.Barrier());
+          if (comm.rank() == 0 || control.is_process()) large_node_sizes = large;
+          ASSERT_OK(comm.Barrier());
+          CheckReductions(comm);
+          CheckScatters(comm);
+          CheckScans(comm);
+          CheckBcastAndGathers(comm);
+          CheckAllgathersAndAlltoalls(comm);
+        }
+        ASSERT_OK(comm.Barrier());
+        if (comm.rank() == 0 || control.is_process()) large_node_sizes = false;
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineWithoutSingleCopyTest,
+                         ::testing::Values(CommunicatorJob{.local_provider = "shm", .size = 2},
+                                           CommunicatorJob{.size = 3}),
                          [](const ::testing::TestParamInfo<CommunicatorJob>& info) {
                            return info.param.Name();
                          });

@@ -108,7 +108,8 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     }
     RETURN_IF_ERROR(wait(0, 2 * peers));
     std::string why = segment.has_value() ? "" : state->offer.text;
-    bool single_copy = true;
+    // (Job-wide, so every rank's setting is this one.)
+    bool single_copy = EnvironmentUnsigned("ZCOLL_NODE_SINGLE_COPY") != 0;
     // Asymmetric fences need every rank registered, and ranks that seldom sleep: the
     // sleeper's membarrier (about a microsecond) would cost ranks that share cores.
     bool asymmetric_fences = NodeSegment::RegisterAsymmetricFences().ok();
@@ -355,9 +356,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
         partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
                                                          call.element_bytes, slot_bytes, ranks());
     chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
-    through_slots_ = call.collective == Collective::kBcast &&
-                     node_engine_limits::BcastThroughSlots(bytes(), slot_bytes, ranks(),
-                                                           engine_.oversubscribed());
+    through_slots_ =
+        call.collective == Collective::kBcast &&
+        node_engine_limits::BcastThroughSlots(bytes(), slot_bytes, ranks(),
+                                              engine_.oversubscribed(), engine_.single_copy());
     pieces_done_ = 0;
     pieces_shown_ = 0;
     slots_held_ = 1;  // (the root's own)

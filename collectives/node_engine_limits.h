@@ -331,8 +331,11 @@ inline constexpr size_t kBcastSlotPieceParts = 4;
 // At most this many slots: the root's, and the leaves' it names in its control line's
 // payload, a 16-bit rank at each slot's index (index 0, its own, unused).
 inline constexpr size_t kBcastMostSlots = kInlineBytes / 2;
-inline bool BcastThroughSlots(size_t bytes, size_t slot_bytes, int ranks, bool oversubscribed) {
-  return oversubscribed && ranks >= 2 && bytes > slot_bytes;
+// Where the node's ranks cannot read each other's memory (no single copy) a Bcast goes
+// through the slots at every size too: the alternative is messages.
+inline bool BcastThroughSlots(size_t bytes, size_t slot_bytes, int ranks, bool oversubscribed,
+                              bool single_copy) {
+  return (oversubscribed || !single_copy) && ranks >= 2 && bytes > slot_bytes;
 }
 
 // Whether a Scan or Exscan of `bytes` on `ranks` ranks runs as a chain: beyond a slot,

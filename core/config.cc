@@ -153,6 +153,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "1: the ranks of a communicator that share one node run its collectives through a "
      "shared segment with no messages (node collectives); 0: by messages.",
      true, Form::kFlag},
+    {"ZCOLL_NODE_SINGLE_COPY", "1",
+     "1: node collectives read and write peers' own buffers (process_vm_readv/writev) "
+     "where the node's ranks may; 0: never, as where they may not: a Bcast then goes "
+     "through the slots at every size, other calls that outgrow a slot by messages.",
+     true, Form::kFlag},
     {"ZCOLL_OFI_MR_LOCAL", "0",
      "1: libfabric transports register every buffer and pass its descriptor even when "
      "the provider does not ask for it (FI_MR_LOCAL), as verbs and efa do; for tests.",

@@ -229,8 +229,12 @@ void PrintNodeEngine() {
         absl::StrCat(ranks, " ranks ", Bytes(NodeSegment::SegmentBytes(ranks, kNodeSlotBytes))));
   }
   absl::PrintF("  segment for %s\n", absl::StrJoin(sizes, ", "));
-  absl::PrintF("  ranks read each other's memory (process_vm_readv, calls beyond a slot): %s\n",
-               SingleCopyHere());
+  absl::PrintF("  ranks read each other's memory (process_vm_readv, calls beyond a slot): %s%s\n",
+               SingleCopyHere(),
+               EnvironmentUnsigned("ZCOLL_NODE_SINGLE_COPY") == 0
+                   ? "; not used: ZCOLL_NODE_SINGLE_COPY=0 (beyond a slot a Bcast goes "
+                     "through the slots, other calls by messages)"
+                   : "");
   const absl::Status fences = NodeSegment::RegisterAsymmetricFences();
   absl::PrintF(
       "  publications without a fence, a sleeping rank fencing for them (membarrier; used "
