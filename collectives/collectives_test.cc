@@ -1289,19 +1289,19 @@ INSTANTIATE_TEST_SUITE_P(Jobs, NodeEngineBcastThroughSlotsTest,
                            return info.param.Name();
                          });
 
-// Where the node's ranks may not read each other's memory (ZCOLL_NODE_SINGLE_COPY=0
+// Where the node's ranks may not read each other's memory (ZCOLL_CROSS_MEMORY_ATTACH=0
 // stands in for a container that forbids it), each with a core of its own: the engine
 // runs what fits its slots, and a Bcast of any size through them.
 class NodeEngineWithoutSingleCopyTest : public ::testing::TestWithParam<CommunicatorJob> {
  protected:
   static void SetUpTestSuite() {
-    setenv("ZCOLL_NODE_SINGLE_COPY", "0", 1);
+    setenv("ZCOLL_CROSS_MEMORY_ATTACH", "0", 1);
     setenv("ZCOLL_CORES", "64", 1);
     setenv("ZCOLL_CHUNK_BYTES", "4096", 1);
     only_node_algorithms = true;
   }
   static void TearDownTestSuite() {
-    unsetenv("ZCOLL_NODE_SINGLE_COPY");
+    unsetenv("ZCOLL_CROSS_MEMORY_ATTACH");
     unsetenv("ZCOLL_CORES");
     only_node_algorithms = false;
   }
@@ -1310,7 +1310,7 @@ class NodeEngineWithoutSingleCopyTest : public ::testing::TestWithParam<Communic
 TEST_P(NodeEngineWithoutSingleCopyTest, LeavesGetTheRootsVectorThroughTheSlots) {
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
     ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
-    ASSERT_FALSE(comm.node_single_copy()) << "ZCOLL_NODE_SINGLE_COPY did not take";
+    ASSERT_FALSE(comm.node_single_copy()) << "ZCOLL_CROSS_MEMORY_ATTACH did not take";
     CheckBcastsThroughTheSlots(comm);
   });
   EXPECT_TRUE(status.ok()) << status;
@@ -1319,7 +1319,7 @@ TEST_P(NodeEngineWithoutSingleCopyTest, LeavesGetTheRootsVectorThroughTheSlots) 
 TEST_P(NodeEngineWithoutSingleCopyTest, WhatRunsOnTheEngineMatchesTheReference) {
   const absl::Status status =
       RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl& control) {
-        ASSERT_FALSE(comm.node_single_copy()) << "ZCOLL_NODE_SINGLE_COPY did not take";
+        ASSERT_FALSE(comm.node_single_copy()) << "ZCOLL_CROSS_MEMORY_ATTACH did not take";
         for (const bool large : {false, true}) {
           // (Set once every rank is past the last call: its threads share the flag.)
           ASSERT_OK(comm.Barrier());

@@ -109,7 +109,7 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
     RETURN_IF_ERROR(wait(0, 2 * peers));
     std::string why = segment.has_value() ? "" : state->offer.text;
     // (Job-wide, so every rank's setting is this one.)
-    bool single_copy = EnvironmentUnsigned("ZCOLL_NODE_SINGLE_COPY") != 0;
+    bool single_copy = EnvironmentUnsigned("ZCOLL_CROSS_MEMORY_ATTACH") != 0;
     // Asymmetric fences need every rank registered, and ranks that seldom sleep: the
     // sleeper's membarrier (about a microsecond) would cost ranks that share cores.
     bool asymmetric_fences = NodeSegment::RegisterAsymmetricFences().ok();
@@ -120,7 +120,8 @@ absl::StatusOr<std::unique_ptr<NodeEngine>> NodeEngine::Create(CommunicatorTrans
       if (answer.ok == 1 && answer.single_copy == 1) continue;
       if (answer.ok == 1 && single_copy) {
         ZCOLL_LOG(WARNING) << "rank 0: this communicator's node collectives move what does not "
-                           << "fit their slots by messages: rank " << peer << ": " << answer.text;
+                           << "fit their slots by messages (a Bcast through the slots): rank "
+                           << peer << ": " << answer.text;
       }
       if (answer.ok == 1) {
         single_copy = false;

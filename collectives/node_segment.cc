@@ -206,7 +206,7 @@ absl::Status NodeSegment::ProbeSingleCopy() const {
   return absl::PermissionDeniedError(
       absl::StrCat("process_vm_readv of the node leader's memory (process ", creator,
                    "): ", read < 0 ? Errno(error) : "it read something else",
-                   "; large node collectives go through the slots' copies"));
+                   "; node collectives beyond a slot copy through shared memory"));
 }
 
 absl::StatusOr<NodeSegment> NodeSegment::Create(const std::string& name, int ranks,

@@ -115,6 +115,13 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "then yield at once, and the node engine keeps to its one-wait paths); 0: the cores "
      "online, which a CPU quota does not lower.",
      false, Form::kCount},
+    {"ZCOLL_CROSS_MEMORY_ATTACH", "1",
+     "1: ranks of a node read and write each other's memory (process_vm_readv/writev) "
+     "where the system permits it: node collectives beyond a slot, the shm transport's "
+     "messages beyond 8 KiB, its puts and gets; 0: never, as where it does not: they "
+     "copy through shared memory (a Bcast through the node slots at every size, other "
+     "node calls beyond a slot by messages).",
+     true, Form::kFlag},
     {"ZCOLL_EMULATE_L3", "",
      "Splits each NUMA domain's ranks (each node's, where domains are unknown) into K "
      "emulated L3 groups, in even blocks, as if each block shared a last-level cache; "
@@ -152,11 +159,6 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
     {"ZCOLL_NODE_ENGINE", "1",
      "1: the ranks of a communicator that share one node run its collectives through a "
      "shared segment with no messages (node collectives); 0: by messages.",
-     true, Form::kFlag},
-    {"ZCOLL_NODE_SINGLE_COPY", "1",
-     "1: node collectives read and write peers' own buffers (process_vm_readv/writev) "
-     "where the node's ranks may; 0: never, as where they may not: a Bcast then goes "
-     "through the slots at every size, other calls that outgrow a slot by messages.",
      true, Form::kFlag},
     {"ZCOLL_OFI_MR_LOCAL", "0",
      "1: libfabric transports register every buffer and pass its descriptor even when "

@@ -229,12 +229,15 @@ void PrintNodeEngine() {
         absl::StrCat(ranks, " ranks ", Bytes(NodeSegment::SegmentBytes(ranks, kNodeSlotBytes))));
   }
   absl::PrintF("  segment for %s\n", absl::StrJoin(sizes, ", "));
-  absl::PrintF("  ranks read each other's memory (process_vm_readv, calls beyond a slot): %s%s\n",
-               SingleCopyHere(),
-               EnvironmentUnsigned("ZCOLL_NODE_SINGLE_COPY") == 0
-                   ? "; not used: ZCOLL_NODE_SINGLE_COPY=0 (beyond a slot a Bcast goes "
-                     "through the slots, other calls by messages)"
-                   : "");
+  // (Without it, node calls beyond a slot and the shm transport's messages beyond its
+  // eager size copy through shared memory instead.)
+  absl::PrintF(
+      "  ranks read each other's memory (process_vm_readv: node calls beyond a slot, shm\n"
+      "  messages beyond 8 KiB; else they copy through shared memory): %s%s\n",
+      SingleCopyHere(),
+      EnvironmentUnsigned("ZCOLL_CROSS_MEMORY_ATTACH") == 0
+          ? "; not used: ZCOLL_CROSS_MEMORY_ATTACH=0"
+          : "");
   const absl::Status fences = NodeSegment::RegisterAsymmetricFences();
   absl::PrintF(
       "  publications without a fence, a sleeping rank fencing for them (membarrier; used "

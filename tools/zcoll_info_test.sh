@@ -33,8 +33,10 @@ with_link=$(ZCOLL_LINK_LATENCY_US=2 ZCOLL_LINK_GBITS=100 "$info")
 grep -q 'between nodes goes through a modelled link: latency 2us, 100 Gbit/s' <<<"$with_link" \
   || fail "the link model is not shown"
 grep -Eq '^  segment for 2 ranks [0-9.]+ KiB, 4 ranks' <<<"$output" || fail "no node segment sizes"
-grep -q 'read each other.s memory (process_vm_readv, calls beyond a slot): yes' <<<"$output" \
+grep -q 'else they copy through shared memory): yes$' <<<"$output" \
   || fail "single copy not probed (or forbidden here)"
+grep -q 'shared memory): yes; not used: ZCOLL_CROSS_MEMORY_ATTACH=0$' \
+  <<<"$(ZCOLL_CROSS_MEMORY_ATTACH=0 "$info")" || fail "ZCOLL_CROSS_MEMORY_ATTACH=0 not shown"
 grep -q 'ZCOLL_LOG_LEVEL=' <<<"$output" || fail "environment variables missing"
 if "$info" --bogus 2>/dev/null; then fail "an unknown argument was accepted"; fi
 algorithms=$("$info" --algorithms)

@@ -195,6 +195,42 @@ TEST(ConformanceTest, MessagesWithOneTagArriveInOrder) {
   });
 }
 
+// A large message whose receive is posted while it is arriving, then a small one of
+// the same tag: each receive gets its own message, whole, in order. The receiver
+// progresses its transport a few times first: where a message goes in pieces, some
+// have come by then (the shm transport's first 80 at most, 640 KiB of 3 MiB: 16 a
+// call from a peer; its sender's pool holds 512 KiB, so it waits for the receiver).
+TEST(ConformanceTest, AReceivePostedWhileItsMessageArrivesGetsItWhole) {
+  constexpr size_t kLarge = size_t{3} << 20, kSmall = 24;
+  RunJob(2, [&](RankContext& context) {
+    Transport& transport = context.transport();
+    if (context.rank() == 0) {
+      const std::vector<uint8_t> large = Pattern(11, kLarge), small = Pattern(12, kSmall);
+      Completion first, second;
+      ASSERT_OK(transport.PostSend(1, 31, large.data(), kLarge, &first));
+      ASSERT_OK(transport.PostSend(1, 31, small.data(), kSmall, &second));
+      ASSERT_OK(transport.Wait(first, Soon()));
+      ASSERT_OK(transport.Wait(second, Soon()));
+    } else {
+      absl::SleepFor(absl::Milliseconds(20));
+      for (int round = 0; round < 5; ++round) {
+        ASSERT_OK(transport.Progress());
+        absl::SleepFor(absl::Milliseconds(2));
+      }
+      std::vector<uint8_t> large(kLarge + 64, 0), small(kLarge, 0);
+      Completion first, second;
+      ASSERT_OK(transport.PostRecv(0, 31, large.data(), large.size(), &first));
+      ASSERT_OK(transport.PostRecv(0, 31, small.data(), small.size(), &second));
+      ASSERT_OK(transport.Wait(first, Soon()));
+      ASSERT_OK(transport.Wait(second, Soon()));
+      EXPECT_EQ(first.bytes(), kLarge);
+      EXPECT_EQ(FirstMismatch(large.data(), kLarge, 11), -1) << "the large message";
+      EXPECT_EQ(second.bytes(), kSmall);
+      EXPECT_EQ(FirstMismatch(small.data(), kSmall, 12), -1) << "the small message";
+    }
+  });
+}
+
 // A send's check word reaches the receive it matches, which is not matched on it:
 // messages that arrive before their receive and after it, small and rendezvous-sized,
 // and two messages of one tag with different words, received in order. A provider
@@ -522,6 +558,40 @@ TEST(ConformanceTest, AKilledPeerEndsOperationsWithUnavailable) {
         Completion after;
         ASSERT_OK(transport.PostSend(1, 3, buffer.data(), 8, &after));
         EXPECT_TRUE(absl::IsUnavailable(transport.Wait(after, absl::Now() + absl::Seconds(10))));
+      },
+      options);
+}
+
+// The sender dies in the middle of a large message its peer is receiving: the
+// receive ends with Unavailable (unless it had all of it), well before its deadline.
+TEST(ConformanceTest, ASenderKilledMidMessageEndsItsReceiveWithUnavailable) {
+  constexpr size_t kBytes = size_t{256} << 20;  // (still arriving 5 ms after it started)
+  RunOptions options;
+  options.ranks_that_die = {1};
+  RunJob(
+      2,
+      [&](RankContext& context) {
+        Transport& transport = context.transport();
+        std::vector<uint8_t> buffer(kBytes, 1);
+        Completion transfer;
+        if (context.rank() == 1) {
+          context.Barrier();
+          ASSERT_OK(transport.PostSend(0, 1, buffer.data(), kBytes, &transfer));
+          // Let the transfer start (what posting it sends, and what the receiver can
+          // take from here), then die without progressing it further.
+          absl::SleepFor(absl::Milliseconds(5));
+          context.Die();
+          return;
+        }
+        ASSERT_OK(transport.PostRecv(1, 1, buffer.data(), kBytes, &transfer));
+        context.Barrier();
+        const absl::Time start = absl::Now();
+        const absl::Status recv = transport.Wait(transfer, start + absl::Seconds(30));
+        if (!recv.ok()) {
+          EXPECT_TRUE(absl::IsUnavailable(recv)) << recv;
+          EXPECT_THAT(recv.message(), HasSubstr("rank 1"));
+        }
+        EXPECT_LT(absl::Now() - start, absl::Seconds(30));
       },
       options);
 }

@@ -26,7 +26,11 @@ namespace {
 
 absl::StatusOr<std::unique_ptr<Transport>> CreateSingle(absl::string_view provider, int rank,
                                                         int size) {
-  if (provider == "shm") return CreateShmTransport(rank, size);
+  if (provider == "shm") {
+    ShmOptions options;
+    options.cross_memory_attach = EnvironmentUnsigned("ZCOLL_CROSS_MEMORY_ATTACH") != 0;
+    return CreateShmTransport(rank, size, options);
+  }
   if (provider == "ofi") return CreateOfiTransport("", rank, size);
   if (absl::StartsWith(provider, "ofi:")) {
     const absl::string_view name = provider.substr(4);

@@ -18,13 +18,18 @@
 //     receiver reads the head while the sender writes the tail with
 //     process_vm_writev, so two cores copy (the sender would otherwise only wait);
 //   - puts and gets are process_vm_writev / process_vm_readv into and out of the
-//     peer's registered region, followed by a notification message.
+//     peer's registered region, followed by a notification message;
+//   - where a rank may not read a peer's memory (a container's seccomp filter or ptrace
+//     policy forbids cross-memory attach: each rank tries once, at Connect, and
+//     assumes the peer can no more read its own), or where the options say so, its
+//     messages to that peer beyond the eager size go as pieces through the pool, which
+//     the receiver copies into the receive buffer as they come, and its puts and gets
+//     are pieces the peer copies into or out of its own memory.
 // A waiting rank sleeps on a futex in its own segment, which senders ring when they
 // publish to a sleeping owner; a killed peer is noticed through its pidfd.
 //
-// Requirements: all ranks on one host, the same user, and cross-memory attach
-// permitted (the transport calls prctl(PR_SET_PTRACER_ANY) for Yama; a container
-// that forbids process_vm_readv makes large transfers fail with a message saying so).
+// Requirements: all ranks on one host, the same user. Cross-memory attach is used
+// where permitted (the transport calls prctl(PR_SET_PTRACER_ANY) for Yama).
 
 #ifndef ZCOLL_TRANSPORT_SHM_SHM_TRANSPORT_H_
 #define ZCOLL_TRANSPORT_SHM_SHM_TRANSPORT_H_
@@ -51,6 +56,9 @@ struct ShmOptions {
   // Rendezvous messages of at least this size are copied by both sides at once
   // (receiver reads the head, sender writes the tail); 0 disables.
   size_t split_bytes = 64 * 1024;
+  // false: never read or write a peer's memory (process_vm_readv/writev), as where it
+  // is not permitted: larger messages, puts and gets go as pieces through the pool.
+  bool cross_memory_attach = true;
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> CreateShmTransport(int rank, int size,
