@@ -808,19 +808,10 @@ absl::Status ShmTransport::PostSend(int peer, uint64_t tag, const void* data, si
     completion->Complete(PeerGone(peer), 0);
     return absl::OkStatus();
   }
-  if (bytes <= eager_bytes_) {
-    Send(peer, {.kind = Kind::kEager,
-                .tag = tag,
-                .bytes = bytes,
-                .payload = data,
-                .completion = completion,
-                .completion_bytes = bytes});
-    return absl::OkStatus();
-  }
-  if (!peers_[peer].cross_memory) {
-    // The peer may not read this rank's memory: in pieces through the pool, the send
-    // over once the last is in its ring.
-    Send(peer, {.kind = Kind::kPiece,
+  // Eager; or, where the peer may not read this rank's memory, in pieces through the
+  // pool. Either send is over once its (last) slot is in the peer's ring.
+  if (bytes <= eager_bytes_ || !peers_[peer].cross_memory) {
+    Send(peer, {.kind = bytes <= eager_bytes_ ? Kind::kEager : Kind::kPiece,
                 .tag = tag,
                 .bytes = bytes,
                 .payload = data,
