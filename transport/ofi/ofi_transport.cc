@@ -8,8 +8,10 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/config.h"
 #include "core/logging.h"
@@ -43,6 +47,12 @@ constexpr uint64_t kIgnoreCheck = uint64_t{kCheckMask} << kTagBits;
 static_assert(kTagBits + kCheckBits < 62, "the check word must stay below the notification bit");
 // Registrations kept for buffers passed without a MemoryRegion.
 constexpr size_t kCachedRegistrations = 256;
+// The shm provider's overflow sink (see OfiTransport::overflow_sink_): address space
+// only, halved until the system grants it.
+constexpr size_t kShmOverflowSinkBytes = size_t{1} << 40;
+constexpr size_t kShmOverflowSinkMinimumBytes = size_t{1} << 30;
+// The rxm layer's eager limit, set below unless the user chose one.
+constexpr size_t kRxmBufferBytes = 65536;
 
 absl::Status FabricError(absl::string_view what, int rc) {
   return absl::UnavailableError(absl::StrCat(what, " failed: ", fi_strerror(-rc)));
@@ -111,6 +121,9 @@ struct Operation {
   const char* what = "";
   void* descriptor = nullptr;
   iovec local_iov{};
+  iovec receive_iov[2]{};  // kRecv into the overflow sink: the buffer, then the sink
+  void* receive_descriptors[2]{};
+  fi_msg_tagged receive_message{};
   fi_rma_iov remote_iov{};
   fi_msg_rma message{};
   Operation* pool_previous = nullptr;  // OperationPool's
@@ -223,6 +236,8 @@ class OfiTransport final : public Transport {
   }
   // Sends the notification that ends a put or get.
   void SendNotify(Operation* transfer);
+  absl::Status ReserveOverflowSink();
+  absl::Status Truncated(const Operation& receive, size_t left_over) const;
   void HandleCompletion(Operation* operation, size_t length, uint64_t tag);
   void HandleError(const fi_cq_err_entry& error);
   // Marks `peer` gone for `why` ("exited", "is unreachable: ...") and ends its
@@ -286,6 +301,21 @@ class OfiTransport final : public Transport {
   std::vector<uint32_t> transmits_waiting_;
   std::vector<uint8_t> transmit_blocked_;
   size_t inject_bytes_ = 0;
+  // Where a message longer than its receive buffer goes, on providers that cannot
+  // refuse one. libfabric 1.17's shm reads a message beyond its inject size with
+  // cross-memory attach for as many bytes as were sent: into a smaller buffer, once
+  // the buffer is full, process_vm_readv copies nothing and is called again, forever,
+  // inside fi_cq_read. Its tcp provider, handed a receive buffer by the rxm layer for
+  // an eager message that does not fit, fails the connection, and every later message
+  // between the two ranks is lost. So their receives end in this sink: reserved
+  // address space (no memory until a truncated message writes to it, returned at
+  // once), and a completion longer than the buffer is the truncation the provider
+  // could not report. For rxm it need only hold an eager message: longer ones go by
+  // rendezvous, which rxm truncates itself. Null where no sink is needed or the
+  // system would not reserve one (then shm's truncation still hangs).
+  void* overflow_sink_ = nullptr;
+  size_t overflow_sink_bytes_ = 0;
+  std::unique_ptr<MemoryRegion> overflow_sink_region_;  // where local buffers need one
   uint64_t progress_calls_ = 0;
   uint64_t notify_payload_ = 0;
 };
@@ -419,7 +449,7 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
         return RegisterMemory(base, length, access);
       },
       kCachedRegistrations);
-  return absl::OkStatus();
+  return ReserveOverflowSink();
 }
 
 void OfiTransport::OnFreeze(absl::Time deadline) {
@@ -463,6 +493,7 @@ OfiTransport::~OfiTransport() {
     zcoll::KeepUntilExit(cq_.release());
     zcoll::KeepUntilExit(av_.release());
     zcoll::KeepUntilExit(cache_.release());
+    zcoll::KeepUntilExit(overflow_sink_region_.release());
     zcoll::KeepUntilExit(domain_.release());
     zcoll::KeepUntilExit(fabric_.release());
     return;
@@ -480,10 +511,51 @@ OfiTransport::~OfiTransport() {
     operations_.Release(operation);
   });
   cache_.reset();  // registrations before the domain
+  overflow_sink_region_.reset();
   cq_.reset();
   av_.reset();
   domain_.reset();
   fabric_.reset();
+  if (overflow_sink_ != nullptr) munmap(overflow_sink_, overflow_sink_bytes_);
+}
+
+absl::Status OfiTransport::ReserveOverflowSink() {
+  const absl::string_view provider = info_->fabric_attr->prov_name;
+  size_t wanted = 0;
+  size_t minimum = 0;
+  if (provider == "shm") {
+    wanted = kShmOverflowSinkBytes;
+    minimum = kShmOverflowSinkMinimumBytes;
+  } else if (absl::StrContains(provider, "ofi_rxm")) {
+    // rxm's eager limit: its variable's value (set in Initialize unless the user did).
+    // A message header more would not change the sink's size in pages.
+    const char* buffer_size = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    if (buffer_size == nullptr || !absl::SimpleAtoi(buffer_size, &wanted) || wanted == 0) {
+      wanted = kRxmBufferBytes;
+    }
+    wanted += 4096;
+    minimum = wanted;
+  }
+  if (wanted == 0 || info_->rx_attr->iov_limit < 2) return absl::OkStatus();
+  for (size_t bytes = wanted; bytes >= minimum && bytes > 0; bytes /= 2) {
+    void* sink = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (sink == MAP_FAILED) continue;
+    overflow_sink_ = sink;
+    overflow_sink_bytes_ = bytes;
+    break;
+  }
+  if (overflow_sink_ == nullptr) {
+    ZCOLL_LOG(WARNING) << "rank " << rank() << ": " << name_
+                       << " could not reserve address space for truncated messages; a message "
+                          "longer than its receive buffer will hang its receiver";
+    return absl::OkStatus();
+  }
+  if (needs_local_descriptors_) {
+    ASSIGN_OR_RETURN(overflow_sink_region_,
+                     RegisterMemory(overflow_sink_, overflow_sink_bytes_, MemoryAccess::kLocal));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status OfiTransport::Connect(absl::Span<const std::string> addresses) {
@@ -731,12 +803,35 @@ absl::Status OfiTransport::PostRecv(int peer, uint64_t tag, void* data, size_t b
     Discard(operation);
     return descriptor.status();
   }
-  RETURN_IF_ERROR(Submit(
-      Backlog::kReceive, "fi_trecv", operation,
-      [this, data, bytes, descriptor = *descriptor, address = addresses_[peer], tag, operation] {
-        return fi_trecv(endpoint_.get(), data, bytes, descriptor, address, tag, kIgnoreCheck,
-                        &operation->context);
-      }));
+  if (overflow_sink_ != nullptr) {
+    // What a queued post reads later lives in the operation.
+    operation->receive_iov[0] = {data, bytes};
+    operation->receive_iov[1] = {overflow_sink_, overflow_sink_bytes_};
+    operation->receive_descriptors[0] = *descriptor;
+    operation->receive_descriptors[1] =
+        overflow_sink_region_ != nullptr
+            ? static_cast<const OfiRegion&>(*overflow_sink_region_).descriptor()
+            : nullptr;
+    fi_msg_tagged& message = operation->receive_message;
+    message = {};
+    message.msg_iov = operation->receive_iov;
+    message.desc = operation->receive_descriptors;
+    message.iov_count = 2;
+    message.addr = addresses_[peer];
+    message.tag = tag;
+    message.ignore = kIgnoreCheck;
+    message.context = &operation->context;
+    RETURN_IF_ERROR(Submit(Backlog::kReceive, "fi_trecvmsg", operation, [this, operation] {
+      return fi_trecvmsg(endpoint_.get(), &operation->receive_message, FI_COMPLETION);
+    }));
+  } else {
+    RETURN_IF_ERROR(Submit(
+        Backlog::kReceive, "fi_trecv", operation,
+        [this, data, bytes, descriptor = *descriptor, address = addresses_[peer], tag, operation] {
+          return fi_trecv(endpoint_.get(), data, bytes, descriptor, address, tag, kIgnoreCheck,
+                          &operation->context);
+        }));
+  }
   if (peer_dead) {
     RETURN_IF_ERROR(ReadCompletions());
     FailOperationsOf(peer, Gone(peer));
@@ -846,6 +941,18 @@ void OfiTransport::HandleCompletion(Operation* operation, size_t length, uint64_
       }
       return;
     case Operation::Kind::kRecv:
+      if (ABSL_PREDICT_FALSE(length > operation->bytes)) {
+        // Into the overflow sink: its pages go back now (unless registered: pinned).
+        const size_t left_over = length - operation->bytes;
+        if (overflow_sink_region_ == nullptr) {
+          const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+          madvise(overflow_sink_,
+                  std::min((left_over + page - 1) / page * page, overflow_sink_bytes_),
+                  MADV_DONTNEED);
+        }
+        Finish(operation, Truncated(*operation, left_over), 0);
+        return;
+      }
       Finish(operation, absl::OkStatus(), length,
              static_cast<uint32_t>((tag >> kTagBits) & kCheckMask));
       return;
@@ -857,35 +964,43 @@ void OfiTransport::HandleCompletion(Operation* operation, size_t length, uint64_
 void OfiTransport::HandleError(const fi_cq_err_entry& error) {
   auto* operation = static_cast<Operation*>(error.op_context);
   if (operation == nullptr) return;
+  // libfabric 1.17's shm reports some errors negated (-FI_ETRUNC for a truncated
+  // inline message), against fi_cq(3).
+  const int err = std::abs(error.err);
   // One ended already (its Completion taken: a dead peer's, or a frozen
   // transport's), cancelled or failed now: nothing more to say.
-  if (operation->completion == nullptr && error.err == FI_ECANCELED) {
+  if (operation->completion == nullptr && err == FI_ECANCELED) {
     Finish(operation, absl::OkStatus(), 0);
     return;
   }
   const int peer = operation->peer;
   absl::Status status;
-  if (error.err == FI_ETRUNC) {
-    status = absl::InvalidArgumentError(absl::StrCat(
-        "a message from rank ", peer, " to rank ", rank(), " does not fit the receive buffer of ",
-        operation->bytes, " bytes (", error.olen, " bytes left over)"));
+  if (err == FI_ETRUNC) {
+    status = Truncated(*operation, error.olen);
   } else {
     // zcoll cancels only operations it has ended already (their Completion taken off
     // them): a cancellation that reaches one is the provider giving up on the peer, as
     // any other error here is. What this host sees of the peer says more than the
     // provider's word ("Operation canceled" for a killed rank).
-    const char* detail = error.err == FI_ECANCELED ? nullptr
-                                                   : fi_cq_strerror(cq_.get(), error.prov_errno,
-                                                                    error.err_data, nullptr, 0);
+    const char* detail = err == FI_ECANCELED ? nullptr
+                                             : fi_cq_strerror(cq_.get(), error.prov_errno,
+                                                              error.err_data, nullptr, 0);
     FailPeer(peer, monitor_.WhyGone(
-                       peer, error.err == FI_ECANCELED
+                       peer, err == FI_ECANCELED
                                  ? std::string("is unreachable: libfabric cancelled a transfer")
                                  : absl::StrCat(
-                                       "is unreachable: ", fi_strerror(error.err),
+                                       "is unreachable: ", fi_strerror(err),
                                        detail != nullptr ? absl::StrCat(" (", detail, ")") : "")));
     status = Gone(peer);
   }
   Finish(operation, status, 0);
+}
+
+absl::Status OfiTransport::Truncated(const Operation& receive, size_t left_over) const {
+  return absl::InvalidArgumentError(absl::StrCat("a message from rank ", receive.peer, " to rank ",
+                                                 rank(), " does not fit the receive buffer of ",
+                                                 receive.bytes, " bytes (", left_over,
+                                                 " bytes left over)"));
 }
 
 void OfiTransport::FailPeer(int peer, absl::string_view why) {
