@@ -140,6 +140,12 @@ struct ScalarArgs {
   // have mapped, so a reduction reads a peer's contribution where it lies. Calls never
   // set it: their engine finds that out buffer by buffer.
   bool mapped_buffers = false;
+  // For the data-flow model alone too (zcoll_sim on a profile whose host has fewer
+  // cores than the call's ranks): the node's ranks outnumber its cores, so the model
+  // takes the engine's paths for such a node (NodeSegment::oversubscribed: a Bcast
+  // through the slots, no cooperative shares, no reductions partitioned in the slots).
+  // Calls never set it: their engine knows.
+  bool node_oversubscribed = false;
 
   friend bool operator==(const ScalarArgs&, const ScalarArgs&) = default;
 };

@@ -498,7 +498,9 @@ std::vector<const Algorithm*> Every() {
 // The node models at the sizes where the engine changes its ways: elements of 1 KiB
 // (whose symbolic values cost no more than 4-byte ones) so that a few elements pass
 // the control line, a slot, the cooperative size and several reduction chunks; with
-// ordinary buffers and with mapped ones (whose chunks are reduced where they lie).
+// ordinary buffers and with mapped ones (whose chunks are reduced where they lie); on a
+// node with a core a rank and on one whose ranks outnumber its cores (a Bcast beyond a
+// slot through the slots, its pieces' places reused beyond their capacity).
 TEST(NodeDataFlowTest, ExactResultsAtTheEnginesThresholds) {
   constexpr size_t kElement = 1024;
   const size_t slot = kNodeSlotBytes / kElement;
@@ -511,16 +513,20 @@ TEST(NodeDataFlowTest, ExactResultsAtTheEnginesThresholds) {
           for (bool in_place : {false, true}) {
             for (bool commutative : OpKinds(model)) {
               for (bool mapped : {false, true}) {
-                CollectiveArgs args =
-                    MakeArgs(model.collective, size, count, root, in_place, commutative);
-                args.element_bytes = kElement;
-                args.mapped_buffers = mapped;
-                const std::string problem = Check(model, args, *Topology::Uniform(1, size));
-                ASSERT_EQ(problem, "")
-                    << model.name << " " << CollectiveName(model.collective) << " with " << size
-                    << " ranks, count " << count << ", root " << root
-                    << (in_place ? ", in place" : "") << (commutative ? ", commutative" : "")
-                    << (mapped ? ", mapped buffers" : "");
+                for (bool oversubscribed : {false, true}) {
+                  CollectiveArgs args =
+                      MakeArgs(model.collective, size, count, root, in_place, commutative);
+                  args.element_bytes = kElement;
+                  args.mapped_buffers = mapped;
+                  args.node_oversubscribed = oversubscribed;
+                  const std::string problem = Check(model, args, *Topology::Uniform(1, size));
+                  ASSERT_EQ(problem, "")
+                      << model.name << " " << CollectiveName(model.collective) << " with " << size
+                      << " ranks, count " << count << ", root " << root
+                      << (in_place ? ", in place" : "") << (commutative ? ", commutative" : "")
+                      << (mapped ? ", mapped buffers" : "")
+                      << (oversubscribed ? ", oversubscribed" : "");
+                }
               }
             }
           }
@@ -716,6 +722,51 @@ TEST(NodeDataFlowTest, APartitionedAllreduceShowsItsBlockInTheSlotWhereItFits) {
       EXPECT_EQ(stage_sends, ranks - 1) << ranks << " ranks, " << bytes;
       EXPECT_EQ(from_scratch, in_slot ? ranks - 1 : 0) << ranks << " ranks, " << bytes;
     }
+  }
+}
+
+// On a node whose ranks outnumber its cores a Bcast beyond a slot goes through the
+// slots (node_engine_limits::BcastThroughSlots), as the engine runs it there: the root
+// copies the vector in pieces of a quarter slot into scratch (the slots: one per rank
+// here, 4 ranks, so 16 places, reused beyond them) and serves every leaf each piece
+// from there; a leaf reads the pieces from the root (kNodeChunkTag + k) and nothing is
+// written into it. With a core a rank, the root writes a share into each leaf instead.
+TEST(NodeDataFlowTest, AnOversubscribedNodesBcastGoesThroughTheSlots) {
+  constexpr int kRanks = 4;
+  const size_t bytes = size_t{1} << 20;
+  const size_t piece = kNodeSlotBytes / node_engine_limits::kBcastSlotPieceParts;
+  const size_t pieces = bytes / piece;
+  for (bool oversubscribed : {false, true}) {
+    CollectiveArgs args = MakeArgs(Collective::kBcast, kRanks, bytes / 4, 0, false, true);
+    args.element_bytes = 4;
+    args.node_oversubscribed = oversubscribed;
+    const Topology topology = *Topology::Uniform(1, kRanks);
+    const Schedule root = NodeEngineDataFlow(args, topology, 0);
+    size_t copies = 0, piece_sends = 0, largest_scratch = 0;
+    for (const Step& step : root.steps()) {
+      if (step.kind == StepKind::kCopy && step.output.buffer.kind == BufferKind::kScratch) {
+        ++copies;
+        EXPECT_EQ(step.output.count * 4, piece);
+        largest_scratch = std::max(largest_scratch, step.output.offset * 4 + piece);
+      }
+      if (step.kind == StepKind::kSend && step.tag >= kNodeChunkTag &&
+          step.tag < kNodeInPlaceReadTag) {
+        ++piece_sends;
+      }
+    }
+    const Schedule leaf = NodeEngineDataFlow(args, topology, 2);
+    size_t piece_reads = 0, written = 0;
+    for (const Step& step : leaf.steps()) {
+      if (step.kind != StepKind::kRecv) continue;
+      if (step.tag >= kNodeChunkTag && step.tag < kNodeInPlaceReadTag) ++piece_reads;
+      if (NodeWriteBySender(step.tag)) ++written;
+    }
+    SCOPED_TRACE(oversubscribed ? "oversubscribed" : "a core a rank");
+    EXPECT_EQ(copies, oversubscribed ? pieces : 0);
+    EXPECT_EQ(piece_sends, oversubscribed ? pieces * (kRanks - 1) : 0);
+    EXPECT_EQ(largest_scratch, oversubscribed ? 16 * piece : 0);
+    EXPECT_EQ(piece_reads, oversubscribed ? pieces : 0);
+    EXPECT_EQ(written, oversubscribed ? 0 : 1);
   }
 }
 

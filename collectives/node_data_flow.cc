@@ -30,9 +30,11 @@ class NodeFlow {
         break;
       case Collective::kReduce:
       case Collective::kAllreduce:
-        if (PartitionedInSlots(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_, false)) {
+        if (PartitionedInSlots(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_,
+                               Oversubscribed())) {
           SlotPartitionedReduction();
-        } else if (Partitioned(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_, false)) {
+        } else if (Partitioned(args_.collective, Bytes(args_.count), kNodeSlotBytes, p_,
+                               Oversubscribed())) {
           PartitionedReduction();
         } else {
           WholeReduction();
@@ -74,6 +76,8 @@ class NodeFlow {
   size_t Bytes(size_t elements) const { return elements * args_.element_bytes; }
   size_t Elements(size_t bytes) const { return bytes / args_.element_bytes; }
   bool Root() const { return me_ == args_.root; }
+  // The node's ranks outnumber its cores: the engine's paths for such a node.
+  bool Oversubscribed() const { return args_.node_oversubscribed; }
   BufferId Input() const {
     return args_.in_place && (Root() || !IsRooted(args_.collective)) ? BufferId::Recv()
                                                                      : BufferId::Send();
@@ -86,10 +90,10 @@ class NodeFlow {
   // speak of, and readers then read the copy, as they do.)
   // (A zcoll buffer's is lent beyond kEagerBytes: LendsMappedBuffer.)
   bool Copied(size_t bytes) const {
-    if (args_.mapped_buffers && LendsMappedBuffer(bytes, /*oversubscribed=*/false)) return false;
-    return bytes > 0 && (bytes <= kInlineBytes || TableBytes(args_.collective, p_) + bytes <=
-                                                      CopyInLimit(args_.collective, kNodeSlotBytes,
-                                                                  p_, /*oversubscribed=*/false));
+    if (args_.mapped_buffers && LendsMappedBuffer(bytes, Oversubscribed())) return false;
+    return bytes > 0 && (bytes <= kInlineBytes ||
+                         TableBytes(args_.collective, p_) + bytes <=
+                             CopyInLimit(args_.collective, kNodeSlotBytes, p_, Oversubscribed()));
   }
   // The publication of `source`: its copy in the segment (scratch), or itself.
   Slice Publish(Slice source) {
@@ -121,21 +125,23 @@ class NodeFlow {
     }
   }
   // Whether `reader` reads `publisher`'s control line in the call: every rank's, but
-  // within kEagerBytes a rank that needs only some ranks' data (RoleReads: a Bcast's
-  // or Scatter(v)'s leaf, a Scan's or Exscan's rank) reads theirs alone, and compares
-  // the others' words two calls later, when they are long there: a line each, which
-  // the model leaves out. (An eager rank's reads, also two calls later, the model makes
-  // in the call: they lengthen only its own time, not the readers' that end it.)
+  // where its checks may wait (MayDeferChecks, below) a rank that needs only some ranks'
+  // data (RoleReads: a Bcast's or Scatter(v)'s leaf, a Scan's or Exscan's rank) reads
+  // theirs alone, and compares the others' words two calls later, when they are long
+  // there: a line each, which the model leaves out. (An eager rank's reads, also two
+  // calls later, the model makes in the call: they lengthen only its own time, not the
+  // readers' that end it.)
   bool ReadsInCall(int reader, int publisher) const {
     // (Whether a Scatterv's leaf does depends on its count, which its peers' arguments
     // do not hold, as they hold no other's: the model has them read every line.)
     if (args_.collective == Collective::kScatterv) return true;
+    // (Where ranks outnumber cores, up to kCooperativeBytes, and a Bcast through the
+    // slots at every size: MayDeferChecks, as the engine's NodeExecution::MayDeferChecks.)
     const size_t reader_bytes = Bytes(args_.count);
-    if (reader_bytes > kEagerBytes || RoleNeedsNothing(args_.collective, reader, args_.root)) {
-      return true;
-    }
+    const bool defers = MayDeferChecks(reader_bytes, Oversubscribed()) || ThroughSlots();
+    if (!defers || RoleNeedsNothing(args_.collective, reader, args_.root)) return true;
     const auto [first, last] =
-        RoleReads(args_.collective, reader, args_.root, p_, /*oversubscribed=*/false);
+        RoleReads(args_.collective, reader, args_.root, p_, Oversubscribed());
     return publisher >= first && publisher <= last;
   }
   void Words() {
@@ -241,9 +247,19 @@ class NodeFlow {
     return staged;
   }
 
+  bool ThroughSlots() const {
+    return args_.collective == Collective::kBcast &&
+           BcastThroughSlots(Bytes(args_.count), kNodeSlotBytes, p_, Oversubscribed(),
+                             /*single_copy=*/true);
+  }
+
   void Bcast() {
     const size_t count = args_.count;
-    const size_t share = std::min(count, Elements(BcastShare(Bytes(count), p_, false)));
+    if (ThroughSlots()) {
+      BcastThroughTheSlots();
+      return;
+    }
+    const size_t share = std::min(count, Elements(BcastShare(Bytes(count), p_, Oversubscribed())));
     const Slice buffer = Whole(BufferId::Recv(), count);
     const ElementRange rest{share, count - share};
     const Slice published = Root() ? Publish(buffer) : Empty();
@@ -257,6 +273,40 @@ class NodeFlow {
     }
     for (int r = 0; r < p_; ++r) {
       if (r != me_) builder_.Send(r, kNodeWriteTag, first);
+    }
+  }
+
+  // Beyond a slot where the node's ranks outnumber its cores (BcastThroughSlots): the
+  // root copies its vector into the slots a piece at a time (its own slot, then its
+  // leaves', which the engine takes in the order it sees them arrive and the model in
+  // rank order), and each leaf copies every piece out once it is in. Beyond the slots'
+  // capacity a piece's place is reused once every leaf has copied what was there (the
+  // builder's dependency: the copy into it waits for the reads of it). The root lends
+  // nothing, so it waits for nobody within the capacity.
+  void BcastThroughTheSlots() {
+    const size_t count = args_.count;
+    Words();
+    const size_t piece_bytes = kNodeSlotBytes / kBcastSlotPieceParts / 64 * 64;
+    // (Bigger pieces only where the chunk tags would run out.)
+    const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
+    const size_t piece = std::max({size_t{1}, Elements(piece_bytes), (count + most - 1) / most});
+    const std::vector<ElementRange> pieces = SplitIntoChunks(count, piece);
+    const Slice buffer = Whole(BufferId::Recv(), count);
+    if (!Root()) {
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        builder_.Recv(args_.root, kNodeChunkTag + static_cast<uint32_t>(k), Sub(buffer, pieces[k]));
+      }
+      return;
+    }
+    const size_t ring = std::min(static_cast<size_t>(p_), kBcastMostSlots) * kBcastSlotPieceParts;
+    const size_t places = std::min(pieces.size(), ring);
+    const BufferId slots = builder_.AddScratch(places * piece);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const Slice place{slots, (k % ring) * piece, pieces[k].count};
+      builder_.Copy(Sub(buffer, pieces[k]), place);
+      for (int r = 0; r < p_; ++r) {
+        if (r != me_) builder_.Send(r, kNodeChunkTag + static_cast<uint32_t>(k), place);
+      }
     }
   }
 
@@ -496,9 +546,9 @@ class NodeFlow {
     const size_t count = args_.count;
     // (Chunks bigger than the engine's only where the chunk tags would run out.)
     const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
-    const std::vector<ElementRange> chunks =
-        SplitIntoChunks(count, std::max(ChainChunkElements(count, args_.element_bytes, p_, false),
-                                        (count + most - 1) / most));
+    const std::vector<ElementRange> chunks = SplitIntoChunks(
+        count, std::max(ChainChunkElements(count, args_.element_bytes, p_, Oversubscribed()),
+                        (count + most - 1) / most));
     const Slice input = Whole(Input(), count);
     const Slice result = Whole(BufferId::Recv(), count);
     const Slice prefix =
@@ -581,7 +631,7 @@ class NodeFlow {
     };
     // (A block that its leaf writes whole into the root, which reads the others.)
     auto written = [&](size_t elements) {
-      return Cooperates(args_.collective, Bytes(elements), /*oversubscribed=*/false);
+      return Cooperates(args_.collective, Bytes(elements), Oversubscribed());
     };
     const Slice published = Root() ? Empty() : Publish(Whole(BufferId::Send(), mine));
     Lines(

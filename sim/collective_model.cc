@@ -29,7 +29,7 @@ int CeilLog2(int n) {
 SelectionInputs InputsFor(const CollectiveArgs& args, const Topology& topology) {
   const bool one_node = topology.num_nodes() == 1;
   return AgreedSelectionInputs(args, topology, /*node_engine=*/one_node,
-                               /*node_single_copy=*/one_node, /*node_oversubscribed=*/false,
+                               /*node_single_copy=*/one_node, args.node_oversubscribed,
                                !NodeLevelGroups(topology).empty());
 }
 
@@ -340,6 +340,7 @@ CollectiveArgs ArgsFor(const PredictionCase& call) {
   args.element_bytes = call.element_bytes;
   args.chunk_bytes = DefaultChunkBytes(call.ranks);
   args.mapped_buffers = call.mapped_buffers;
+  args.node_oversubscribed = call.oversubscribed;
   args.in_place = call.in_place;
   const size_t elements = call.bytes / call.element_bytes;
   switch (call.collective) {
@@ -437,9 +438,7 @@ double CallFootprintBytes(const PredictionCase& call, const MachineProfile& prof
   // Ranks that take turns on a core evict each other's data at every switch: nothing of
   // theirs is found in cache (4 ranks on this machine's 2 cores: the node rows up to
   // 1 MiB measured 1.7x their prediction at the cached rates, 0.73x at memory's).
-  if (profile.host_cores > 0 && call.ranks > profile.host_cores) {
-    return std::numeric_limits<double>::infinity();
-  }
+  if (RanksOutnumberCores(profile, call.ranks)) return std::numeric_limits<double>::infinity();
   int sharing = call.ranks;
   if (profile.host_cores == 0) {
     sharing = 1;
@@ -450,10 +449,12 @@ double CallFootprintBytes(const PredictionCase& call, const MachineProfile& prof
   return total * sharing / p;
 }
 
-absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& call,
+absl::StatusOr<std::vector<Prediction>> PredictAlgorithms(const PredictionCase& given_call,
                                                           const MachineProfile& given_profile,
                                                           const Topology& topology,
                                                           const PredictOptions& options) {
+  PredictionCase call = given_call;
+  call.oversubscribed = call.oversubscribed || RanksOutnumberCores(given_profile, call.ranks);
   if (topology.size() != call.ranks) {
     return absl::InvalidArgumentError(
         absl::StrCat("a call of ", call.ranks, " ranks on a topology of ", topology.size()));

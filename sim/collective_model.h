@@ -50,6 +50,12 @@ struct PredictionCase {
   // stripe's q: SelectionInputs::link_sharers), for the selection only: the profile
   // given is already the shared link's.
   int link_sharers = 1;
+  // The node's ranks outnumber its cores (NodeSegment::oversubscribed): selection and
+  // the node engine's data flow take such a node's ways (CollectiveArgs::
+  // node_oversubscribed). PredictAlgorithms sets it where the profile's host has fewer
+  // cores than the call's ranks (RanksOutnumberCores), as every emulated node of a
+  // job on one machine sees it; a node_levels level call inherits it.
+  bool oversubscribed = false;
 };
 
 // `ranks` ranks placed as the profile's nodes hold them: nodes of ranks_per_node in
@@ -69,7 +75,7 @@ CollectiveArgs RankArgsFor(const PredictionCase& call, int rank);
 
 // What zcoll's selection table picks for `call` on `topology`, as a communicator made
 // there would see it (a node engine on one node, its ranks able to read each other's
-// memory and not oversubscribed; levels across nodes or NUMA domains).
+// memory, oversubscribed as `call` says; levels across nodes or NUMA domains).
 const Algorithm& ChosenAlgorithm(const PredictionCase& call, const Topology& topology);
 // What that selection is made from.
 SelectionInputs SelectionInputsFor(const PredictionCase& call, const Topology& topology);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "collectives/algorithms.h"
+#include "collectives/node_data_flow.h"
 #include "collectives/selection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -367,6 +368,35 @@ TEST(CacheModelTest, TheFootprintIsTheBuffersOfTheRanksThatShareTheCache) {
   // Ranks that take turns on the machine's cores find nothing in cache.
   profile.host_cores = 64;
   EXPECT_EQ(footprint(Collective::kBcast, two_nodes), std::numeric_limits<double>::infinity());
+}
+
+// Where the profile's host has fewer cores than the call's ranks (a cluster emulated on
+// one machine), the node engine is timed from its data flow for such a node: a 4-rank
+// Bcast of 1 MiB on 2 cores through the slots (CollectiveArgs::node_oversubscribed), as
+// zcoll's engine runs it there, and not by the cooperative copies of a core a rank.
+TEST(OversubscribedModelTest, ANodeWhoseRanksOutnumberItsCoresIsTimedByItsOwnDataFlow) {
+  MachineProfile profile = *LoadMachineProfile("infiniband");
+  profile.ranks_per_node = 4;
+  profile.numa_per_node = 1;
+  const Topology topology = *SimulatedTopology(profile, 4);
+  const PredictionCase call = CallOf(Collective::kBcast, 4, size_t{1} << 20);
+  auto steps_of_flow = [&](bool oversubscribed) {
+    CollectiveArgs args = ArgsFor(call);
+    args.node_oversubscribed = oversubscribed;
+    uint64_t steps = 0;
+    for (int r = 0; r < 4; ++r) steps += NodeEngineDataFlow(args, topology, r).steps().size();
+    return steps;
+  };
+  ASSERT_NE(steps_of_flow(true), steps_of_flow(false));
+  PredictOptions options;
+  options.algorithm = "node";
+  for (int cores : {0, 4, 2}) {
+    profile.host_cores = cores;
+    const absl::StatusOr<std::vector<Prediction>> predictions =
+        PredictAlgorithms(call, profile, topology, options);
+    ASSERT_TRUE(predictions.ok()) << predictions.status();
+    EXPECT_EQ(predictions->front().steps, steps_of_flow(cores == 2)) << cores << " cores";
+  }
 }
 
 // A call that fits the cache is predicted at the cached rates, one past it with the

@@ -116,6 +116,14 @@ struct MachineProfile {
   const LinkCost& link(LinkClass link) const { return links[static_cast<int>(link)]; }
 };
 
+// Whether a call of `ranks` ranks on `profile` has more ranks than its host's cores
+// (host_cores, where every rank shares them): then the node's ranks take turns on the
+// cores, and the node engine takes its ways for such a node, as zcoll's engine does
+// where the ranks on its machine outnumber the cores (SetRanksOnThisMachine).
+inline bool RanksOutnumberCores(const MachineProfile& profile, int ranks) {
+  return profile.host_cores > 0 && ranks > profile.host_cores;
+}
+
 // A rate where a call's buffers, summed over the ranks that share a cache, hold
 // `footprint_bytes`: the cached one while they fit in `cache_bytes`; past it, the
 // cache's share of them (cache_bytes / footprint) at the cached rate and the rest at
