@@ -339,7 +339,8 @@ double PredictedUsec(const PredictionCase& call, const MachineProfile& profile,
 
 // The footprint is every rank's send and receive buffers, shared out over the ranks of a
 // node (of the whole call where the cluster is emulated on one machine's cores; beyond
-// them, where ranks take turns on the cores, past any cache).
+// them, where ranks take turns on the cores, past any cache), or with a cache per core
+// those of the ranks that share a core.
 TEST(CacheModelTest, TheFootprintIsTheBuffersOfTheRanksThatShareTheCache) {
   MachineProfile profile = *LoadMachineProfile("infiniband");  // 64 ranks a node
   const Topology one_node = *SimulatedTopology(profile, 4);
@@ -368,6 +369,15 @@ TEST(CacheModelTest, TheFootprintIsTheBuffersOfTheRanksThatShareTheCache) {
   // Ranks that take turns on the machine's cores find nothing in cache.
   profile.host_cores = 64;
   EXPECT_EQ(footprint(Collective::kBcast, two_nodes), std::numeric_limits<double>::infinity());
+  // A cache per core holds its ranks' shares: one rank's with a core each, two where
+  // 128 ranks take turns on 64 cores, three for 5 ranks on 2.
+  profile.cache_per_core = true;
+  EXPECT_EQ(footprint(Collective::kBcast, two_nodes), 2 * n);
+  EXPECT_EQ(footprint(Collective::kAllreduce, two_nodes), 4 * n);
+  profile.host_cores = 0;
+  EXPECT_EQ(footprint(Collective::kBcast, two_nodes), n);
+  profile.host_cores = 2;
+  EXPECT_EQ(footprint(Collective::kAllgather, *SimulatedTopology(profile, 5)), 3 * 6 * n);
 }
 
 // Where the profile's host has fewer cores than the call's ranks (a cluster emulated on

@@ -211,6 +211,9 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
         status = refuse("cache_bytes must be a whole number of bytes");
       }
       profile.cache_bytes = static_cast<size_t>(number);
+    } else if (key == "cache_per_core") {
+      if (number != 0 && number != 1) status = refuse("cache_per_core must be 0 or 1");
+      profile.cache_per_core = number == 1;
     } else if (key == "cached_reduce_bytes_per_usec") {
       status = check(true);
       profile.cached_reduce_bytes_per_usec = number;
@@ -331,6 +334,7 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
   if (profile.host_cores > 0) absl::StrAppend(&text, "host_cores = ", profile.host_cores, "\n");
   if (profile.cache_bytes > 0) {
     absl::StrAppend(&text, "cache_bytes = ", profile.cache_bytes, "\n");
+    if (profile.cache_per_core) absl::StrAppend(&text, "cache_per_core = 1\n");
     if (profile.cached_reduce_bytes_per_usec > 0) {
       absl::StrAppendFormat(&text, "cached_reduce_bytes_per_usec = %.10g\n",
                             profile.cached_reduce_bytes_per_usec);

@@ -102,6 +102,11 @@ struct MachineProfile {
   // rates below (each 0: as from memory); a larger one, the cache's share of its bytes
   // (RateAtFootprint). cache_bytes 0: no call is in cache.
   size_t cache_bytes = 0;
+  // Whether each core has a cache of cache_bytes of its own (a private L2 the sweep
+  // fell off), rather than one the ranks share (an L3): then a call's footprint is what
+  // one core's ranks touch, a rank's share of the buffers times the ranks that take
+  // turns on a core, instead of every rank's together (CallFootprintBytes).
+  bool cache_per_core = false;
   double cached_reduce_bytes_per_usec = 0;
   double cached_copy_bytes_per_usec = 0;
   // The cores that every rank shares when the whole cluster is emulated on one machine

@@ -33,6 +33,7 @@ engine.bytes_per_usec = 2000
 engine.overhead_usec = 0.05
 engine.system_call_usec = 0.5
 cache_bytes = 8388608
+cache_per_core = 1
 cached_reduce_bytes_per_usec = 900
 cached_copy_bytes_per_usec = 1200
 engine.cached_bytes_per_usec = 3000
@@ -65,6 +66,7 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->engine.overhead_usec, 0.05);
   EXPECT_EQ(profile->engine.system_call_usec, 0.5);
   EXPECT_EQ(profile->cache_bytes, size_t{8} << 20);
+  EXPECT_TRUE(profile->cache_per_core);
   EXPECT_EQ(profile->cached_reduce_bytes_per_usec, 900);
   EXPECT_EQ(profile->cached_copy_bytes_per_usec, 1200);
   EXPECT_EQ(profile->engine.cached_bytes_per_usec, 3000);
@@ -92,6 +94,7 @@ TEST(MachineProfileTest, FormatsWhatItParses) {
   EXPECT_EQ(again->engine.bytes_per_usec, 2000);
   EXPECT_EQ(again->engine.system_call_usec, 0.5);
   EXPECT_EQ(again->cache_bytes, size_t{8} << 20);
+  EXPECT_TRUE(again->cache_per_core);
   EXPECT_EQ(again->engine.cached_bytes_per_usec, 3000);
   EXPECT_EQ(again->link(LinkClass::kNode).rendezvous_usec, 2.5);
   // Without a cache: no cached rates written (they would never apply).
@@ -164,6 +167,8 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
             "bad.profile: missing engine.bytes_per_usec");
   EXPECT_EQ(ErrorFor("engine.latency_usec = 0.1\n", ""),
             "bad.profile: missing engine.latency_usec");
+  EXPECT_THAT(ErrorFor("cache_per_core = 1", "cache_per_core = 2"),
+              HasSubstr("line 25: cache_per_core must be 0 or 1"));
   EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = 1.5"),
               HasSubstr("line 24: cache_bytes must be a whole number of bytes"));
   EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = -1"),
@@ -173,7 +178,7 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
   EXPECT_THAT(ErrorFor("engine.cached_bytes_per_usec = 3000", "engine.cached_usec = 1"),
               HasSubstr("cached_bytes_per_usec)"));
   EXPECT_THAT(ErrorFor("node.rendezvous_usec = 2.5", "node.rendezvous_usec = -2"),
-              HasSubstr("line 28: node.rendezvous_usec must not be negative"));
+              HasSubstr("line 29: node.rendezvous_usec must not be negative"));
   // Cached rates with no cache would never apply.
   EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = 0"),
               HasSubstr("bad.profile: cached rates are given but cache_bytes is not"));

@@ -1,5 +1,6 @@
 #include "tools/calibration.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -379,7 +380,9 @@ double MeasureSystemCallUsec() {
 }
 
 sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
-                               double system_call_usec, size_t cache_bytes) {
+                               double system_call_usec, size_t cache_bytes, bool cache_per_core) {
+  // (The ranks whose buffers one cache holds: each rank's own with a cache per core.)
+  const size_t sharing = cache_per_core ? 1 : 2;
   sim::EngineCost cost;
   // Each of the two ranks copies half of a bcast's vector (from 64 KiB the root writes
   // the first half into the other's buffer while that one reads the rest).
@@ -388,7 +391,7 @@ sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
   // the cached rate; the fixed part of a large call is what that rate leaves of 1 MiB's
   // time.
   double fixed_usec = -1;
-  if (cache_bytes >= 2 * kCalibrationMediumBytes && timings.cached_usec > 0 &&
+  if (cache_bytes >= sharing * kCalibrationMediumBytes && timings.cached_usec > 0 &&
       timings.medium_usec > timings.cached_usec) {
     const double cached = (half(kCalibrationMediumBytes) - half(kCalibrationCachedBytes)) /
                           (timings.medium_usec - timings.cached_usec);
@@ -411,7 +414,7 @@ sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
   } else {
     cost.bytes_per_usec =
         sim::MemoryRateFrom(cost.bytes_per_usec, cost.cached_bytes_per_usec, cache_bytes,
-                            2 * static_cast<double>(timings.large_bytes));
+                            static_cast<double>(sharing * timings.large_bytes));
   }
   cost.latency_usec = trip_usec;
   cost.overhead_usec =
@@ -437,6 +440,60 @@ double CopyBytesPerUsec(size_t bytes) {
     // Keeps the copy: the compiler cannot see it unread.
     asm volatile("" : : "r"(to.data()) : "memory");
   });
+}
+
+// CopyBytesPerUsec while a child process on another core copies over as many bytes of
+// its own; 0 where this process may run on one core alone, or the child could not be
+// started.
+double CopyBytesPerUsecBesideAnother(size_t bytes) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) return 0;
+  const int here = sched_getcpu();
+  int other = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE && other < 0; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed) && cpu != here) other = cpu;
+  }
+  if (here < 0 || other < 0) return 0;
+  // Each on a core of its own for the trial (and back after): a shared core would halve
+  // the rate whatever the cache.
+  cpu_set_t mine, theirs;
+  CPU_ZERO(&mine);
+  CPU_SET(here, &mine);
+  CPU_ZERO(&theirs);
+  CPU_SET(other, &theirs);
+  auto* running =
+      static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+                                          MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (running == MAP_FAILED) return 0;
+  new (running) std::atomic<int>(0);
+  const pid_t child = fork();
+  if (child < 0) {
+    munmap(running, sizeof(std::atomic<int>));
+    return 0;
+  }
+  if (child == 0) {
+    sched_setaffinity(0, sizeof(theirs), &theirs);
+    std::vector<char> from(bytes, 1), to(bytes, 0);
+    running->store(1);
+    // Bounded: the parent's measurement takes well under this (and ends it sooner).
+    const absl::Time end = absl::Now() + absl::Seconds(20);
+    while (running->load() == 1 && absl::Now() < end) {
+      std::memcpy(to.data(), from.data(), bytes);
+      asm volatile("" : : "r"(to.data()) : "memory");
+    }
+    _exit(0);
+  }
+  sched_setaffinity(0, sizeof(mine), &mine);
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (running->load() == 0 && absl::Now() < give_up) absl::SleepFor(absl::Microseconds(50));
+  const double rate = running->load() == 1 ? CopyBytesPerUsec(bytes) : 0;
+  running->store(2);
+  int status = 0;
+  waitpid(child, &status, 0);
+  munmap(running, sizeof(std::atomic<int>));
+  sched_setaffinity(0, sizeof(allowed), &allowed);
+  return rate;
 }
 
 }  // namespace
@@ -468,6 +525,8 @@ CacheSweep MeasureCacheSweep() {
     if (working_set <= sweep.cache_bytes) cached.push_back(rate);
   }
   sweep.cached_copy_bytes_per_usec = Median(cached);
+  sweep.rate_beside_another = CopyBytesPerUsecBesideAnother(sweep.cache_bytes / 2);
+  sweep.per_core = sweep.rate_beside_another >= 0.75 * sweep.cached_copy_bytes_per_usec;
   sweep.cached_reduce_bytes_per_usec = MeasureReduceBytesPerUsec(sweep.cache_bytes / 4);
   // Of the largest working set the cache's share was in cache (RateAtFootprint).
   auto from_memory = [&](double measured, double cached_rate) {

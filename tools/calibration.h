@@ -90,6 +90,12 @@ struct CacheSweep {
   double cached_reduce_bytes_per_usec = 0;  // 0 without a cache
   double reduce_bytes_per_usec = 0;
   std::vector<std::pair<size_t, double>> rates;  // memcpy's (working set, bytes per microsecond)
+  // Whether the cache is each core's own: a copy over cache_bytes kept 3/4 of the
+  // cached rate while another process on another core copied over as much (a shared
+  // cache would have held half of each). False where there is no cache or no second
+  // core to try it on.
+  bool per_core = false;
+  double rate_beside_another = 0;  // the copy's rate in that trial (0: not tried)
 };
 CacheSweep MeasureCacheSweep();
 inline constexpr size_t kCacheSweepLargestBytes = size_t{64} << 20;
@@ -118,12 +124,16 @@ double MeasureSystemCallUsec();
 // from the large size's time less the fixed part the cached pair leaves (t(1 MiB) -
 // 512 KiB / cached rate), so that the two regimes meet at the same fixed cost, less the
 // cache's share of the large size's two buffers (sim::MemoryRateFrom); 0 for the cached
-// rate when it comes out no faster. The latency is the trip; the overhead
+// rate when it comes out no faster. With `cache_per_core` (each rank's core has a cache
+// of `cache_bytes`, CacheSweep::per_core) the footprints are a rank's: its own 1 MiB
+// buffer must fit, and the large size's one buffer had the cache's share in it. The
+// latency is the trip; the overhead
 // what is left of the small one-way time after the trip and its bytes (at least 0); the
 // system call's cost `system_call_usec` (MeasureSystemCallUsec; 0 where that could not
 // be measured).
 sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
-                               double system_call_usec = 0, size_t cache_bytes = 0);
+                               double system_call_usec = 0, size_t cache_bytes = 0,
+                               bool cache_per_core = false);
 
 // Output bytes per microsecond of a two-operand float sum (ReduceLocal) over `bytes` of
 // each operand (the median of repeats).

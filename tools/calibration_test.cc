@@ -173,6 +173,21 @@ TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
   EXPECT_EQ(EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20).cached_bytes_per_usec, 0);
 }
 
+// A cache of each core's own holds a rank's buffer alone: 1 MiB of it is enough for the
+// cached pair (which one shared 1 MiB cache is not), and the large size's one 8 MiB
+// buffer had an eighth of it in cache: 800 us = 512 KiB / 8192 + 3.5 MiB / memory's rate.
+TEST(CalibrationTest, EngineCostFromTimingsWithACachePerCore) {
+  LinkTimings timings{.small_usec = 1.0,
+                      .medium_usec = 78,
+                      .large_usec = 814,
+                      .cached_usec = 30,
+                      .large_bytes = size_t{8} << 20};
+  EXPECT_EQ(EngineCostFrom(timings, 0.2, 0.5, size_t{1} << 20).cached_bytes_per_usec, 0);
+  const sim::EngineCost cost = EngineCostFrom(timings, 0.2, 0.5, size_t{1} << 20, true);
+  EXPECT_DOUBLE_EQ(cost.cached_bytes_per_usec, 8192);
+  EXPECT_NEAR(cost.bytes_per_usec, 3.5 * 1048576.0 / (800 - 64), 1e-6);
+}
+
 TEST(CalibrationTest, TheEnginesLargeSizeIsPastTheCache) {
   EXPECT_EQ(EngineLargeBytes(0), kCalibrationLargeBytes);
   EXPECT_EQ(EngineLargeBytes(size_t{2} << 20), kCalibrationLargeBytes);
@@ -220,6 +235,17 @@ TEST(CalibrationTest, CacheSweepFindsAWorkingSetOrNone) {
   EXPECT_NEAR(sim::RateAtFootprint(sweep.copy_bytes_per_usec, sweep.cached_copy_bytes_per_usec,
                                    sweep.cache_bytes, kCacheSweepLargestBytes),
               std::min(sweep.rates.back().second, sweep.cached_copy_bytes_per_usec), 1e-6);
+  // Whether the cache is each core's own was tried beside a second process where there
+  // is a second core, and decided by that trial's rate.
+  if (sweep.rate_beside_another == 0) {
+    std::printf("no second core here: whether the cache is per core was not tried\n");
+    EXPECT_FALSE(sweep.per_core);
+  } else {
+    EXPECT_EQ(sweep.per_core, sweep.rate_beside_another >= 0.75 * sweep.cached_copy_bytes_per_usec);
+    std::printf("the cache (%zu B) %s: %.0f bytes/us beside another copy, %.0f alone\n",
+                sweep.cache_bytes, sweep.per_core ? "is each core's own" : "is shared",
+                sweep.rate_beside_another, sweep.cached_copy_bytes_per_usec);
+  }
 }
 
 }  // namespace

@@ -763,10 +763,12 @@ int Calibrate(const Options& options) {
   profile.links[static_cast<int>(sim::LinkClass::kNetwork)] =
       LinkCostFrom(*network, false, /*on_shared_cores=*/true);
   if (engine.ok() && trip_usec > 0) {
-    profile.engine = EngineCostFrom(*engine, trip_usec, system_call_usec, cache.cache_bytes);
+    profile.engine =
+        EngineCostFrom(*engine, trip_usec, system_call_usec, cache.cache_bytes, cache.per_core);
   }
   // Copies and reductions past the cache and, where there is one, in it.
   profile.cache_bytes = cache.cache_bytes;
+  profile.cache_per_core = cache.per_core;
   profile.copy_bytes_per_usec = cache.copy_bytes_per_usec;
   profile.reduce_bytes_per_usec = cache.reduce_bytes_per_usec;
   profile.cached_copy_bytes_per_usec = cache.cached_copy_bytes_per_usec;
@@ -811,15 +813,22 @@ int Calibrate(const Options& options) {
       "; cache_bytes the largest that keeps 3/4 of the fastest (0: no fall seen), the cached "
       "copy rate the median up to it, memory's at ",
       kCacheSweepLargestBytes >> 20, " MiB. Kernels: float sum (ReduceLocal) over operands of ",
-      kCacheSweepLargestBytes >> 21, " MiB, and of a quarter of the cache for the cached rate.\n",
+      kCacheSweepLargestBytes >> 21, " MiB, and of a quarter of the cache for the cached rate. ",
+      cache.rate_beside_another > 0
+          ? absl::StrFormat("Over cache_bytes beside another process copying as much on another "
+                            "core: %.0f, so the cache is %s (cache_per_core).\n",
+                            cache.rate_beside_another,
+                            cache.per_core ? "each core's own" : "shared")
+          : std::string("No second core to try whether the cache is each core's own.\n"),
       profile.has_engine()
           ? absl::StrFormat(
                 "Node engine: a cache line's trip between two processes %.3f us (the latency); "
                 "2-rank node bcasts one way %.3f us at %zu B (the overhead is the rest); rank 0's "
                 "bcasts %.1f us at %zu B, %.1f us at %zu B, %.1f us at %zu B (half of each vector "
-                "copied by each rank; with a cache of 2 MiB or more the cached rate from the first "
-                "two and memory's from the last less the fixed part they leave, else the rate "
-                "from the last two); a process_vm_readv of %zu B from another process %.3f us "
+                "copied by each rank; with a cache that holds the ranks' 1 MiB buffers (2 MiB, or "
+                "1 MiB a core) the cached rate from the first two and memory's from the last "
+                "less the fixed part they leave, else the rate from the last two); a "
+                "process_vm_readv of %zu B from another process %.3f us "
                 "(the system call%s).",
                 trip_usec, engine->small_usec, kCalibrationSmallBytes, engine->cached_usec,
                 kCalibrationCachedBytes, engine->medium_usec, kCalibrationMediumBytes,

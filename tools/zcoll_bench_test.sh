@@ -73,6 +73,9 @@ if grep -q '^cache_bytes = [1-9]' "$profile"; then
   for key in cached_reduce_bytes_per_usec cached_copy_bytes_per_usec; do
     grep -q "^$key = [0-9]" "$profile" || { echo "the profile has no $key"; cat "$profile"; exit 1; }
   done
+  # And whether it is each core's own (cache_per_core) was tried and said.
+  grep -qE "^# .*(so the cache is (each core's own|shared)|No second core to try)" "$profile" \
+    || { cat "$profile"; exit 1; }
 else
   echo "no cache seen by the sweep on this run: no cached rates to check"
 fi
