@@ -312,7 +312,7 @@ class OfiTransport final : public Transport {
   // once), and a completion longer than the buffer is the truncation the provider
   // could not report. For rxm it need only hold an eager message: longer ones go by
   // rendezvous, which rxm truncates itself. Null where no sink is needed or the
-  // system would not reserve one (then shm's truncation still hangs).
+  // system would not reserve one (then those failures remain, and a warning says so).
   void* overflow_sink_ = nullptr;
   size_t overflow_sink_bytes_ = 0;
   std::unique_ptr<MemoryRegion> overflow_sink_region_;  // where local buffers need one
@@ -548,7 +548,8 @@ absl::Status OfiTransport::ReserveOverflowSink() {
   if (overflow_sink_ == nullptr) {
     ZCOLL_LOG(WARNING) << "rank " << rank() << ": " << name_
                        << " could not reserve address space for truncated messages; a message "
-                          "longer than its receive buffer will hang its receiver";
+                          "longer than its receive buffer will hang its receiver (shm) or end "
+                          "the connection between the two ranks (tcp)";
     return absl::OkStatus();
   }
   if (needs_local_descriptors_) {
