@@ -153,17 +153,22 @@ TEST(CalibrationTest, EngineCostFromTimingsOfAKnownEngine) {
   EXPECT_DOUBLE_EQ(EngineCostFrom(timings, 0.2, 0, size_t{1} << 20).bytes_per_usec, 5242.88);
 }
 
+// An engine's timings where 2 ranks' 1 MiB stay in cache (the two tests below).
+LinkTimings EngineTimingsWithACache() {
+  return {.small_usec = 1.0,
+          .medium_usec = 78,
+          .large_usec = 814,
+          .cached_usec = 30,
+          .large_bytes = size_t{8} << 20};
+}
+
 TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
   // 256 KiB and 1 MiB in 30 and 78 us: 384 KiB more a rank in 48 us is 8192 bytes/us in
   // cache, which leaves 78 - 512 KiB / 8192 = 14 us fixed; 8 MiB in 814 us: 4 MiB a rank
   // in 800 us is 5242.88 bytes/us at the two ranks' 16 MiB, a quarter of which the 4 MiB
   // cache holds: 800 us = 1 MiB / 8192 + 3 MiB / memory's rate, so memory's rate is
   // 3 MiB / 672 us.
-  LinkTimings timings{.small_usec = 1.0,
-                      .medium_usec = 78,
-                      .large_usec = 814,
-                      .cached_usec = 30,
-                      .large_bytes = size_t{8} << 20};
+  LinkTimings timings = EngineTimingsWithACache();
   const sim::EngineCost cost = EngineCostFrom(timings, 0.2, 0.5, size_t{4} << 20);
   EXPECT_DOUBLE_EQ(cost.cached_bytes_per_usec, 8192);
   EXPECT_NEAR(cost.bytes_per_usec, 3 * 1048576.0 / 672, 1e-6);
@@ -177,11 +182,7 @@ TEST(CalibrationTest, EngineCostFromTimingsWithACache) {
 // cached pair (which one shared 1 MiB cache is not), and the large size's one 8 MiB
 // buffer had an eighth of it in cache: 800 us = 512 KiB / 8192 + 3.5 MiB / memory's rate.
 TEST(CalibrationTest, EngineCostFromTimingsWithACachePerCore) {
-  LinkTimings timings{.small_usec = 1.0,
-                      .medium_usec = 78,
-                      .large_usec = 814,
-                      .cached_usec = 30,
-                      .large_bytes = size_t{8} << 20};
+  const LinkTimings timings = EngineTimingsWithACache();
   EXPECT_EQ(EngineCostFrom(timings, 0.2, 0.5, size_t{1} << 20).cached_bytes_per_usec, 0);
   const sim::EngineCost cost = EngineCostFrom(timings, 0.2, 0.5, size_t{1} << 20, true);
   EXPECT_DOUBLE_EQ(cost.cached_bytes_per_usec, 8192);
