@@ -185,13 +185,15 @@ class NodeFlow {
     return (args_.mapped_buffers ? kNodeInPlaceChunkTag : kNodeChunkTag) + static_cast<uint32_t>(k);
   }
 
-  // Chunks of `count` elements a reduction reads of a peer's own buffer at a time
-  // (bigger where the chunk tags would run out).
-  std::vector<ElementRange> ReadChunks(size_t count) const {
+  // `count` elements in chunks of `elements` (the engine's), bigger only where the
+  // chunk tags (kNodeChunkTag + k, below kNodeInPlaceReadTag) would run out.
+  static std::vector<ElementRange> TaggedChunks(size_t count, size_t elements) {
     const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
-    const size_t chunk =
-        std::max({size_t{1}, Elements(kReduceChunkBytes), (count + most - 1) / most});
-    return SplitIntoChunks(count, chunk);
+    return SplitIntoChunks(count, std::max({size_t{1}, elements, (count + most - 1) / most}));
+  }
+  // Chunks of `count` elements a reduction reads of a peer's own buffer at a time.
+  std::vector<ElementRange> ReadChunks(size_t count) const {
+    return TaggedChunks(count, Elements(kReduceChunkBytes));
   }
 
   // Reduces [offset, offset + count) of the publications of ranks [first, last] (this
@@ -286,11 +288,9 @@ class NodeFlow {
   void BcastThroughTheSlots() {
     const size_t count = args_.count;
     Words();
-    const size_t piece_bytes = kNodeSlotBytes / kBcastSlotPieceParts / 64 * 64;
-    // (Bigger pieces only where the chunk tags would run out.)
-    const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
-    const size_t piece = std::max({size_t{1}, Elements(piece_bytes), (count + most - 1) / most});
-    const std::vector<ElementRange> pieces = SplitIntoChunks(count, piece);
+    const std::vector<ElementRange> pieces =
+        TaggedChunks(count, Elements(kNodeSlotBytes / kBcastSlotPieceParts / 64 * 64));
+    const size_t piece = pieces.front().count;  // (count > 0: beyond a slot)
     const Slice buffer = Whole(BufferId::Recv(), count);
     if (!Root()) {
       for (size_t k = 0; k < pieces.size(); ++k) {
@@ -544,11 +544,8 @@ class NodeFlow {
     const bool exclusive = args_.collective == Collective::kExscan;
     const bool last = me_ == p_ - 1;
     const size_t count = args_.count;
-    // (Chunks bigger than the engine's only where the chunk tags would run out.)
-    const size_t most = kNodeInPlaceReadTag - kNodeChunkTag;
-    const std::vector<ElementRange> chunks = SplitIntoChunks(
-        count, std::max(ChainChunkElements(count, args_.element_bytes, p_, Oversubscribed()),
-                        (count + most - 1) / most));
+    const std::vector<ElementRange> chunks =
+        TaggedChunks(count, ChainChunkElements(count, args_.element_bytes, p_, Oversubscribed()));
     const Slice input = Whole(Input(), count);
     const Slice result = Whole(BufferId::Recv(), count);
     const Slice prefix =

@@ -236,7 +236,7 @@ class OfiTransport final : public Transport {
   }
   // Sends the notification that ends a put or get.
   void SendNotify(Operation* transfer);
-  absl::Status ReserveOverflowSink();
+  void ReserveOverflowSink();
   absl::Status Truncated(const Operation& receive, size_t left_over) const;
   void HandleCompletion(Operation* operation, size_t length, uint64_t tag);
   void HandleError(const fi_cq_err_entry& error);
@@ -449,7 +449,8 @@ absl::Status OfiTransport::Initialize(absl::string_view provider) {
         return RegisterMemory(base, length, access);
       },
       kCachedRegistrations);
-  return ReserveOverflowSink();
+  ReserveOverflowSink();
+  return absl::OkStatus();
 }
 
 void OfiTransport::OnFreeze(absl::Time deadline) {
@@ -519,7 +520,7 @@ OfiTransport::~OfiTransport() {
   if (overflow_sink_ != nullptr) munmap(overflow_sink_, overflow_sink_bytes_);
 }
 
-absl::Status OfiTransport::ReserveOverflowSink() {
+void OfiTransport::ReserveOverflowSink() {
   const absl::string_view provider = info_->fabric_attr->prov_name;
   size_t wanted = 0;
   size_t minimum = 0;
@@ -536,8 +537,8 @@ absl::Status OfiTransport::ReserveOverflowSink() {
     wanted += 4096;
     minimum = wanted;
   }
-  if (wanted == 0 || info_->rx_attr->iov_limit < 2) return absl::OkStatus();
-  for (size_t bytes = wanted; bytes >= minimum && bytes > 0; bytes /= 2) {
+  if (wanted == 0 || info_->rx_attr->iov_limit < 2) return;
+  for (size_t bytes = wanted; bytes >= minimum; bytes /= 2) {
     void* sink = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (sink == MAP_FAILED) continue;
@@ -545,18 +546,27 @@ absl::Status OfiTransport::ReserveOverflowSink() {
     overflow_sink_bytes_ = bytes;
     break;
   }
+  // Without a sink the transport still works; only a mistaken receive fails worse.
+  auto without_sink = [&](absl::string_view why) {
+    ZCOLL_LOG(WARNING) << "rank " << rank() << ": " << name_ << " " << why
+                       << "; a message longer than its receive buffer will hang its receiver "
+                          "(shm) or end the connection between the two ranks (tcp)";
+  };
   if (overflow_sink_ == nullptr) {
-    ZCOLL_LOG(WARNING) << "rank " << rank() << ": " << name_
-                       << " could not reserve address space for truncated messages; a message "
-                          "longer than its receive buffer will hang its receiver (shm) or end "
-                          "the connection between the two ranks (tcp)";
-    return absl::OkStatus();
+    without_sink("could not reserve address space for truncated messages");
+    return;
   }
-  if (needs_local_descriptors_) {
-    ASSIGN_OR_RETURN(overflow_sink_region_,
-                     RegisterMemory(overflow_sink_, overflow_sink_bytes_, MemoryAccess::kLocal));
+  if (!needs_local_descriptors_) return;
+  absl::StatusOr<std::unique_ptr<MemoryRegion>> region =
+      RegisterMemory(overflow_sink_, overflow_sink_bytes_, MemoryAccess::kLocal);
+  if (!region.ok()) {
+    without_sink(absl::StrCat("could not register its sink for truncated messages (",
+                              region.status().message(), ")"));
+    munmap(overflow_sink_, overflow_sink_bytes_);
+    overflow_sink_ = nullptr;
+    return;
   }
-  return absl::OkStatus();
+  overflow_sink_region_ = std::move(*region);
 }
 
 absl::Status OfiTransport::Connect(absl::Span<const std::string> addresses) {
