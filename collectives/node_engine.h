@@ -65,7 +65,9 @@
 // Gather's leaf, a Scan's rank 0; RoleNeedsNothing) is eager, returning once it has
 // published, and compares their words of that call when it publishes its call after
 // next (VerifyEagerCall), when all have published it and none can yet have overwritten
-// it (a control line keeps its rank's last two words of its parity). Likewise a rank
+// it (a control line keeps its rank's last two words of its parity); on a node whose
+// ranks outnumber its cores a rank that waits in the next call compares them meanwhile
+// (CompareEagerCallWhileWaiting), failing that call instead. Likewise a rank
 // that needs some of them (a Bcast's or Scatter's leaf the root, a Scan's rank those
 // before it) waits for and checks those alone, and the rest two calls later.
 //
@@ -438,6 +440,16 @@ class NodeExecution final : public CallExecution {
   // word of that call against its own (every rank has published it, having read it,
   // and none can publish s + 2 before this rank has read s).
   absl::Status VerifyEagerCall();
+  // While call s waits: if this rank was eager in call s - 1 and every rank has
+  // published that call by now, their words against its own, so that call s + 1 need
+  // not (its look at each peer's line is a cache line's trip, the peer having written
+  // the line since; a wait is the time that costs nothing). A disagreement fails call
+  // s (kDone); otherwise kIdle, compared or not.
+  Transport::PollResult CompareEagerCallWhileWaiting();
+  // The error of a disagreement found by comparing the eager call `eager`'s words,
+  // `calls_back` node calls before this one: `rank` published `theirs`.
+  absl::Status EagerCallDisagreement(const NodeEngine::EagerCall& eager, int calls_back, int rank,
+                                     uint32_t theirs) const;
   // Marks this rank out of the call (its caller may reuse its buffers) and waits for
   // peers still writing into them.
   void Leave();
@@ -483,6 +495,13 @@ class NodeExecution final : public CallExecution {
   // The (offset, bytes) ranges of the output a deferred result fills.
   void DeferredRanges(std::vector<std::pair<size_t, size_t>>& ranges) const;
   void Fail(absl::Status status);
+  // Pays a quiet publication's owed look at the sleepers (wake_owed_), before a wait.
+  void PayOwedWake() {
+    if (ABSL_PREDICT_FALSE(wake_owed_)) {
+      wake_owed_ = false;
+      engine_.segment().WakeForQuietPublication();
+    }
+  }
   // Marks the call finished (with status_) and leaves the engine's list.
   void End();
   // The ranks' check words differ: the error naming `rank`.
@@ -520,6 +539,9 @@ class NodeExecution final : public CallExecution {
   bool deferred_ = false;
   // This rank has said it read the call (its `consumed`).
   bool consumed_ = false;
+  // RunSmall published quietly (NodeSegment::PublishQuietly): the look at the sleepers
+  // is owed until this rank waits (PayOwedWake) or its Consume or Leave pays it.
+  bool wake_owed_ = false;
   // Whether the call says it consumed its peers' data once its reduction has read them,
   // before reducing (ConsumeAfterReading).
   bool consumes_after_reading_ = false;

@@ -50,8 +50,11 @@
 // registered process fence (membarrier's MEMBARRIER_CMD_GLOBAL_EXPEDITED). Either way
 // the publisher sees the count or the waiter sees the publication. Asymmetric fences
 // move the cost from every publication (a cache line's trip: the line a rank
-// publishes in is in its peers' caches) to each sleep (a microsecond), so they are
-// used where the ranks have a core each and sleep seldom.
+// publishes in is in its peers' caches) to each sleep (a microsecond), and a wait
+// sleeps only once it has spun and yielded (where ranks outnumber cores, 100 ms of
+// yielding), so they are used wherever every rank could register. With full fences a
+// small call publishes quietly (PublishQuietly) and pays the look at the sleepers by a
+// fence before it waits or with its `consumed` count.
 
 #ifndef ZCOLL_COLLECTIVES_NODE_SEGMENT_H_
 #define ZCOLL_COLLECTIVES_NODE_SEGMENT_H_
@@ -129,8 +132,8 @@ class NodeSegment {
   // Whether publications and `consumed` counts are stored without a fence, the
   // sleepers' side ordering them with a membarrier (Announce, BeginSleep): the
   // creator's verdict, written with the setup's when every rank registered for it
-  // (RegisterAsymmetricFences) and the cores are not oversubscribed. A segment follows
-  // it from UseSetupVerdicts on.
+  // (RegisterAsymmetricFences) and none declined (ZCOLL_ASYMMETRIC_FENCES=0). A segment
+  // follows it from UseSetupVerdicts on.
   bool asymmetric_fences() const;
   void SetAsymmetricFences(bool asymmetric);
   // Registers this process for the membarrier that asymmetric fences need (Linux 4.16
@@ -160,6 +163,32 @@ class NodeSegment {
     line->consumed_when_published.store(
         consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
     Announce(line->published, sequence);
+  }
+  // Publish without the look at the sleepers that follows it: the publisher owes that
+  // look before it next waits (WakeForQuietPublication), and pays it at the latest when
+  // it says it has read the call (ConsumeAfterQuietPublication) or leaves. With
+  // full fences a publication's exchange waits for its line, which peers hold since
+  // they read the last one: published quietly, that wait overlaps what the publisher
+  // does next (its look at a peer's line, its copy) until the store that pays it.
+  // (With asymmetric fences Publish waits for nothing: used with full fences only.)
+  void PublishQuietly(int rank, uint32_t sequence) {
+    ControlLine* line = control(rank, sequence);
+    line->consumed_when_published.store(
+        consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    line->published.store(sequence, std::memory_order_release);
+  }
+  // The look a quiet publication owes, where nothing sequentially consistent follows it
+  // before the publisher waits: a full fence (the quiet store before the count's load,
+  // as Announce's exchange orders it), then the sleepers rung.
+  void WakeForQuietPublication() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    WakeSleepers();
+  }
+  // Consume, paying a quiet publication's look: both stores, then the fence that
+  // orders them before the count's load (one wait for the lines, not two).
+  void ConsumeAfterQuietPublication(int rank, uint32_t sequence) {
+    consumed_line(rank)->consumed.store(sequence, std::memory_order_release);
+    WakeForQuietPublication();
   }
   // What `consumed` held when the rank last published (read after seeing that
   // publication): a peer learns it from the line it reads anyway, and need not read

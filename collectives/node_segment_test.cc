@@ -324,14 +324,17 @@ SleepOutcome SleepUntilPublished(NodeSegment& segment, int rank, int peer, uint3
 // store under full fences, the child slept through a publication in each of 5 and 3
 // runs, within 60-370 ms: the race is the leader's store still in its store buffer
 // when it looks at the sleepers' count, a window of about a cache line's trip.)
-void PublishWhileThePeerGoesToSleep(bool asymmetric) {
+// `quiet`: the leader publishes quietly (full fences; NodeSegment::PublishQuietly) and
+// then pays the look at the sleepers as the node engine does, by its Consume in odd
+// rounds and before a wait in even ones.
+void PublishWhileThePeerGoesToSleep(bool asymmetric, bool quiet = false) {
   if (asymmetric) {
     const absl::Status registered = NodeSegment::RegisterAsymmetricFences();
     if (!registered.ok()) GTEST_SKIP() << "this machine cannot: " << registered;
   }
   constexpr uint32_t kRounds = 20000;
   constexpr absl::Duration kNap = absl::Milliseconds(200);
-  const std::string name = FreshName(asymmetric ? "asymmetric" : "full");
+  const std::string name = FreshName(asymmetric ? "asymmetric" : quiet ? "quiet" : "full");
   void* shared = mmap(nullptr, sizeof(PublicationClock), PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(shared, MAP_FAILED);
@@ -372,7 +375,16 @@ void PublishWhileThePeerGoesToSleep(bool asymmetric) {
         }
       }
     }
-    leader->Publish(0, sequence);
+    if (!quiet) {
+      leader->Publish(0, sequence);
+    } else {
+      leader->PublishQuietly(0, sequence);
+      if (sequence % 2 == 1) {
+        leader->ConsumeAfterQuietPublication(0, sequence);
+      } else {
+        leader->WakeForQuietPublication();
+      }
+    }
     clock->at_nanos.store(MonotonicNanos(), std::memory_order_relaxed);
     clock->sequence.store(sequence, std::memory_order_release);
   }
@@ -391,6 +403,10 @@ TEST(NodeSegmentTest, NoPublicationIsSleptThroughWithFullFences) {
 
 TEST(NodeSegmentTest, NoPublicationIsSleptThroughWithAsymmetricFences) {
   PublishWhileThePeerGoesToSleep(true);
+}
+
+TEST(NodeSegmentTest, NoQuietPublicationIsSleptThrough) {
+  PublishWhileThePeerGoesToSleep(false, /*quiet=*/true);
 }
 
 }  // namespace

@@ -98,6 +98,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "Forces the scatterv algorithm (node, linear); unset: the selection table (zcoll_info "
      "--algorithms prints it).",
      true, Form::kAlgorithm},
+    {"ZCOLL_ASYMMETRIC_FENCES", "1",
+     "1: a node's ranks publish into their shared segment with plain stores where every "
+     "rank could register for membarrier, a rank about to sleep making every CPU that runs "
+     "one fence instead; 0: every publication is a sequentially consistent store (an "
+     "exchange on x86), as where the kernel or a seccomp filter refuses the registration.",
+     false, Form::kFlag},
     {"ZCOLL_BOOTSTRAP", "auto",
      "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
      "process, else ZCOLL_STORE), pmix, or store.",
