@@ -240,9 +240,11 @@ void PrintNodeEngine() {
           : "");
   const absl::Status fences = NodeSegment::RegisterAsymmetricFences();
   absl::PrintF(
-      "  publications without a fence, a sleeping rank fencing for them (membarrier; used "
-      "when\n  the node's ranks have a core each): %s\n\n",
-      fences.ok() ? "yes" : absl::StrCat("no (", fences.message(), ")"));
+      "  publications without a fence, a sleeping rank fencing for them (membarrier): %s%s\n\n",
+      fences.ok() ? "yes" : absl::StrCat("no (", fences.message(), ")"),
+      fences.ok() && EnvironmentUnsigned("ZCOLL_ASYMMETRIC_FENCES") == 0
+          ? "; not used: ZCOLL_ASYMMETRIC_FENCES=0"
+          : "");
 }
 
 constexpr char kUsage[] =
