@@ -533,8 +533,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::End() {
 
 void NodeExecution::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
+  PayOwedWake();
   Leave();
-  wake_owed_ = false;  // (Leave's stores and look paid it)
   // A successor may still be reading this rank's chain prefix (it finds out from the
   // mark Leave set, after its read): the arena stays until the transport goes rather
   // than back to a pool that may free it under a reader of this process.
