@@ -1250,13 +1250,7 @@ absl::Status NodeExecution::VerifyEagerCall() {
   if (ABSL_PREDICT_TRUE(!eager.pending)) return absl::OkStatus();
   eager.pending = false;
   if (eager.sequence != call_.sequence - 2) return absl::OkStatus();
-  const NodeSegment& segment = engine_.segment();
-  for (int rank = 0; rank < ranks(); ++rank) {
-    const uint32_t theirs = segment.check(rank, eager.sequence);
-    if (rank == me() || theirs == eager.check) continue;
-    return EagerCallDisagreement(eager, 2, rank, theirs);
-  }
-  return absl::OkStatus();
+  return CompareEagerCall(eager, 2);
 }
 
 Transport::PollResult NodeExecution::CompareEagerCallWhileWaiting() {
@@ -1272,17 +1266,23 @@ Transport::PollResult NodeExecution::CompareEagerCallWhileWaiting() {
     }
   }
   eager.pending = false;
-  for (int rank = 0; rank < ranks(); ++rank) {
-    const uint32_t theirs = segment.check(rank, eager.sequence);
-    if (rank == me() || theirs == eager.check) continue;
-    Fail(EagerCallDisagreement(eager, 1, rank, theirs));
+  if (absl::Status status = CompareEagerCall(eager, 1); !status.ok()) {
+    Fail(std::move(status));
     return Transport::PollResult::kDone;
   }
   return Transport::PollResult::kIdle;
 }
 
-absl::Status NodeExecution::EagerCallDisagreement(const NodeEngine::EagerCall& eager,
-                                                  int calls_back, int rank, uint32_t theirs) const {
+absl::Status NodeExecution::CompareEagerCall(const NodeEngine::EagerCall& eager,
+                                             int calls_back) const {
+  const NodeSegment& segment = engine_.segment();
+  int rank = 0;
+  uint32_t theirs = 0;
+  for (; rank < ranks(); ++rank) {
+    theirs = segment.check(rank, eager.sequence);
+    if (rank != me() && theirs != eager.check) break;
+  }
+  if (ABSL_PREDICT_TRUE(rank == ranks())) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "rank ", transport_.rank(), ": ", call_.name,
       ": the ranks disagree on the arguments of this rank's ", eager.name, " ",

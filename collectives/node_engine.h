@@ -446,10 +446,10 @@ class NodeExecution final : public CallExecution {
   // the line since; a wait is the time that costs nothing). A disagreement fails call
   // s (kDone); otherwise kIdle, compared or not.
   Transport::PollResult CompareEagerCallWhileWaiting();
-  // The error of a disagreement found by comparing the eager call `eager`'s words,
-  // `calls_back` node calls before this one: `rank` published `theirs`.
-  absl::Status EagerCallDisagreement(const NodeEngine::EagerCall& eager, int calls_back, int rank,
-                                     uint32_t theirs) const;
+  // Every rank's word of the eager call `eager`, `calls_back` node calls before this
+  // one and published by all, against this rank's: OK, or the disagreement naming the
+  // first rank that differs (VerifyEagerCall's and CompareEagerCallWhileWaiting's).
+  absl::Status CompareEagerCall(const NodeEngine::EagerCall& eager, int calls_back) const;
   // Marks this rank out of the call (its caller may reuse its buffers) and waits for
   // peers still writing into them.
   void Leave();

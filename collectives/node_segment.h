@@ -159,9 +159,7 @@ class NodeSegment {
     return control(rank, sequence)->published.load(std::memory_order_seq_cst);
   }
   void Publish(int rank, uint32_t sequence) {
-    ControlLine* line = control(rank, sequence);
-    line->consumed_when_published.store(
-        consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    ControlLine* line = CarryConsumed(rank, sequence);
     Announce(line->published, sequence);
   }
   // Publish without the look at the sleepers that follows it: the publisher owes that
@@ -172,10 +170,7 @@ class NodeSegment {
   // does next (its look at a peer's line, its copy) until the store that pays it.
   // (With asymmetric fences Publish waits for nothing: used with full fences only.)
   void PublishQuietly(int rank, uint32_t sequence) {
-    ControlLine* line = control(rank, sequence);
-    line->consumed_when_published.store(
-        consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    line->published.store(sequence, std::memory_order_release);
+    CarryConsumed(rank, sequence)->published.store(sequence, std::memory_order_release);
   }
   // The look a quiet publication owes, where nothing sequentially consistent follows it
   // before the publisher waits: a full fence (the quiet store before the count's load,
@@ -441,6 +436,14 @@ class NodeSegment {
   }
   void RingSleepers();
   void RingIfSleeping(int rank);
+  // Writes the rank's `consumed` count into its control line of `sequence`'s parity,
+  // before it publishes there (consumed_when_published), and returns that line.
+  ControlLine* CarryConsumed(int rank, uint32_t sequence) {
+    ControlLine* line = control(rank, sequence);
+    line->consumed_when_published.store(
+        consumed_line(rank)->consumed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return line;
+  }
   // Node-wide counts, each in a line of its own in the header page after Header: how
   // many ranks announced they sleep (a publisher with none to wake looks at no rank's
   // line), and how many times ranks left a call unfinished.
