@@ -265,13 +265,18 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
       } else if (field == "rendezvous_usec") {
         status = check(false);
         cost.rendezvous_usec = number;
+      } else if (field == "cached_bytes_per_usec") {
+        status = check(true);
+        cost.cached_bytes_per_usec = number;
+        have_cached_rate = true;
       } else if (field == "half_duplex" || field == "cpu_copies") {
         if (number != 0 && number != 1) status = refuse(absl::StrCat(key, " is 0 or 1"));
         (field == "half_duplex" ? cost.half_duplex : cost.cpu_copies) = number == 1;
       } else {
         status = refuse(absl::StrCat("unknown key ", key,
                                      " (a link has latency_usec, bytes_per_usec, overhead_usec, "
-                                     "rendezvous_usec, half_duplex and cpu_copies)"));
+                                     "rendezvous_usec, cached_bytes_per_usec, half_duplex and "
+                                     "cpu_copies)"));
       }
     } else {
       status = refuse(absl::StrCat("unknown key ", key));
@@ -323,6 +328,10 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
     absl::StrAppendFormat(&text, "%s.overhead_usec = %.10g\n", link, cost.overhead_usec);
     if (cost.rendezvous_usec > 0) {
       absl::StrAppendFormat(&text, "%s.rendezvous_usec = %.10g\n", link, cost.rendezvous_usec);
+    }
+    if (profile.cache_bytes > 0 && cost.cached_bytes_per_usec > 0) {
+      absl::StrAppendFormat(&text, "%s.cached_bytes_per_usec = %.10g\n", link,
+                            cost.cached_bytes_per_usec);
     }
     if (cost.half_duplex) absl::StrAppendFormat(&text, "%s.half_duplex = 1\n", link);
     if (cost.cpu_copies) absl::StrAppendFormat(&text, "%s.cpu_copies = 1\n", link);
@@ -383,6 +392,7 @@ MachineProfile ProfileForFootprint(const MachineProfile& profile, double footpri
   decide(decided.reduce_bytes_per_usec, decided.cached_reduce_bytes_per_usec);
   decide(decided.copy_bytes_per_usec, decided.cached_copy_bytes_per_usec);
   decide(decided.engine.bytes_per_usec, decided.engine.cached_bytes_per_usec);
+  for (LinkCost& link : decided.links) decide(link.bytes_per_usec, link.cached_bytes_per_usec);
   decided.cache_bytes = 0;
   return decided;
 }

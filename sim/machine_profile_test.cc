@@ -38,6 +38,7 @@ cached_reduce_bytes_per_usec = 900
 cached_copy_bytes_per_usec = 1200
 engine.cached_bytes_per_usec = 3000
 node.rendezvous_usec = 2.5
+node.cached_bytes_per_usec = 1500
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -72,6 +73,8 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->engine.cached_bytes_per_usec, 3000);
   EXPECT_EQ(profile->link(LinkClass::kNode).rendezvous_usec, 2.5);
   EXPECT_EQ(profile->link(LinkClass::kNetwork).rendezvous_usec, 0);
+  EXPECT_EQ(profile->link(LinkClass::kNode).cached_bytes_per_usec, 1500);
+  EXPECT_EQ(profile->link(LinkClass::kNetwork).cached_bytes_per_usec, 0);
   // 0 says aloud what leaving it out says: a core per rank.
   std::string text(kComplete);
   text.replace(text.find("host_cores = 2"), 14, "host_cores = 0");
@@ -97,6 +100,7 @@ TEST(MachineProfileTest, FormatsWhatItParses) {
   EXPECT_TRUE(again->cache_per_core);
   EXPECT_EQ(again->engine.cached_bytes_per_usec, 3000);
   EXPECT_EQ(again->link(LinkClass::kNode).rendezvous_usec, 2.5);
+  EXPECT_EQ(again->link(LinkClass::kNode).cached_bytes_per_usec, 1500);
   // Without a cache: no cached rates written (they would never apply).
   MachineProfile uncached = *profile;
   uncached.cache_bytes = 0;
@@ -179,6 +183,10 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
               HasSubstr("cached_bytes_per_usec)"));
   EXPECT_THAT(ErrorFor("node.rendezvous_usec = 2.5", "node.rendezvous_usec = -2"),
               HasSubstr("line 29: node.rendezvous_usec must not be negative"));
+  EXPECT_THAT(ErrorFor("node.cached_bytes_per_usec = 1500", "node.cached_bytes_per_usec = 0"),
+              HasSubstr("line 30: node.cached_bytes_per_usec must be above 0"));
+  EXPECT_THAT(ErrorFor("node.cached_bytes_per_usec = 1500", "node.cached_usec = 1"),
+              HasSubstr("rendezvous_usec, cached_bytes_per_usec, half_duplex"));
   // Cached rates with no cache would never apply.
   EXPECT_THAT(ErrorFor("cache_bytes = 8388608", "cache_bytes = 0"),
               HasSubstr("bad.profile: cached rates are given but cache_bytes is not"));
@@ -197,12 +205,18 @@ TEST(MachineProfileTest, TheCachedRatesApplyToTheCachesShareOfAFootprint) {
   EXPECT_EQ(in_cache.reduce_bytes_per_usec, 900);
   EXPECT_EQ(in_cache.copy_bytes_per_usec, 1200);
   EXPECT_EQ(in_cache.engine.bytes_per_usec, 3000);
+  EXPECT_EQ(in_cache.link(LinkClass::kNode).bytes_per_usec, 1500);
+  EXPECT_EQ(in_cache.link(LinkClass::kNode).cached_bytes_per_usec, 0);
+  // A link with no cached rate (the network's, numa's here) keeps its own.
+  EXPECT_EQ(in_cache.link(LinkClass::kNetwork).bytes_per_usec, 100);
+  EXPECT_EQ(in_cache.link(LinkClass::kNuma).bytes_per_usec, 1000);
   EXPECT_EQ(in_cache.cache_bytes, 0u);
   // Twice the cache: half the bytes at each rate. (Engine: 1 / (0.5 / 3000 + 0.5 / 2000).)
   const MachineProfile past = ProfileForFootprint(*profile, 16 << 20);
   EXPECT_DOUBLE_EQ(past.reduce_bytes_per_usec, 1 / (0.5 / 900 + 0.5 / 300));
   EXPECT_DOUBLE_EQ(past.copy_bytes_per_usec, 1 / (0.5 / 1200 + 0.5 / 600));
   EXPECT_DOUBLE_EQ(past.engine.bytes_per_usec, 2400);
+  EXPECT_DOUBLE_EQ(past.link(LinkClass::kNode).bytes_per_usec, 750);  // 1 / (0.5/1500 + 0.5/500)
   EXPECT_EQ(past.cache_bytes, 0u);
   // Far past it, memory's rate nearly.
   EXPECT_NEAR(ProfileForFootprint(*profile, 1e15).engine.bytes_per_usec, 2000, 1e-3);

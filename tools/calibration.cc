@@ -69,45 +69,65 @@ absl::Status PingPongs(Communicator& comm, std::vector<char>& buffer, size_t byt
   return absl::OkStatus();
 }
 
+// What OneWayTimings measures besides the link's ping-pong of 8 B, 1 MiB and the large
+// size, whose roots take turns.
+enum class FixedRootSizes {
+  kNone,
+  // The link's in-cache pair (MeasureLink): rank 0's calls of kCalibrationCachedBytes
+  // and kCalibrationMediumBytes, one after another, into cached_usec and
+  // cached_medium_usec.
+  kLink,
+  // The node engine's (MeasureEngine): kCalibrationCachedBytes into cached_usec, and
+  // every size from it up from rank 0 (the engine's 1 MiB and large calls included).
+  kEngine,
+};
+
 // The one-way times of kCalibrationSmallBytes, kCalibrationMediumBytes and
-// timings.large_bytes (the bcast algorithm as forced by the caller), and with
-// `engine_sizes` of kCalibrationCachedBytes too, into `timings`:
+// timings.large_bytes (the bcast algorithm as forced by the caller), and of the
+// `fixed_root` sizes, into `timings`:
 // medians of kRepeats rounds after one to warm up, the sizes' rounds taken in turn, so
 // that a change of this machine's speed during the measurement moves all their medians
 // alike. (Measured one size after the other, a slow spell during the 1 MiB
 // rounds, 653 us one way against 249 minutes later, left the 4 MiB rounds' difference
 // from them, from which the bandwidth comes, 0.68 times what it was: a profile 1.48
 // times too fast across nodes.)
-absl::Status OneWayTimings(Communicator& comm, LinkTimings& timings, bool engine_sizes = false) {
+absl::Status OneWayTimings(Communicator& comm, LinkTimings& timings, FixedRootSizes fixed_root) {
   struct Size {
     size_t bytes;
     int round_trips;
     double* median;
+    bool from_rank_0;
   };
-  std::vector<Size> sizes = {
-      {kCalibrationSmallBytes, 1000, &timings.small_usec},
-      {kCalibrationMediumBytes, 50, &timings.medium_usec},
-      {timings.large_bytes,
-       std::max(2, static_cast<int>(80 * kCalibrationMediumBytes / timings.large_bytes)),
-       &timings.large_usec}};
-  // The engine's in-cache pair's smaller size (MeasureEngine).
-  if (engine_sizes) sizes.push_back({kCalibrationCachedBytes, 200, &timings.cached_usec});
   // The engine's large calls, where both ranks copy (from 64 KiB), come from rank 0 every
   // time, as a benchmark's loop calls them (and the simulator's predictions are judged
   // against one, validate_sim.sh): then each rank writes the lines it wrote the call
   // before and reads lines the other does not write, all of it found in cache while the
   // two ranks' buffers fit. Roots that take turns write lines the other rank holds,
   // which then move between the cores: here that took twice as long at 256 KiB (33 us
-  // against zcoll_bench's 15-17), 1.4 times at 1 MiB.
-  const bool from_rank_0 = engine_sizes;
+  // against zcoll_bench's 15-17), 1.4 times at 1 MiB. A link's message is alike: its
+  // receiver reads the sender's lines, which stay where it read them the call before
+  // when the sender does not write them (a 2-rank bcast of 1 MiB from rank 0 in a loop
+  // 39-52 us, against 103 us one way with roots that take turns).
+  const bool engine = fixed_root == FixedRootSizes::kEngine;
+  std::vector<Size> sizes = {
+      {kCalibrationSmallBytes, 1000, &timings.small_usec, false},
+      {kCalibrationMediumBytes, 50, &timings.medium_usec, engine},
+      {timings.large_bytes,
+       std::max(2, static_cast<int>(80 * kCalibrationMediumBytes / timings.large_bytes)),
+       &timings.large_usec, engine}};
+  if (fixed_root != FixedRootSizes::kNone) {
+    sizes.push_back({kCalibrationCachedBytes, 200, &timings.cached_usec, true});
+  }
+  if (fixed_root == FixedRootSizes::kLink) {
+    sizes.push_back({kCalibrationMediumBytes, 50, &timings.cached_medium_usec, true});
+  }
   std::vector<char> buffer(timings.large_bytes, 1);
   std::vector<std::vector<double>> samples(sizes.size());
   for (int repeat = 0; repeat <= kRepeats; ++repeat) {
     for (size_t i = 0; i < sizes.size(); ++i) {
       const Size& size = sizes[i];
       absl::StatusOr<double> usec = TimedUsec(comm, [&] {
-        return PingPongs(comm, buffer, size.bytes, size.round_trips,
-                         from_rank_0 && size.bytes >= kCalibrationCachedBytes);
+        return PingPongs(comm, buffer, size.bytes, size.round_trips, size.from_rank_0);
       });
       if (!usec.ok()) return usec.status();
       // (One way: half a round trip.)
@@ -188,7 +208,8 @@ double BytesPerUsec(size_t bytes, Body body) {
 
 }  // namespace
 
-sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_shared_cores) {
+sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_shared_cores,
+                           size_t cache_bytes, bool cache_per_core) {
   sim::LinkCost cost;
   const double extra_bytes = static_cast<double>(kCalibrationLargeBytes - kCalibrationMediumBytes);
   const double extra_usec = timings.large_usec - timings.medium_usec;
@@ -207,8 +228,29 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_
   // times one way), TCP's time is not the cores', and so charged it came out too slow (3
   // ranks on 3 nodes: 52 of 120 rows within 1.3x -> 0).
   cost.cpu_copies = cpu_copies || (cost.half_duplex && on_shared_cores);
-  cost.latency_usec = std::max(0.0, timings.small_usec - 2 * cost.overhead_usec -
-                                        kCalibrationSmallBytes / cost.bytes_per_usec);
+  // Where the CPUs copy a message, its bytes are read again from the cache in a loop of
+  // calls on the same buffers: the rate of rank 0's 256 KiB and 1 MiB calls'
+  // difference, where the ranks' 1 MiB buffers fit (a rank's own with a cache per core).
+  // The rate from the ping-pong's difference, whose roots take turns, is then taken as
+  // the rate at its large size's footprint (as the engine's, EngineCostFrom), the cache's
+  // share of it in cache. Across the emulated nodes TCP's copies go through socket
+  // buffers, not the ranks' lines: no cached rate.
+  const size_t sharing = cache_per_core ? 1 : 2;
+  if (cpu_copies && cache_bytes >= sharing * kCalibrationMediumBytes && timings.cached_usec > 0 &&
+      timings.cached_medium_usec > timings.cached_usec) {
+    const double cached = static_cast<double>(kCalibrationMediumBytes - kCalibrationCachedBytes) /
+                          (timings.cached_medium_usec - timings.cached_usec);
+    if (cached > cost.bytes_per_usec) {
+      cost.cached_bytes_per_usec = cached;
+      cost.bytes_per_usec = sim::MemoryRateFrom(cost.bytes_per_usec, cached, cache_bytes,
+                                                static_cast<double>(sharing * timings.large_bytes));
+    }
+  }
+  // The rate of a small message's and the handshake probe's bytes: in cache.
+  const double small_rate =
+      cost.cached_bytes_per_usec > 0 ? cost.cached_bytes_per_usec : cost.bytes_per_usec;
+  cost.latency_usec = std::max(
+      0.0, timings.small_usec - 2 * cost.overhead_usec - kCalibrationSmallBytes / small_rate);
   // A message past the eager size waits for its handshake: here the shm transport's
   // 64 KiB took 1.6-2.7 us more than its bytes and the 8 B message's time (a
   // ready-to-send, the receiver's process_vm_readv and its done), which the model had as
@@ -220,7 +262,7 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_
     cost.rendezvous_usec =
         std::max(0.0, timings.handshake_probe_usec - timings.small_usec -
                           static_cast<double>(kCalibrationHandshakeBytes - kCalibrationSmallBytes) /
-                              cost.bytes_per_usec);
+                              small_rate);
   }
   return cost;
 }
@@ -235,7 +277,7 @@ absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm) {
     return forced;
   }
   LinkTimings timings;
-  const absl::Status one_way = OneWayTimings(comm, timings);
+  const absl::Status one_way = OneWayTimings(comm, timings, FixedRootSizes::kLink);
   absl::StatusOr<double> exchange = one_way.ok() ? ExchangeUsec(comm, kCalibrationLargeBytes, 20)
                                                  : absl::StatusOr<double>(one_way);
   absl::StatusOr<Stream> stream =
@@ -285,7 +327,7 @@ absl::StatusOr<LinkTimings> MeasureEngine(Communicator& comm, size_t large_bytes
   }
   LinkTimings timings;
   timings.large_bytes = large_bytes;
-  const absl::Status one_way = OneWayTimings(comm, timings, /*engine_sizes=*/true);
+  const absl::Status one_way = OneWayTimings(comm, timings, FixedRootSizes::kEngine);
   comm.SetAlgorithm(Collective::kBcast, "").IgnoreError();
   if (!one_way.ok()) return one_way;
   return timings;
@@ -547,20 +589,21 @@ size_t EngineLargeBytes(size_t cache_bytes) {
 }
 
 std::string FormatLinkTimings(const LinkTimings& timings) {
-  return absl::StrFormat("%.6f %.6f %.6f %.6f %.6f %.6f %.6f %zu %.6f", timings.small_usec,
+  return absl::StrFormat("%.6f %.6f %.6f %.6f %.6f %.6f %.6f %zu %.6f %.6f", timings.small_usec,
                          timings.medium_usec, timings.large_usec, timings.gap_usec,
                          timings.post_usec, timings.exchange_usec, timings.cached_usec,
-                         timings.large_bytes, timings.handshake_probe_usec);
+                         timings.large_bytes, timings.handshake_probe_usec,
+                         timings.cached_medium_usec);
 }
 
 absl::StatusOr<LinkTimings> ParseLinkTimings(const std::string& line) {
   LinkTimings timings;
-  if (std::sscanf(line.c_str(), "%lf %lf %lf %lf %lf %lf %lf %zu %lf", &timings.small_usec,
+  if (std::sscanf(line.c_str(), "%lf %lf %lf %lf %lf %lf %lf %zu %lf %lf", &timings.small_usec,
                   &timings.medium_usec, &timings.large_usec, &timings.gap_usec, &timings.post_usec,
                   &timings.exchange_usec, &timings.cached_usec, &timings.large_bytes,
-                  &timings.handshake_probe_usec) != 9) {
+                  &timings.handshake_probe_usec, &timings.cached_medium_usec) != 10) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("calibration: '%s' is not nine timings", line));
+        absl::StrFormat("calibration: '%s' is not ten timings", line));
   }
   return timings;
 }

@@ -35,13 +35,17 @@ struct LinkTimings {
   double gap_usec = 0;       // per message, small messages posted back to back
   double post_usec = 0;      // of those, the sender's time to post one
   double exchange_usec = 0;  // kCalibrationLargeBytes each way at once
-  // The node engine's (MeasureEngine): one way at kCalibrationCachedBytes, and the size
-  // large_usec was measured at (kCalibrationLargeBytes elsewhere).
+  // Rank 0's calls one after another (a benchmark's loop) at kCalibrationCachedBytes
+  // (the link's and the node engine's); the size large_usec was measured at
+  // (kCalibrationLargeBytes but for the engine).
   double cached_usec = 0;
   size_t large_bytes = kCalibrationLargeBytes;
   // The link's (MeasureLink): per call of rank 0's bcasts of kCalibrationHandshakeBytes
   // one after another, as a benchmark's loop.
   double handshake_probe_usec = 0;
+  // The link's: rank 0's calls of kCalibrationMediumBytes one after another (the
+  // engine's medium_usec is rank 0's already).
+  double cached_medium_usec = 0;
 };
 
 // The model's cost of a link from its timings (LogGP's way): the bandwidth from the two
@@ -57,8 +61,16 @@ struct LinkTimings {
 // (`cpu_copies`, shared memory): what the handshake probe's call took beyond the small
 // one-way time and its extra bytes (at least 0; 0 without a probe). The back-to-back gap is not in
 // the model (a port carries a small message in no time); it is reported beside.
+//
+// With a cache (`cache_bytes`, and `cache_per_core` as EngineCostFrom has them) that holds
+// the ranks' 1 MiB buffers, a link whose CPUs copy has a cached rate too, from rank 0's
+// 256 KiB and 1 MiB calls' difference (cached_usec, cached_medium_usec), when that is the
+// faster: the ping-pong's rate is then memory's less the cache's share of its large size
+// (sim::MemoryRateFrom), and the small message's and the probe's bytes go at the cached
+// rate.
 sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
-                           bool on_shared_cores = false);
+                           bool on_shared_cores = false, size_t cache_bytes = 0,
+                           bool cache_per_core = false);
 
 // Both ranks of a 2-rank communicator call it; it forces the bcast to `linear` (one
 // message) for the measurement and restores the selection table after.

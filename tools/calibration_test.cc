@@ -58,6 +58,41 @@ TEST(CalibrationTest, LinkCostFromTimingsOfAKnownLink) {
   EXPECT_EQ(LinkCostFrom(timings, true).rendezvous_usec, 0);
 }
 
+// A link whose CPUs copy: rank 0's calls in a loop find their bytes in the cache, at
+// 4000 bytes/us here against the ping-pong's 1000 (the rate at its 4 MiB footprint).
+TEST(CalibrationTest, LinkCostFromTimingsWithACache) {
+  LinkTimings timings;
+  timings.small_usec = 3.002;
+  timings.medium_usec = 3.0 + 1048.576;
+  timings.large_usec = 3.0 + 4194.304;
+  timings.post_usec = 0.5;
+  timings.exchange_usec = timings.large_usec * 2;
+  timings.cached_usec = 10 + 65.536;                  // 256 KiB at 4000 bytes/us
+  timings.cached_medium_usec = 10 + 262.144;          // 1 MiB
+  timings.handshake_probe_usec = 3.002 + 16.382 + 4;  // 64 KiB - 8 B at 4000 bytes/us
+  const size_t cache = size_t{1} << 20;
+  const sim::LinkCost cost = LinkCostFrom(timings, true, false, cache, /*cache_per_core=*/true);
+  EXPECT_NEAR(cost.cached_bytes_per_usec, 4000, 1e-6);
+  // The ping-pong's 1000 bytes/us at 4 MiB had a quarter in cache: memory's is slower,
+  // and gives 1000 back at that footprint.
+  EXPECT_LT(cost.bytes_per_usec, 1000);
+  EXPECT_NEAR(sim::RateAtFootprint(cost.bytes_per_usec, 4000, cache, 4 << 20), 1000, 1e-6);
+  // The probe's bytes at the cached rate: 4 us of handshake left.
+  EXPECT_NEAR(cost.rendezvous_usec, 4.0, 1e-6);
+  EXPECT_NEAR(cost.latency_usec, 3.002 - 1.0 - 8 / 4000.0, 1e-9);
+  // A shared cache must hold both ranks' 1 MiB; 1 MiB does not.
+  EXPECT_EQ(LinkCostFrom(timings, true, false, cache, false).cached_bytes_per_usec, 0);
+  EXPECT_GT(LinkCostFrom(timings, true, false, 2 * cache, false).cached_bytes_per_usec, 0);
+  // Without a cache, across nodes (no CPU copies of the ranks' lines), or a cached pair
+  // no faster than the ping-pong: none, and the ping-pong's rate as it is.
+  EXPECT_EQ(LinkCostFrom(timings, true).cached_bytes_per_usec, 0);
+  EXPECT_EQ(LinkCostFrom(timings, false, true, cache, true).cached_bytes_per_usec, 0);
+  timings.cached_medium_usec = timings.cached_usec + 1000;
+  const sim::LinkCost slow = LinkCostFrom(timings, true, false, cache, true);
+  EXPECT_EQ(slow.cached_bytes_per_usec, 0);
+  EXPECT_NEAR(slow.bytes_per_usec, 1000, 1e-6);
+}
+
 TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
   // The large size measured faster than the medium one (a noisy machine): the bandwidth
   // comes from the large size alone; a posting slower than the one-way time (a busy
@@ -75,7 +110,8 @@ TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
 }
 
 TEST(CalibrationTest, TimingsRoundTripAsALine) {
-  LinkTimings timings{1.25, 300.5, 1200.75, 0.125, 0.0625, 2000.5, 80.25, size_t{8} << 20, 6.5};
+  LinkTimings timings{1.25,   300.5, 1200.75,         0.125, 0.0625,
+                      2000.5, 80.25, size_t{8} << 20, 6.5,   270.5};
   absl::StatusOr<LinkTimings> back = ParseLinkTimings(FormatLinkTimings(timings));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->small_usec, 1.25);
@@ -87,8 +123,9 @@ TEST(CalibrationTest, TimingsRoundTripAsALine) {
   EXPECT_EQ(back->cached_usec, 80.25);
   EXPECT_EQ(back->large_bytes, size_t{8} << 20);
   EXPECT_EQ(back->handshake_probe_usec, 6.5);
+  EXPECT_EQ(back->cached_medium_usec, 270.5);
   EXPECT_FALSE(ParseLinkTimings("1 2 three").ok());
-  EXPECT_FALSE(ParseLinkTimings("1 2 3 4 5 6 7 8").ok());
+  EXPECT_FALSE(ParseLinkTimings("1 2 3 4 5 6 7 8 9").ok());
 }
 
 TEST(CalibrationTest, KernelThroughputsArePositive) {

@@ -92,4 +92,18 @@ fi
 grep -q "cannot write '/no/such/dir/p.profile'" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
 if "$bench" --calibrate 2>"$TEST_TMPDIR/err"; then echo "--calibrate without a file ran"; exit 1; fi
 grep -q "calibrate needs the profile file to write" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
+# The link's loop within a node is reported; its cached rate is written only with
+# --cached-links (a choice of --calibrate's alone).
+grep -q "^# node: .*rank 0's bcasts one after another: [0-9.]* us each at 65536 B, [0-9.]* at 262144 B, [0-9.]* at 1048576 B" \
+  "$profile" || { cat "$profile"; exit 1; }
+if grep -q "^node.cached_bytes_per_usec" "$profile"; then
+  echo "a cached link rate without --cached-links"; cat "$profile"; exit 1
+fi
+if "$bench" --cached-links 2>"$TEST_TMPDIR/err"; then echo "--cached-links alone ran"; exit 1; fi
+grep -q "cached-links is a choice of --calibrate's" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
+cached=$TEST_TMPDIR/cached_links.profile
+"$bench" --calibrate="$cached" --cached-links > /dev/null
+grep -q "(--cached-links) with a cache" "$cached" || { cat "$cached"; exit 1; }
+tools/zcoll_sim --profile="$cached" --coll=bcast --ranks=2 --min=1048576 --max=1048576 \
+  --format=csv > /dev/null || { cat "$cached"; exit 1; }
 echo PASS
