@@ -285,7 +285,17 @@ class Simulation {
     return arrival ? Posting{-1, time} : Posting{time, -1};
   }
 
-  double Bandwidth(LinkClass link) const { return LinkBandwidth(profile_, link); }
+  // The bytes per microsecond of transfer side `s` on `link`: the link's cached rate
+  // where it has one and the data is the user's, unwritten in the call (a loop's
+  // receiver finds the sender's lines where it read them the call before); else its
+  // rate.
+  double Bandwidth(LinkClass link, const TimedStep& s) const {
+    const double cached = profile_.link(link).cached_bytes_per_usec;
+    if (cached > 0 && (s.operands & TimedSchedules::kSourceBits) == 0) {
+      return link == LinkClass::kNetwork ? cached * profile_.bisection : cached;
+    }
+    return LinkBandwidth(profile_, link);
+  }
 
   bool Eager(const TimedStep& send) const {
     return send.kind == StepKind::kSend && send.bytes <= profile_.eager_bytes;
@@ -300,7 +310,7 @@ class Simulation {
     const LinkCost& cost = profile_.link(link);
     double* out;
     double* in;
-    const double bandwidth = Bandwidth(link);
+    const double bandwidth = Bandwidth(link, s);
     // A half-duplex port has one timeline for both directions: its out one.
     if (link == LinkClass::kNetwork) {
       out = &nic_out_free_[topology_.node_of(sender)];
@@ -350,7 +360,9 @@ class Simulation {
     double copy = 0;
     if (NodeReadInPlace(s.tag) || bytes == 0) {
       // Nothing copied: reduced where it lies, or a control line's word alone.
-    } else if ((!write && s.operands != 0) || mapped_buffers_) {
+    } else if ((!write &&
+                (s.operands & TimedSchedules::kSourceBits) == TimedSchedules::kSourceScratch) ||
+               mapped_buffers_) {
       // A publication's copy in the segment, or a peer's buffer mapped here.
       copy = bytes / profile_.copy_bytes_per_usec;
     } else {
@@ -421,7 +433,7 @@ class Simulation {
     // Bytes a CPU copies held the receiver's CPU while they came in: booked now that
     // they are in (booked at the transfer's start, they would keep the CPU from work
     // it does meanwhile), so the receive ends later when its CPU was busy then.
-    const double copy = cost.cpu_copies ? static_cast<double>(s.bytes) / Bandwidth(link) : 0;
+    const double copy = cost.cpu_copies ? static_cast<double>(s.bytes) / Bandwidth(link, s) : 0;
     Push(RunOnCpu(rank, time - copy, copy + cost.overhead_usec), receive, rank,
          EventKind::kComplete);
   }
@@ -517,6 +529,9 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
         "'s schedule brings the dependency lists past 2^31 entries, which the simulator cannot "
         "hold"));
   }
+  // Whether a step so far wrote the user's receive buffer: a send from it after that
+  // sends lines this rank wrote in the call (kSourceWritten).
+  bool receive_written = false;
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
     TimedStep timed;
@@ -527,7 +542,16 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
     if (step.kind == StepKind::kReduce) {
       timed.operands = static_cast<uint8_t>(std::min<size_t>(step.inputs.size(), 255));
     } else if (step.kind == StepKind::kSend || step.kind == StepKind::kPut) {
-      timed.operands = step.inputs.front().buffer.kind == BufferKind::kScratch ? 1 : 0;
+      const BufferKind source = step.inputs.front().buffer.kind;
+      timed.operands = source == BufferKind::kScratch                   ? kSourceScratch
+                       : source == BufferKind::kRecv && receive_written ? kSourceWritten
+                                                                        : 0;
+    }
+    // (In the steps' order: a step's dependencies come before it.)
+    // (A Send's or Put's output is unused.)
+    if (step.kind != StepKind::kSend && step.kind != StepKind::kPut &&
+        step.output.buffer.kind == BufferKind::kRecv && step.output.count > 0) {
+      receive_written = true;
     }
     if (counts[i] >= 2) {
       timed.dependents = static_cast<uint32_t>(dependents_.size());
@@ -624,6 +648,8 @@ absl::Status TimedSchedules::MatchTransfers() {
       }
       receive.partner = static_cast<uint32_t>(i);
       send.partner = found->step;
+      receive.operands =
+          static_cast<uint8_t>((receive.operands & ~kSourceBits) | (send.operands & kSourceBits));
     }
   }
   for (int rank = 0; rank < n; ++rank) {
@@ -670,7 +696,11 @@ double RankLowerBoundUsec(const Schedule& schedule, size_t element_bytes, Transf
     }
     const LinkClass link = LinkBetween(topology, rank, step.peer);
     const LinkCost& cost = profile.link(link);
-    const double duration = bytes / LinkBandwidth(profile, link);
+    // (A bound: the faster of the link's rates, the unwritten data's where it has one.)
+    const double duration = bytes / std::max(LinkBandwidth(profile, link),
+                                             link == LinkClass::kNetwork
+                                                 ? cost.cached_bytes_per_usec * profile.bisection
+                                                 : cost.cached_bytes_per_usec);
     const bool sends = IsSenderSide(step.kind);
     cpu += cost.overhead_usec + (cost.cpu_copies ? duration : 0);
     double& out = link == LinkClass::kNetwork ? nic_out : port_out;

@@ -130,9 +130,13 @@ class TimedSchedules {
     uint32_t dependents = kNoDependents;
     uint16_t tag = 0;
     StepKind kind = StepKind::kCopy;
-    // A Reduce's operands; a Send's or Put's 1 when its source is a scratch buffer (in
-    // the node engine's data flow, a publication's copy in the segment), else 0. (The
-    // simulation flags a transfer side posted before its partner in its top bits.)
+    // A Reduce's operands; a Send's or Put's source (kSourceBits): kSourceScratch for a
+    // scratch buffer (in the node engine's data flow, a publication's copy in the
+    // segment), kSourceWritten for the user's receive buffer after a step of the rank
+    // before it wrote it, else 0 (the user's data, which a loop of calls finds again in
+    // cache: a link's cached rate applies); its receiving side has the same after
+    // MatchTransfers. (The simulation flags a transfer side posted before its partner
+    // in its top bits.)
     uint8_t operands = 0;
     uint32_t partner = kNoPartner;  // a transfer's other side (MatchTransfers)
     // The simulation's: dependencies not yet completed until the step starts. (With
@@ -140,6 +144,10 @@ class TimedSchedules {
     // there until the partner takes it.)
     uint32_t waiting_for = 0;
   };
+
+  static constexpr uint8_t kSourceScratch = 1;
+  static constexpr uint8_t kSourceWritten = 2;
+  static constexpr uint8_t kSourceBits = 3;
 
   // Appends the next rank's schedule (ranks in order, from 0); `element_bytes` turns
   // its element counts into bytes. InvalidArgument when a step moves 4 GiB or more, a

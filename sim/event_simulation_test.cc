@@ -73,6 +73,33 @@ TEST(EventSimulationTest, RendezvousPingPongPaysTheHandshakePastTheEagerSize) {
   EXPECT_DOUBLE_EQ(SimulatedUsec(PingPong(), OneRankPerNode(2), profile), 26.0);
 }
 
+// A link's cached rate is for the user's data unwritten in the call: rank 0's send of
+// its send buffer goes at it, rank 1's of what it received at the link's rate.
+TEST(EventSimulationTest, ACachedRateCarriesUnwrittenDataAlone) {
+  const std::vector<Schedule> schedules = PingPong();
+  TimedSchedules timed = Timed(schedules);
+  ASSERT_OK(timed.MatchTransfers());
+  auto source = [&](int rank, int step) {
+    return timed.step(timed.rank_begin(rank) + step).operands & TimedSchedules::kSourceBits;
+  };
+  EXPECT_EQ(source(0, 0), 0);                               // rank 0's send
+  EXPECT_EQ(source(1, 0), 0);                               // its receive, as its send
+  EXPECT_EQ(source(1, 1), TimedSchedules::kSourceWritten);  // rank 1's send
+  EXPECT_EQ(source(0, 1), TimedSchedules::kSourceWritten);
+  MachineProfile profile = RoundProfile(4096);
+  for (LinkCost& link : profile.links) link.cached_bytes_per_usec = 1000;
+  // There: 0.5 + 2 + 1000 B at 1000/us + 0.5 = 4; back at 100/us, 13.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(2), profile), 17.0);
+  // Where CPUs copy the bytes, the receiver's copy goes at the same rate.
+  for (LinkCost& link : profile.links) link.cpu_copies = true;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(schedules, OneRankPerNode(2), profile), 17.0);
+  // A scratch buffer's data was made in the call too.
+  std::vector<Schedule> scratch = {Schedule(0, 2, 1000, 1000), Schedule(1, 2, 0, 1000)};
+  scratch[0].Send(1, 0, Slice{BufferId::Scratch(0), 0, 1000});
+  scratch[1].Recv(0, 0, Slice{BufferId::Recv(), 0, 1000});
+  EXPECT_DOUBLE_EQ(SimulatedUsec(scratch, OneRankPerNode(2), profile), 13.0);
+}
+
 TEST(EventSimulationTest, LinkClassesTakeTheirOwnCosts) {
   MachineProfile profile = RoundProfile(4096);
   profile.links[static_cast<int>(LinkClass::kNuma)] = LinkCost{0.5, 1000.0, 0.25};
@@ -272,6 +299,10 @@ TEST(RankLowerBoundTest, TheBusiestTimelineOfARanksOwnSteps) {
   // The same ranks on one node, one NUMA domain: their own ports, at the same figures.
   const Topology one_node = *Topology::Create({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
   EXPECT_DOUBLE_EQ(LargestRankBound(ring, one_node, thin), 40.0);
+  // A cached rate bounds as the faster: 4 us of port at 1000 bytes/us, so the CPU's 24.
+  MachineProfile cached = thin;
+  for (LinkCost& link : cached.links) link.cached_bytes_per_usec = 1000;
+  EXPECT_DOUBLE_EQ(LargestRankBound(ring, one_node, cached), 24.0);
   // Element bytes scale every byte term: 4-byte elements, 160 us through the NIC.
   EXPECT_DOUBLE_EQ(
       RankLowerBoundUsec(ring[0], 4, TransferModel::kMessages, OneRankPerNode(3), profile), 160.0);

@@ -392,7 +392,15 @@ MachineProfile ProfileForFootprint(const MachineProfile& profile, double footpri
   decide(decided.reduce_bytes_per_usec, decided.cached_reduce_bytes_per_usec);
   decide(decided.copy_bytes_per_usec, decided.cached_copy_bytes_per_usec);
   decide(decided.engine.bytes_per_usec, decided.engine.cached_bytes_per_usec);
-  for (LinkCost& link : decided.links) decide(link.bytes_per_usec, link.cached_bytes_per_usec);
+  // A link's cached rate is for the messages of data unwritten in the call alone (the
+  // simulation tells them apart): decided at the footprint, beside its rate.
+  if (profile.cache_bytes > 0) {
+    for (LinkCost& link : decided.links) {
+      if (link.cached_bytes_per_usec <= 0) continue;
+      link.cached_bytes_per_usec = RateAtFootprint(link.bytes_per_usec, link.cached_bytes_per_usec,
+                                                   profile.cache_bytes, footprint_bytes);
+    }
+  }
   decided.cache_bytes = 0;
   return decided;
 }

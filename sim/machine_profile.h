@@ -53,15 +53,17 @@ struct LinkCost {
   // read or the sender's write, done) and its system call, beyond the small message's
   // latency.
   double rendezvous_usec = 0;
-  // The bytes per microsecond while the call's data stays in the cache
-  // (MachineProfile::cache_bytes; a loop of calls on the same buffers, each sender's
-  // lines found again where its receiver read them the call before); 0: as from memory.
+  // The bytes per microsecond of a message of the user's data, unwritten in the call,
+  // while the call's data stays in the cache (MachineProfile::cache_bytes; a loop of
+  // calls on the same buffers, each sender's lines found again where its receiver read
+  // them the call before); 0: at bytes_per_usec, as every other message (a block
+  // received or reduced in the call, whose lines move from the core that wrote them).
   // Where CPUs copy the bytes (cpu_copies) such a copy runs at the cache's rate: here a
   // 2-rank bcast of 1 MiB from one root took 39-52 us in a benchmark's loop, against
   // 103 us one way in a ping-pong whose roots take turns (the lines then move between the
   // cores every call). `zcoll_bench --calibrate --cached-links` measures it; not by
-  // default, since on another machine it made the predictions worse (README,
-  // "Calibration and validation").
+  // default, since on this session's machine it was a wash (README, "Calibration and
+  // validation").
   double cached_bytes_per_usec = 0;
 };
 
@@ -154,8 +156,9 @@ double MemoryRateFrom(double measured_rate, double cached_rate, size_t cache_byt
                       double footprint_bytes);
 
 // The profile a call sees whose buffers, summed over the ranks that share a cache, hold
-// `footprint_bytes`: its copy, reduction, engine and links' rates at that footprint
-// (RateAtFootprint). Decided: its cache_bytes is 0, so that the parts of the call (a
+// `footprint_bytes`: its copy, reduction and engine rates, and its links' cached rates,
+// at that footprint (RateAtFootprint; a link's cached rate stays its own, for the
+// messages of unwritten data). Decided: its cache_bytes is 0, so that the parts of the call (a
 // level's calls) keep the decision the whole call's footprint made.
 MachineProfile ProfileForFootprint(const MachineProfile& profile, double footprint_bytes);
 

@@ -205,8 +205,10 @@ TEST(MachineProfileTest, TheCachedRatesApplyToTheCachesShareOfAFootprint) {
   EXPECT_EQ(in_cache.reduce_bytes_per_usec, 900);
   EXPECT_EQ(in_cache.copy_bytes_per_usec, 1200);
   EXPECT_EQ(in_cache.engine.bytes_per_usec, 3000);
-  EXPECT_EQ(in_cache.link(LinkClass::kNode).bytes_per_usec, 1500);
-  EXPECT_EQ(in_cache.link(LinkClass::kNode).cached_bytes_per_usec, 0);
+  // A link's cached rate is decided beside its rate, which the messages of data
+  // written in the call keep.
+  EXPECT_EQ(in_cache.link(LinkClass::kNode).cached_bytes_per_usec, 1500);
+  EXPECT_EQ(in_cache.link(LinkClass::kNode).bytes_per_usec, 500);
   // A link with no cached rate (the network's, numa's here) keeps its own.
   EXPECT_EQ(in_cache.link(LinkClass::kNetwork).bytes_per_usec, 100);
   EXPECT_EQ(in_cache.link(LinkClass::kNuma).bytes_per_usec, 1000);
@@ -216,12 +218,15 @@ TEST(MachineProfileTest, TheCachedRatesApplyToTheCachesShareOfAFootprint) {
   EXPECT_DOUBLE_EQ(past.reduce_bytes_per_usec, 1 / (0.5 / 900 + 0.5 / 300));
   EXPECT_DOUBLE_EQ(past.copy_bytes_per_usec, 1 / (0.5 / 1200 + 0.5 / 600));
   EXPECT_DOUBLE_EQ(past.engine.bytes_per_usec, 2400);
-  EXPECT_DOUBLE_EQ(past.link(LinkClass::kNode).bytes_per_usec, 750);  // 1 / (0.5/1500 + 0.5/500)
+  EXPECT_DOUBLE_EQ(past.link(LinkClass::kNode).cached_bytes_per_usec,
+                   750);  // 1 / (0.5/1500 + 0.5/500)
+  EXPECT_EQ(past.link(LinkClass::kNode).bytes_per_usec, 500);
   EXPECT_EQ(past.cache_bytes, 0u);
   // Far past it, memory's rate nearly.
   EXPECT_NEAR(ProfileForFootprint(*profile, 1e15).engine.bytes_per_usec, 2000, 1e-3);
   // Decided: a part of the call does not decide again.
   EXPECT_EQ(ProfileForFootprint(past, 1).engine.bytes_per_usec, 2400);
+  EXPECT_DOUBLE_EQ(ProfileForFootprint(past, 1).link(LinkClass::kNode).cached_bytes_per_usec, 750);
   // A cached rate not given stays memory's.
   profile->cached_copy_bytes_per_usec = 0;
   EXPECT_EQ(ProfileForFootprint(*profile, 1).copy_bytes_per_usec, 600);

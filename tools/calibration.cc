@@ -228,23 +228,19 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_
   // times one way), TCP's time is not the cores', and so charged it came out too slow (3
   // ranks on 3 nodes: 52 of 120 rows within 1.3x -> 0).
   cost.cpu_copies = cpu_copies || (cost.half_duplex && on_shared_cores);
-  // Where the CPUs copy a message, its bytes are read again from the cache in a loop of
-  // calls on the same buffers: the rate of rank 0's 256 KiB and 1 MiB calls'
+  // Where the CPUs copy a message, a loop of calls on the same buffers reads the user's
+  // data again from the cache: the rate of rank 0's 256 KiB and 1 MiB calls'
   // difference, where the ranks' 1 MiB buffers fit (a rank's own with a cache per core).
-  // The rate from the ping-pong's difference, whose roots take turns, is then taken as
-  // the rate at its large size's footprint (as the engine's, EngineCostFrom), the cache's
-  // share of it in cache. Across the emulated nodes TCP's copies go through socket
-  // buffers, not the ranks' lines: no cached rate.
+  // The ping-pong's rate, whose roots take turns so that the lines move between the
+  // cores every call, stays the rate of a message whose lines its sender wrote in the
+  // call. Across the emulated nodes TCP's copies go through socket buffers, not the
+  // ranks' lines: no cached rate.
   const size_t sharing = cache_per_core ? 1 : 2;
   if (cpu_copies && cache_bytes >= sharing * kCalibrationMediumBytes && timings.cached_usec > 0 &&
       timings.cached_medium_usec > timings.cached_usec) {
     const double cached = static_cast<double>(kCalibrationMediumBytes - kCalibrationCachedBytes) /
                           (timings.cached_medium_usec - timings.cached_usec);
-    if (cached > cost.bytes_per_usec) {
-      cost.cached_bytes_per_usec = cached;
-      cost.bytes_per_usec = sim::MemoryRateFrom(cost.bytes_per_usec, cached, cache_bytes,
-                                                static_cast<double>(sharing * timings.large_bytes));
-    }
+    if (cached > cost.bytes_per_usec) cost.cached_bytes_per_usec = cached;
   }
   // The rate of a small message's and the handshake probe's bytes: in cache.
   const double small_rate =

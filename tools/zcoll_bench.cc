@@ -110,8 +110,8 @@ constexpr const char* kUsage =
     "--calibrate: measures this machine's figures for zcoll_sim (2 ranks over the local\n"
     "  provider, 2 emulated nodes over --provider; the kernels) into a profile file\n"
     "  (zcoll_sim --profile=PROFILE) instead of timing collectives. --cached-links: the\n"
-    "  links within a node get a cached rate too (rank 0's messages in a loop; README,\n"
-    "  \"Calibration and validation\": it helped one machine's predictions, not another's).\n"
+    "  links within a node get a cached rate too, for messages of data unwritten in the\n"
+    "  call (rank 0's messages in a loop; README, \"Calibration and validation\").\n"
     "--plot: also draws the times (log-log usec against bytes, a panel per collective)\n"
     "  with gnuplot; --plot-csv: draws rows library,coll,ranks,bytes,usec from a file\n"
     "  (compare_peers.sh's) instead of running. --format=json: an object with the run's\n"
@@ -767,11 +767,11 @@ int Calibrate(const Options& options) {
   // time. Across the emulated nodes TCP's time is the cores' copying only where its
   // exchange waits for itself (half duplex, LinkCostFrom): in this machine's slow mode
   // it does not, and so charged, 3 ranks on 3 nodes were predicted 1.7 times too slow.
-  // With --cached-links, a loop's messages within a node find their bytes in cache
-  // (LinkCostFrom). Not by default: on the same measurements (validate_sim.sh, 2026-12-02,
-  // a machine of 4 MiB of L2 a core) it scored 113 / 61 of 164 rows within 1.3x on 2 / 4
-  // ranks against 116 / 73 without; the machine before (2 MiB of L2) 103-109 against 89
-  // on 2 ranks.
+  // With --cached-links, a loop's messages of unwritten data within a node find their
+  // bytes in cache (LinkCostFrom). Not by default: on the same measurements
+  // (validate_sim.sh, 2026-12-02, a machine of 4 MiB of L2 a core) 116 / 71 / 55 / 61
+  // rows within 1.3x on 2:1 / 4:1 / 2:2 / 4:2 against 116 / 73 / 55 / 58 without (README,
+  // "Calibration and validation").
   const sim::LinkCost local_cost =
       options.cached_links
           ? LinkCostFrom(*local, true, /*on_shared_cores=*/false, cache.cache_bytes, cache.per_core)
@@ -827,8 +827,9 @@ int Calibrate(const Options& options) {
       "(cpu_copies)",
       options.cached_links
           ? ", and (--cached-links) with a cache that holds the ranks' 1 MiB buffers the "
-            "cached rate is rank 0's 256 KiB and 1 MiB calls' difference (the ping-pong's "
-            "rate then memory's less the cache's share of 4 MiB)"
+            "cached rate, for messages of data unwritten in the call, is rank 0's 256 KiB "
+            "and 1 MiB calls' difference (the handshake's and the 8 B message's bytes then "
+            "at it)"
           : "",
       "; across nodes the link is half duplex when both ways at once take 1.5 "
       "times one way or more, and then the CPUs' copy too (the two directions wait for the "
