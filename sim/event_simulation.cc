@@ -26,9 +26,13 @@ std::string DescribeStep(const TimedSchedules& schedules, int rank, size_t index
                       StepKindName(s.kind), " with rank ", s.peer, ", tag ", s.tag, ")");
 }
 
-// A transfer's bytes per microsecond on `link` (the fabric's share across nodes).
-double LinkBandwidth(const MachineProfile& profile, LinkClass link) {
-  const double bandwidth = profile.link(link).bytes_per_usec;
+// A transfer's bytes per microsecond on `link` (the fabric's share across nodes): of the
+// user's data unwritten in the call (`unwritten`) the link's cached rate where it has
+// one, else its rate.
+double LinkBandwidth(const MachineProfile& profile, LinkClass link, bool unwritten) {
+  const LinkCost& cost = profile.link(link);
+  const double bandwidth = unwritten && cost.cached_bytes_per_usec > 0 ? cost.cached_bytes_per_usec
+                                                                       : cost.bytes_per_usec;
   return link == LinkClass::kNetwork ? bandwidth * profile.bisection : bandwidth;
 }
 
@@ -290,11 +294,7 @@ class Simulation {
   // receiver finds the sender's lines where it read them the call before); else its
   // rate.
   double Bandwidth(LinkClass link, const TimedStep& s) const {
-    const double cached = profile_.link(link).cached_bytes_per_usec;
-    if (cached > 0 && (s.operands & TimedSchedules::kSourceBits) == 0) {
-      return link == LinkClass::kNetwork ? cached * profile_.bisection : cached;
-    }
-    return LinkBandwidth(profile_, link);
+    return LinkBandwidth(profile_, link, (s.operands & TimedSchedules::kSourceBits) == 0);
   }
 
   bool Eager(const TimedStep& send) const {
@@ -547,8 +547,8 @@ absl::Status TimedSchedules::Add(const Schedule& schedule, size_t element_bytes)
                        : source == BufferKind::kRecv && receive_written ? kSourceWritten
                                                                         : 0;
     }
-    // (In the steps' order: a step's dependencies come before it.)
-    // (A Send's or Put's output is unused.)
+    // (In the steps' order, a step's dependencies before it; a Send's or Put's output is
+    // unused.)
     if (step.kind != StepKind::kSend && step.kind != StepKind::kPut &&
         step.output.buffer.kind == BufferKind::kRecv && step.output.count > 0) {
       receive_written = true;
@@ -696,11 +696,9 @@ double RankLowerBoundUsec(const Schedule& schedule, size_t element_bytes, Transf
     }
     const LinkClass link = LinkBetween(topology, rank, step.peer);
     const LinkCost& cost = profile.link(link);
-    // (A bound: the faster of the link's rates, the unwritten data's where it has one.)
-    const double duration = bytes / std::max(LinkBandwidth(profile, link),
-                                             link == LinkClass::kNetwork
-                                                 ? cost.cached_bytes_per_usec * profile.bisection
-                                                 : cost.cached_bytes_per_usec);
+    // (A bound: the faster of the link's rates.)
+    const double duration =
+        bytes / std::max(LinkBandwidth(profile, link, false), LinkBandwidth(profile, link, true));
     const bool sends = IsSenderSide(step.kind);
     cpu += cost.overhead_usec + (cost.cpu_copies ? duration : 0);
     double& out = link == LinkClass::kNetwork ? nic_out : port_out;

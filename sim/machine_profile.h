@@ -62,7 +62,7 @@ struct LinkCost {
   // 2-rank bcast of 1 MiB from one root took 39-52 us in a benchmark's loop, against
   // 103 us one way in a ping-pong whose roots take turns (the lines then move between the
   // cores every call). `zcoll_bench --calibrate --cached-links` measures it; not by
-  // default, since on this session's machine it was a wash (README, "Calibration and
+  // default, since on the machine of 2026-12-02 it was a wash (README, "Calibration and
   // validation").
   double cached_bytes_per_usec = 0;
 };

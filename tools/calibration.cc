@@ -69,10 +69,9 @@ absl::Status PingPongs(Communicator& comm, std::vector<char>& buffer, size_t byt
   return absl::OkStatus();
 }
 
-// What OneWayTimings measures besides the link's ping-pong of 8 B, 1 MiB and the large
-// size, whose roots take turns.
+// What OneWayTimings measures from rank 0 alone, besides the ping-pong of 8 B, 1 MiB and
+// the large size, whose roots take turns.
 enum class FixedRootSizes {
-  kNone,
   // The link's in-cache pair (MeasureLink): rank 0's calls of kCalibrationCachedBytes
   // and kCalibrationMediumBytes, one after another, into cached_usec and
   // cached_medium_usec.
@@ -115,10 +114,8 @@ absl::Status OneWayTimings(Communicator& comm, LinkTimings& timings, FixedRootSi
       {timings.large_bytes,
        std::max(2, static_cast<int>(80 * kCalibrationMediumBytes / timings.large_bytes)),
        &timings.large_usec, engine}};
-  if (fixed_root != FixedRootSizes::kNone) {
-    sizes.push_back({kCalibrationCachedBytes, 200, &timings.cached_usec, true});
-  }
-  if (fixed_root == FixedRootSizes::kLink) {
+  sizes.push_back({kCalibrationCachedBytes, 200, &timings.cached_usec, true});
+  if (!engine) {
     sizes.push_back({kCalibrationMediumBytes, 50, &timings.cached_medium_usec, true});
   }
   std::vector<char> buffer(timings.large_bytes, 1);
@@ -206,6 +203,13 @@ double BytesPerUsec(size_t bytes, Body body) {
   return Median(samples);
 }
 
+// Whether a cache of `cache_bytes` holds what a 2-rank call of kCalibrationMediumBytes
+// touches there: both ranks' buffers, or with a cache per core a rank's own (the cached
+// pairs' larger size, LinkCostFrom's and EngineCostFrom's).
+bool CacheHoldsMediumBuffers(size_t cache_bytes, bool cache_per_core) {
+  return cache_bytes >= (cache_per_core ? 1 : 2) * kCalibrationMediumBytes;
+}
+
 }  // namespace
 
 sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_shared_cores,
@@ -235,9 +239,8 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_
   // cores every call, stays the rate of a message whose lines its sender wrote in the
   // call. Across the emulated nodes TCP's copies go through socket buffers, not the
   // ranks' lines: no cached rate.
-  const size_t sharing = cache_per_core ? 1 : 2;
-  if (cpu_copies && cache_bytes >= sharing * kCalibrationMediumBytes && timings.cached_usec > 0 &&
-      timings.cached_medium_usec > timings.cached_usec) {
+  if (cpu_copies && CacheHoldsMediumBuffers(cache_bytes, cache_per_core) &&
+      timings.cached_usec > 0 && timings.cached_medium_usec > timings.cached_usec) {
     const double cached = static_cast<double>(kCalibrationMediumBytes - kCalibrationCachedBytes) /
                           (timings.cached_medium_usec - timings.cached_usec);
     if (cached > cost.bytes_per_usec) cost.cached_bytes_per_usec = cached;
@@ -429,7 +432,7 @@ sim::EngineCost EngineCostFrom(const LinkTimings& timings, double trip_usec,
   // the cached rate; the fixed part of a large call is what that rate leaves of 1 MiB's
   // time.
   double fixed_usec = -1;
-  if (cache_bytes >= sharing * kCalibrationMediumBytes && timings.cached_usec > 0 &&
+  if (CacheHoldsMediumBuffers(cache_bytes, cache_per_core) && timings.cached_usec > 0 &&
       timings.medium_usec > timings.cached_usec) {
     const double cached = (half(kCalibrationMediumBytes) - half(kCalibrationCachedBytes)) /
                           (timings.medium_usec - timings.cached_usec);

@@ -63,11 +63,10 @@ struct LinkTimings {
 // the model (a port carries a small message in no time); it is reported beside.
 //
 // With a cache (`cache_bytes`, and `cache_per_core` as EngineCostFrom has them) that holds
-// the ranks' 1 MiB buffers, a link whose CPUs copy has a cached rate too, from rank 0's
-// 256 KiB and 1 MiB calls' difference (cached_usec, cached_medium_usec), when that is the
-// faster: the ping-pong's rate is then memory's less the cache's share of its large size
-// (sim::MemoryRateFrom), and the small message's and the probe's bytes go at the cached
-// rate.
+// the ranks' 1 MiB buffers, a link whose CPUs copy has a cached rate too, for messages of
+// data unwritten in the call, from rank 0's 256 KiB and 1 MiB calls' difference
+// (cached_usec, cached_medium_usec), when that is the faster; the ping-pong's rate stays
+// the link's, and the small message's and the probe's bytes go at the cached rate.
 sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
                            bool on_shared_cores = false, size_t cache_bytes = 0,
                            bool cache_per_core = false);
