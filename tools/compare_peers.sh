@@ -26,13 +26,16 @@
 #   turn with the others, and the table gains its medians and zcoll's time over them;
 #   every other run takes zcoll, the baseline and the peers in the reverse order.
 # The bench is built here with -c opt (timing a fastbuild would compare an unoptimised
-# zcoll); --bench PATH (or ZCOLL_BENCH) times another build instead. The peers'
+# zcoll), with any flags in ZCOLL_BAZEL_FLAGS added (.ci/run adds --force_pic, so the
+# -c opt install it builds next reuses the same objects); --bench PATH (or
+# ZCOLL_BENCH) times another build instead. The peers'
 # benchmark (tools/peers/mpi_coll_bench.c) is compiled by run_peers.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
 np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1 alloc=malloc
 plot="" bench=${ZCOLL_BENCH:-} same_program=0 baseline=""
+read -r -a bazel_flags <<< "${ZCOLL_BAZEL_FLAGS:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -63,12 +66,12 @@ if [ -n "$baseline" ]; then
 fi
 if [ "$same_program" = 1 ]; then
   [ "$alloc" = malloc ] || { echo "--same-program times malloc'd buffers only" >&2; exit 2; }
-  (cd "$here" && bazel build -c opt //mpi:mpi_coll_bench //tools:zcoll_run) >&2 \
+  (cd "$here" && bazel build -c opt "${bazel_flags[@]}" //mpi:mpi_coll_bench //tools:zcoll_run) >&2 \
     || { echo "compare_peers.sh: building mpi_coll_bench on zcoll (-c opt) failed" >&2; exit 2; }
   opt_bin="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)"
   mpi_bench=$opt_bin/mpi/mpi_coll_bench zcoll_run=$opt_bin/tools/zcoll_run
 elif [ -z "$bench" ]; then
-  (cd "$here" && bazel build -c opt //tools:zcoll_bench) >&2 \
+  (cd "$here" && bazel build -c opt "${bazel_flags[@]}" //tools:zcoll_bench) >&2 \
     || { echo "compare_peers.sh: building zcoll_bench (-c opt) failed" >&2; exit 2; }
   bench="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)/tools/zcoll_bench"
 fi
