@@ -38,8 +38,8 @@ using ::zcoll::testing::RankView;
 
 constexpr int kMostRanks = 64;
 
-// The rank counts from `first` to `last` the tests below try: every one, or under
-// ZCOLL_SAMPLED_SWEEPS=1 (testing/sampled_sweeps.h) the sample and both ends.
+// The rank counts from `first` to `last` the tests below try: the sample of
+// testing/sampled_sweeps.h and both ends, or under ZCOLL_WHOLE_SWEEPS=1 every one.
 std::vector<int> RankCountsFromTo(int first, int last) {
   static const std::vector<int>* const swept =
       new std::vector<int>(testing::SweepRankCounts(kMostRanks));

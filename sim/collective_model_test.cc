@@ -115,15 +115,16 @@ constexpr Collective kPredicted[] = {
     Collective::kExscan,     Collective::kScatterv,  Collective::kGatherv,
     Collective::kAllgatherv, Collective::kAlltoallv};
 
-// The (ranks, nodes) topologies of a sweep, or under ZCOLL_SAMPLED_SWEEPS=1 (the ASan pass
-// of .ci/run, testing/sampled_sweeps.h) all but the largest: its simulations are the
-// sweep's longest (more than half of this test's 206 s under ASan) and run the same code
-// as the others; the plain build runs them all.
+// The (ranks, nodes) topologies of a sweep but the largest (testing/sampled_sweeps.h;
+// ZCOLL_WHOLE_SWEEPS=1 runs it too): its simulations are the sweep's longest (more than
+// half of this test's 206 s under ASan) and run the same code as the others.
 std::vector<std::pair<int, int>> Sampled(std::vector<std::pair<int, int>> topologies) {
   if (!zcoll::testing::SampledSweeps()) return topologies;
   const auto largest = std::max_element(topologies.begin(), topologies.end());
-  std::printf("ZCOLL_SAMPLED_SWEEPS=1: %zu of the %zu topologies, not %d ranks\n",
-              topologies.size() - 1, topologies.size(), largest->first);
+  std::printf(
+      "sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): %zu of the %zu topologies, not %d "
+      "ranks\n",
+      topologies.size() - 1, topologies.size(), largest->first);
   topologies.erase(largest);
   return topologies;
 }

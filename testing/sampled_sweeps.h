@@ -1,28 +1,46 @@
-// Whether a test's long sweeps run a sample of their cases: ZCOLL_SAMPLED_SWEEPS=1,
-// which .ci/run sets for its AddressSanitizer pass. The same sweeps run whole in the
-// plain build of the same .ci/run, so the sample checks memory safety on every code
-// path (each algorithm, every rank count to 9 and around every power of two) and
-// leaves the exhaustive counting to the plain build, where it runs several times
-// faster (selection_agreement_test whole: 12 s plain, 89 s under ASan).
+// Whether a test's long sweeps run a sample of their cases (the default) or all of them
+// (ZCOLL_WHOLE_SWEEPS=1, which testing/whole_sweeps.sh sets). `bazel test //...` and
+// every step of .ci/run run the sample: it still takes every code path (each algorithm,
+// every rank count to 9 and around every power of two, and a few counts drawn afresh
+// each run), and the whole sweeps cost several CPU minutes (the algorithms' alone: 6
+// plain, 18 under ASan) on a 2-core machine with a 40-minute CI budget.
 // A test that samples prints what it left out.
 
 #ifndef ZCOLL_TESTING_SAMPLED_SWEEPS_H_
 #define ZCOLL_TESTING_SAMPLED_SWEEPS_H_
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace zcoll::testing {
 
 inline bool SampledSweeps() {
-  const char* value = std::getenv("ZCOLL_SAMPLED_SWEEPS");
-  return value != nullptr && std::string(value) == "1";
+  const char* value = std::getenv("ZCOLL_WHOLE_SWEEPS");
+  return value == nullptr || std::string(value) != "1";
 }
 
-// The rank counts 1..most, or under SampledSweeps() every count to 9 and each power
-// of two from 16 with its neighbours (17 counts of 64), printing which.
+// The seed of the rank counts a sampled sweep draws, one per process: ZCOLL_SWEEP_SEED
+// when set (to repeat a run that failed: every sampled sweep prints its seed), or else
+// the clock's, so that runs over time cover the counts no one sample has.
+inline uint64_t SweepSeed() {
+  static const uint64_t seed = []() -> uint64_t {
+    const char* value = std::getenv("ZCOLL_SWEEP_SEED");
+    if (value != nullptr && *value != '\0') return std::strtoull(value, nullptr, 10);
+    return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) %
+           1000000007;
+  }();
+  return seed;
+}
+
+// The rank counts 1..most, or when sampled every count to 9, each power of two from 16
+// with its neighbours, and four more drawn from SweepSeed() (21 counts of 64), printing
+// which.
 inline std::vector<int> SweepRankCounts(int most) {
   std::vector<int> counts;
   if (!SampledSweeps()) {
@@ -35,8 +53,23 @@ inline std::vector<int> SweepRankCounts(int most) {
       if (count > 9 && count <= most) counts.push_back(count);
     }
   }
-  std::printf("ZCOLL_SAMPLED_SWEEPS=1: %zu rank counts of the %d, not every one\n", counts.size(),
-              most);
+  std::vector<int> others;
+  for (int count = 10; count <= most; ++count) {
+    if (std::find(counts.begin(), counts.end(), count) == counts.end()) others.push_back(count);
+  }
+  std::mt19937_64 random(SweepSeed());
+  std::string drawn;
+  for (int draw = 0; draw < 4 && !others.empty(); ++draw) {
+    const size_t pick = random() % others.size();
+    counts.push_back(others[pick]);
+    drawn += " " + std::to_string(others[pick]);
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+  std::sort(counts.begin(), counts.end());
+  std::printf(
+      "sampled sweep: %zu rank counts of the %d, of them drawn:%s (ZCOLL_SWEEP_SEED=%llu "
+      "draws them again; ZCOLL_WHOLE_SWEEPS=1 runs every count)\n",
+      counts.size(), most, drawn.c_str(), static_cast<unsigned long long>(SweepSeed()));
   return counts;
 }
 

@@ -26,16 +26,17 @@
 #   turn with the others, and the table gains its medians and zcoll's time over them;
 #   every other run takes zcoll, the baseline and the peers in the reverse order.
 # The bench is built here with -c opt (timing a fastbuild would compare an unoptimised
-# zcoll), with any flags in ZCOLL_BAZEL_FLAGS added (.ci/run adds --force_pic, so the
-# -c opt install it builds next reuses the same objects); --bench PATH (or
-# ZCOLL_BENCH) times another build instead. The peers'
-# benchmark (tools/peers/mpi_coll_bench.c) is compiled by run_peers.sh.
+# zcoll), or with the Bazel flags in ZCOLL_BAZEL_FLAGS instead: .ci/run, which checks
+# only that this script works, sets --config=ci so that it reuses the objects of the
+# test step before it rather than compile zcoll again. --bench PATH (or ZCOLL_BENCH)
+# times another build. The peers' benchmark (tools/peers/mpi_coll_bench.c) is
+# compiled by run_peers.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 peers_dir=${ZCOLL_PEERS_DIR:-$here/tools/peers}
 np=2 nodes=1 tcp=0 provider=ucx:tcp min=8 max=8388608 peers=openmpi,mpich repeat=1 alloc=malloc
 plot="" bench=${ZCOLL_BENCH:-} same_program=0 baseline=""
-read -r -a bazel_flags <<< "${ZCOLL_BAZEL_FLAGS:-}"
+read -r -a bazel_flags <<< "${ZCOLL_BAZEL_FLAGS:--c opt}"
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) np=$2; shift 2 ;;
@@ -66,14 +67,14 @@ if [ -n "$baseline" ]; then
 fi
 if [ "$same_program" = 1 ]; then
   [ "$alloc" = malloc ] || { echo "--same-program times malloc'd buffers only" >&2; exit 2; }
-  (cd "$here" && bazel build -c opt "${bazel_flags[@]}" //mpi:mpi_coll_bench //tools:zcoll_run) >&2 \
-    || { echo "compare_peers.sh: building mpi_coll_bench on zcoll (-c opt) failed" >&2; exit 2; }
-  opt_bin="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)"
-  mpi_bench=$opt_bin/mpi/mpi_coll_bench zcoll_run=$opt_bin/tools/zcoll_run
+  (cd "$here" && bazel build "${bazel_flags[@]}" //mpi:mpi_coll_bench //tools:zcoll_run) >&2 \
+    || { echo "compare_peers.sh: building mpi_coll_bench on zcoll (${bazel_flags[*]}) failed" >&2; exit 2; }
+  zcoll_bin="$(cd "$here" && bazel info "${bazel_flags[@]}" bazel-bin 2>/dev/null)"
+  mpi_bench=$zcoll_bin/mpi/mpi_coll_bench zcoll_run=$zcoll_bin/tools/zcoll_run
 elif [ -z "$bench" ]; then
-  (cd "$here" && bazel build -c opt "${bazel_flags[@]}" //tools:zcoll_bench) >&2 \
-    || { echo "compare_peers.sh: building zcoll_bench (-c opt) failed" >&2; exit 2; }
-  bench="$(cd "$here" && bazel info -c opt bazel-bin 2>/dev/null)/tools/zcoll_bench"
+  (cd "$here" && bazel build "${bazel_flags[@]}" //tools:zcoll_bench) >&2 \
+    || { echo "compare_peers.sh: building zcoll_bench (${bazel_flags[*]}) failed" >&2; exit 2; }
+  bench="$(cd "$here" && bazel info "${bazel_flags[@]}" bazel-bin 2>/dev/null)/tools/zcoll_bench"
 fi
 [ "$same_program" = 1 ] || [ -x "$bench" ] || { echo "compare_peers.sh: no zcoll_bench at $bench" >&2; exit 2; }
 case "$plot" in ""|*.png) ;; *) echo "--plot needs a .png file name" >&2; exit 2 ;; esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A project that does not build with Bazel, using zcoll's MPI C interface: installs it
-# (bazel run -c opt //mpi:install), builds testing/mpi_consumer/results.c with
+# (bazel run -c opt //mpi:install; ZCOLL_BAZEL_FLAGS replaces -c opt, as in
+# tools/compare_peers.sh), builds testing/mpi_consumer/results.c with
 # zcoll-mpicc and with `pkg-config --cflags --libs zcoll-mpi`, runs the first under
 # zcoll_run and the second under Open MPI's mpirun (zcoll bootstraps through PMIx), and
 # compares what they print with the same source built against Open MPI and MPICH and
@@ -17,7 +18,8 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 source=$root/testing/mpi_consumer/results.c
 
-bazel run -c opt --color=no --curses=no //mpi:install -- "$prefix"
+read -r -a bazel_flags <<< "${ZCOLL_BAZEL_FLAGS:--c opt}"
+bazel run "${bazel_flags[@]}" --color=no --curses=no //mpi:install -- "$prefix"
 cd "$work"
 "$prefix/bin/zcoll-mpicc" --showme -c x.c
 "$prefix/bin/zcoll-mpicc" -std=c11 -O2 -Wall -Wextra -Werror -o results_mpicc "$source"
