@@ -8,10 +8,10 @@
 //   bazel run -c opt //tools:zcoll_bench -- --np 2 --nodes 2 --provider=ofi:tcp
 //
 // Method: 1000 timed iterations after 100 warm-up ones up to 8 KiB, 100 after 10
-// above; each iteration timed alone (reduce: barrier; t0; coll; t1 -- the others:
-// t0; coll; t1; barrier; t0 and t1 clock_gettime, as MPI_Wtime, with the call alone
-// between them); the per-rank mean averaged over ranks. Float sum. Ranks are
-// bound to a core each while they fit the machine's (--bind=none: not), as mpirun binds
+// above (--iterations=N: N after N/10 at every size, for a quick check); each iteration timed alone
+// (reduce: barrier; t0; coll; t1 -- the others: t0; coll; t1; barrier; t0 and t1 clock_gettime, as
+// MPI_Wtime, with the call alone between them); the per-rank mean averaged over ranks. Float sum.
+// Ranks are bound to a core each while they fit the machine's (--bind=none: not), as mpirun binds
 // the peers'.
 //
 // --alloc=zcoll puts every buffer in memory from Communicator::AllocateBuffer (the
@@ -98,13 +98,14 @@ struct Options {
   std::string title;           // the plot's title; empty: the run's description
   std::string calibrate;       // --calibrate=FILE: measure a simulator profile into FILE
   bool cached_links = false;   // --cached-links: give links within a node a cached rate
+  int iterations = 0;          // --iterations=N: timed iterations a size; 0: the method's
 };
 
 constexpr const char* kUsage =
     "usage: zcoll_bench [--np N] [--nodes K] [--colls=a,b,...] [--min BYTES] [--max BYTES]\n"
     "                   [--provider=NAME] [--local-provider=NAME] [--algo=NAME]\n"
     "                   [--format=table|csv|json] [--bind=core|none] [--alloc=malloc|zcoll]\n"
-    "                   [--persistent] [--plot=FILE.png [--title=TEXT]]\n"
+    "                   [--persistent] [--iterations=N] [--plot=FILE.png [--title=TEXT]]\n"
     "                   [--plot-csv=ROWS.csv --plot=FILE.png]\n"
     "                   [--calibrate=PROFILE [--cached-links]] [--version]\n"
     "--calibrate: measures this machine's figures for zcoll_sim (2 ranks over the local\n"
@@ -118,6 +119,8 @@ constexpr const char* kUsage =
     "  metadata (zcoll version, host, CPU, cores, ranks, nodes, providers) and its rows.\n"
     "--persistent: each collective made once with its persistent form (AllreduceInit, ...)\n"
     "  and timed as Start + Wait (reduce_local has none: it runs as it is).\n"
+    "--iterations=N: N timed iterations at every size after N/10 warm-up ones, instead of\n"
+    "  the method's 1000 up to 8 KiB and 100 above (fewer: a quick check, not a figure).\n"
     "colls: reduce allreduce reduce_scatter_block reduce_scatter scatter scatterv bcast "
     "gather allgather alltoall reduce_local barrier scan exscan\n"
     "(barrier: one row, bytes 0, OSU's osu_barrier method, as the peers' benchmark)\n";
@@ -165,6 +168,11 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
       options.zcoll_buffers = value == "zcoll";
     } else if (argument == "--persistent") {
       options.persistent = true;
+    } else if (argument == "--iterations") {
+      if (!number(options.iterations) || options.iterations < 1) {
+        if (error.empty()) error = "--iterations is at least 1";
+        return false;
+      }
     } else if (argument == "--format") {
       options.format = value;
       if (value != "table" && value != "csv" && value != "json") {
@@ -223,7 +231,11 @@ bool ParseOptions(int argc, char** argv, Options& options, std::string& error) {
   return true;
 }
 
-int IterationsFor(size_t bytes) { return bytes <= 8192 ? 1000 : 100; }
+// The timed iterations at `bytes`: the method's, or `chosen` (--iterations) when not 0.
+int IterationsFor(size_t bytes, int chosen) {
+  if (chosen > 0) return chosen;
+  return bytes <= 8192 ? 1000 : 100;
+}
 
 // A benchmark buffer of floats, zeroed: from malloc, or from AllocateBuffer.
 class Floats {
@@ -495,14 +507,14 @@ __attribute__((noinline, optimize("O3"))) void SumArrays(const float* __restrict
 
 // The mean time of a plain c[i] = a[i] + b[i] over `bytes` of floats (buffers of
 // AllocateBuffer, as the allreduce's), with the allreduce's iteration counts.
-double SumLoopMicroseconds(size_t bytes) {
+double SumLoopMicroseconds(size_t bytes, int chosen_iterations) {
   const size_t count = std::max<size_t>(1, bytes / sizeof(float));
   Floats a(count, true), b(count, true), c(count, true);
   for (size_t i = 0; i < count; ++i) {
     a[i] = static_cast<float>(i % 7);
     b[i] = 1.0f;
   }
-  const int iterations = IterationsFor(bytes), warmup = iterations / 10;
+  const int iterations = IterationsFor(bytes, chosen_iterations), warmup = iterations / 10;
   double total_seconds = 0;
   for (int it = 0; it < warmup + iterations; ++it) {
     const double start = MonotonicSeconds();
@@ -563,7 +575,8 @@ std::string JsonMetadata(const Options& options, int size) {
       "  \"algorithm\": \"%s\",\n  \"buffers\": \"%s\",\n  \"calls\": \"%s\",\n"
       "  \"datatype\": \"float\",\n"
       "  \"op\": \"sum\",\n  \"method\": \"OSU: mean of timed iterations after a warmup, "
-      "averaged over ranks\",\n  \"collectives\": [%s],\n  \"rows\": [",
+      "averaged over ranks\",\n  \"iterations\": \"%s\",\n  \"collectives\": [%s],\n"
+      "  \"rows\": [",
       kVersion, absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()),
       JsonEscaped(host), JsonEscaped(CpuModel()),
       static_cast<int>(std::thread::hardware_concurrency()), size, options.nodes,
@@ -572,6 +585,8 @@ std::string JsonMetadata(const Options& options, int size) {
       JsonEscaped(options.algorithm.empty() ? "selection table" : options.algorithm),
       options.zcoll_buffers ? "Communicator::AllocateBuffer" : "malloc",
       options.persistent ? "persistent (Init once, Start + Wait)" : "blocking",
+      options.iterations > 0 ? absl::StrCat(options.iterations, " a size (--iterations)")
+                             : std::string("1000 up to 8 KiB, 100 above"),
       absl::StrJoin(colls, ", "));
 }
 
@@ -624,7 +639,7 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
           return 1;
         }
       }
-      const int iterations = IterationsFor(bytes), warmup = iterations / 10;
+      const int iterations = IterationsFor(bytes, options.iterations), warmup = iterations / 10;
       const bool barrier_first = coll == "reduce";
       double total_seconds = 0;
       absl::Status status = comm.Barrier();
@@ -662,7 +677,8 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
       // The memory bound of an allreduce, timed while the other ranks wait (asleep)
       // in the next barrier.
       if (options.zcoll_buffers && coll == "allreduce") {
-        PrintRow(options.format, first_row, "sum_loop", 1, bytes, SumLoopMicroseconds(bytes));
+        PrintRow(options.format, first_row, "sum_loop", 1, bytes,
+                 SumLoopMicroseconds(bytes, options.iterations));
       }
     }
   }

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # zcoll_bench runs its job, verifies the results and prints CSV rows that line up
 # with run_peers.sh (coll,ranks,bytes,usec); bad options are refused.
+# The runs of many rows take 20 timed iterations a size (--iterations): what is checked
+# here is the rows and the results, not the times, and the method's 1000 made this test
+# two minutes under ASan.
 set -euo pipefail
 bench=tools/zcoll_bench
-out=$("$bench" --np 3 --nodes 2 --max 2048 --format=csv \
+out=$("$bench" --np 3 --nodes 2 --max 2048 --format=csv --iterations=20 \
   --colls=reduce,allreduce,reduce_scatter,scatterv,reduce_local,scan,exscan)
 echo "$out"
 [ "$(echo "$out" | head -1)" = "coll,ranks,bytes,usec" ] || { echo "no CSV header"; exit 1; }
@@ -16,22 +19,25 @@ echo "$barrier"
   [ "$(echo "$barrier" | wc -l)" = 1 ] || { echo "expected one barrier row"; exit 1; }
 # --persistent: every collective made once (its *Init) and timed as Start + Wait,
 # verified as the blocking calls are.
-persistent=$("$bench" --np 3 --nodes 2 --max 512 --format=csv --persistent \
+persistent=$("$bench" --np 3 --nodes 2 --max 512 --format=csv --persistent --iterations=20 \
   --colls=reduce,allreduce,reduce_scatter_block,reduce_scatter,scatter,scatterv,bcast,gather,allgather,alltoall,barrier,scan,exscan)
 echo "$persistent"
 [ "$(echo "$persistent" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{3}$')" = 49 ] \
   || { echo "expected 49 persistent rows (12 colls x 4 sizes and a barrier)"; exit 1; }
 if "$bench" --np 2 --nodes 3 2>/dev/null; then echo "--nodes above --np was accepted"; exit 1; fi
 if "$bench" --colls=allgatherw 2>/dev/null; then echo "an unknown collective was accepted"; exit 1; fi
+if "$bench" --iterations=0 2>"$TEST_TMPDIR/err"; then echo "--iterations=0 was accepted"; exit 1; fi
+grep -q "iterations is at least 1" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
 [[ "$("$bench" --version)" =~ ^zcoll_bench\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no --version"; exit 1; }
 # JSON: the run's metadata, then its rows.
-json=$("$bench" --np 2 --nodes 1 --max 32 --format=json --colls=allreduce)
+json=$("$bench" --np 2 --nodes 1 --max 32 --format=json --colls=allreduce --iterations=7)
 echo "$json"
 for key in zcoll_version date host cpu_model cores ranks nodes local_provider network_provider \
-           algorithm buffers calls collectives rows; do
+           algorithm buffers calls iterations collectives rows; do
   grep -q "^  \"$key\": " <<<"$json" || { echo "JSON lacks $key"; exit 1; }
 done
 grep -q '"ranks": 2,$' <<<"$json" && grep -q '"local_provider": "shm",' <<<"$json" \
+  && grep -q '"iterations": "7 a size (--iterations)",$' <<<"$json" \
   || { echo "JSON metadata wrong"; exit 1; }
 [ "$(grep -c '{"coll": "allreduce", "ranks": 2, "bytes": [0-9]*, "usec": ' <<<"$json")" = 2 ] \
   || { echo "expected 2 JSON rows"; exit 1; }
