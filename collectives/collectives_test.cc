@@ -1138,6 +1138,13 @@ class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
 };
 
 TEST_P(NodeEngineInSlotsTest, ACorePerRanksPathsMatchTheReference) {
+  // Nine processes that each think they have a core, on this machine's two: 44 s under
+  // ASan, its longest case. The plain run has it, and 4 ranks take the same paths here.
+  const char* sanitizer = std::getenv("ZCOLL_UNDER_SANITIZER");
+  if (GetParam().size > 4 && sanitizer != nullptr && std::string(sanitizer) == "1") {
+    GTEST_SKIP() << "ZCOLL_UNDER_SANITIZER=1: " << GetParam().size
+                 << " ranks are left to the plain run (4 ranks take the same paths here)";
+  }
   const absl::Status status =
       RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl& control) {
         ASSERT_FALSE(CoresOversubscribed()) << "ZCOLL_CORES did not take";
