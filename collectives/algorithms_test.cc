@@ -391,8 +391,7 @@ TEST_P(AlgorithmTest, ExactResultsForLargeRankCounts) {
       IsQuadratic(algorithm) ? std::vector<int>{100, 257} : std::vector<int>{100, 1000, 4096};
   if (testing::SampledSweeps()) {
     sizes.pop_back();
-    std::printf(
-        "sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): without its largest rank count\n");
+    testing::PrintSampled("without its largest rank count");
   }
   for (int size : sizes) {
     const int root = IsRooted(algorithm.collective) ? size / 3 : 0;
@@ -419,7 +418,7 @@ TEST(PipelinedRabenseifnerTest, ExactResultsWithManySegments) {
   std::vector<int> sizes = {2, 5, 12, 33, 64};
   if (testing::SampledSweeps()) {
     sizes = {2, 5, 12};
-    std::printf("sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): without 33 and 64 ranks\n");
+    testing::PrintSampled("without 33 and 64 ranks");
   }
   for (int size : sizes) {
     for (size_t segments : {2, 7, 32}) {

@@ -480,8 +480,7 @@ TEST_P(ReduceOnTarget, LargeBuffersOfEverySimdType) {
   // The kernels have no size thresholds: 2^16 elements take every path 2^20 do (the
   // aligning head, the unrolled loop, the tail), for the sampled sweep (testing/sampled_sweeps.h).
   const size_t kCount = testing::SampledSweeps() ? size_t{1} << 16 : size_t{1} << 20;
-  if (testing::SampledSweeps())
-    std::printf("sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): 2^16 elements, not 2^20\n");
+  if (testing::SampledSweeps()) testing::PrintSampled("2^16 elements, not 2^20");
   for (DataType type :
        {DataType::kInt8, DataType::kUint16, DataType::kInt32, DataType::kUint64, DataType::kFloat,
         DataType::kDouble, DataType::kFloat16, DataType::kBfloat16}) {

@@ -121,10 +121,8 @@ constexpr Collective kPredicted[] = {
 std::vector<std::pair<int, int>> Sampled(std::vector<std::pair<int, int>> topologies) {
   if (!zcoll::testing::SampledSweeps()) return topologies;
   const auto largest = std::max_element(topologies.begin(), topologies.end());
-  std::printf(
-      "sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): %zu of the %zu topologies, not %d "
-      "ranks\n",
-      topologies.size() - 1, topologies.size(), largest->first);
+  zcoll::testing::PrintSampled(absl::StrCat(topologies.size() - 1, " of the ", topologies.size(),
+                                            " topologies, not ", largest->first, " ranks"));
   topologies.erase(largest);
   return topologies;
 }
@@ -165,10 +163,9 @@ TEST(LowerBoundTest, NoAlgorithmIsPredictedBelowIt) {
   // sweep's time a third: 12.7 s plain and 57 under ASan with every profile).
   const size_t turn = zcoll::testing::SweepSeed() % std::size(profiles);
   if (zcoll::testing::SampledSweeps()) {
-    std::printf(
-        "sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): topology t on profile "
-        "(t + %zu) %% 3 alone (ZCOLL_SWEEP_SEED=%llu turns them so again)\n",
-        turn, static_cast<unsigned long long>(zcoll::testing::SweepSeed()));
+    zcoll::testing::PrintSampled(absl::StrCat(
+        "topology t on profile (t + ", turn,
+        ") % 3 alone (ZCOLL_SWEEP_SEED=", zcoll::testing::SweepSeed(), " turns them so again)"));
   }
   for (size_t p = 0; p < std::size(profiles); ++p) {
     const MachineProfile& profile = profiles[p];

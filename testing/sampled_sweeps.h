@@ -25,6 +25,11 @@ inline bool SampledSweeps() {
   return value == nullptr || std::string(value) != "1";
 }
 
+// Prints what a sampled sweep leaves out, in the words every sampled test uses.
+inline void PrintSampled(const std::string& what) {
+  std::printf("sampled sweep (ZCOLL_WHOLE_SWEEPS=1 runs it whole): %s\n", what.c_str());
+}
+
 // The seed of the rank counts a sampled sweep draws, one per process: ZCOLL_SWEEP_SEED
 // when set (to repeat a run that failed: every sampled sweep prints its seed), or else
 // the clock's, so that runs over time cover the counts no one sample has.

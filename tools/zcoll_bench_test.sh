@@ -107,7 +107,7 @@ if grep -q "^node.cached_bytes_per_usec" "$profile"; then
 fi
 if "$bench" --cached-links 2>"$TEST_TMPDIR/err"; then echo "--cached-links alone ran"; exit 1; fi
 grep -q "cached-links is a choice of --calibrate's" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
-# A second calibration; under ZCOLL_UNDER_SANITIZER=1 (.ci/run's ASan pass, where one
+# A second calibration; under ZCOLL_UNDER_SANITIZER=1 (--config=asan's, where one
 # takes 11 s alone and several times that beside another test) it is left to the plain
 # run: the same code, whose cached-link arithmetic calibration_test checks under ASan.
 if [ "${ZCOLL_UNDER_SANITIZER:-}" = 1 ]; then
