@@ -35,7 +35,7 @@ namespace {
 
 constexpr absl::string_view kProvider = "shm";
 constexpr uint64_t kSegmentMagic = 0x6d6873636c6f637aULL;  // "zcolshm"
-constexpr uint32_t kSegmentVersion = 4;
+constexpr uint32_t kSegmentVersion = 5;
 constexpr size_t kHeaderBytes = 4096;
 
 // Messages each inbound ring yields per Progress call: enough to drain a burst,
@@ -47,8 +47,9 @@ enum class Kind : uint32_t {
   kRendezvous = 2,   // `address` holds `bytes` to be read by the receiver
   kFinished = 3,     // the receiver read rendezvous `request` (status 0) or refused it
   kNotify = 4,       // a put or get with notify tag `tag` has finished
-  kClearToSend = 5,  // split rendezvous: write the last `bytes` of `request` to `address`
-  kWrote = 6,        // split rendezvous: the sender wrote its part of `request`
+  kClearToSend = 5,  // split rendezvous: claim chunks of `bytes` of `request` from the
+                     // tail and write them to `address` + their offset
+  kWrote = 6,        // split rendezvous: the sender wrote the chunks it claimed of `request`
   kPooled = 7,       // eager: the payload is in the sender's pool buffer `request`
   // Without cross-memory attach (ShmOptions::cross_memory_attach, or not permitted),
   // the payload in the sender's pool buffer `request`:
@@ -127,6 +128,7 @@ struct SegmentHeader {
   uint32_t pool_buffers;                       // in the send pool
   uint64_t pool_buffer_bytes;                  // PoolBufferHeader + payload, a multiple of 64
   uint64_t pool_offset;                        // from the segment's start
+  uint64_t claims_offset;                      // the split claims (SplitClaims), from the start
   uint64_t owner_base;                         // where the owner mapped it: the probe's
   alignas(64) std::atomic<uint32_t> attached;  // peers that mapped the segment
   alignas(64) std::atomic<uint32_t> doorbell;  // futex word senders bump
@@ -140,6 +142,40 @@ struct SegmentHeader {
   std::atomic<uint32_t> copiers;
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+
+// A split rendezvous's chunks, claimed by the two ranks that copy them: the receiver
+// from the head (reading), the sender from the tail (writing), until they meet. One per
+// sender in the receiver's segment, after the rings, on a line of its own; a receiver
+// has at most one split open per sender. The word: the low 32 bits of the sender's
+// request in the top half, so that a sender's late clear-to-send finds another split's
+// word and claims nothing; then the head's and the tail's claimed chunks, 16 bits each.
+// Both sides claim with compare-and-swap, so a chunk has one copier; the chunks are
+// whole once neither can claim (head + tail = chunks).
+//
+// Why claims and not fixed halves: a sender busy with a step of its own (a linear
+// scatter's root copying its block) answers the clear-to-send late, and a receiver
+// waiting for its half took twice as long as reading it all. With claims it reads what
+// the sender has not claimed: a 2-rank linear scatter of 1 MiB took 97-124 us against
+// 196-208 with fixed halves, 4 MiB 615-712 against 811-851, and an idle sender's
+// linear bcast was unchanged (1 MiB 49-57 against 55-58; 4 alternating runs each).
+struct SplitClaims {
+  alignas(64) std::atomic<uint64_t> word;
+};
+static_assert(sizeof(SplitClaims) == 64);
+
+uint64_t PackClaims(uint64_t request, uint64_t head, uint64_t tail) {
+  return (request << 32) | (head << 16) | tail;
+}
+uint32_t ClaimsRequest(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+uint64_t ClaimedHead(uint64_t word) { return (word >> 16) & 0xffff; }
+uint64_t ClaimedTail(uint64_t word) { return word & 0xffff; }
+
+// The chunk size of a split message of `bytes`: its halves (whole pages), the receiver's
+// the head and the sender's the tail unless one of them takes both. Not more, smaller
+// chunks: with 8 of 32-512 KiB an idle sender's linear bcast took longer (2 ranks,
+// 4 alternating runs: 256 KiB 24-27 us against 16-19, 1 MiB 61-66 against 49-57), its
+// chunks no longer copied by the same core call after call, so their lines moved.
+size_t SplitChunkBytes(size_t bytes) { return ((bytes + 1) / 2 + 4095) / 4096 * 4096; }
 
 size_t RoundUp(size_t value, size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -162,12 +198,14 @@ struct Mapping {
   uint32_t pool_buffers = 0;
   uint64_t pool_buffer_bytes = 0;
   uint64_t pool_offset = 0;
+  uint64_t claims_offset = 0;
 
   void ReadGeometry() {
     slots = header()->slots;
     pool_buffers = header()->pool_buffers;
     pool_buffer_bytes = header()->pool_buffer_bytes;
     pool_offset = header()->pool_offset;
+    claims_offset = header()->claims_offset;
   }
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base); }
   SlotHeader* Slot(int ring, uint64_t position) const {
@@ -179,6 +217,10 @@ struct Mapping {
   }
   uint8_t* PoolPayload(uint64_t index) const {
     return reinterpret_cast<uint8_t*>(PoolBuffer(index)) + sizeof(PoolBufferHeader);
+  }
+  // The claims of splits of `sender`'s messages to the owner.
+  std::atomic<uint64_t>& Claims(int sender) const {
+    return reinterpret_cast<SplitClaims*>(base + claims_offset)[sender].word;
   }
 };
 
@@ -235,12 +277,12 @@ struct PendingSend {
   Completion* completion;
 };
 
-// A split rendezvous receive: this rank reads the head while the sender writes the
-// tail; the receive ends once both halves are in and the acknowledgement is sent.
+// A split rendezvous receive whose sender claimed chunks (SplitClaims): it ends once
+// the sender wrote them and the acknowledgement is sent.
 struct SplitReceive {
   Completion* completion;
   size_t bytes;
-  absl::Status head;  // our read
+  absl::Status head;  // our reads of the chunks we claimed
   uint32_t check;     // the message's check word
 };
 
@@ -353,6 +395,7 @@ class ShmTransport final : public Transport {
     uint64_t send_position = 0;   // our next slot in its ring for us
     std::deque<Outgoing> queued;  // waiting for free slots, in order
     size_t rendezvous_sends = 0;  // our rendezvous messages it has not finished reading
+    bool split_open = false;      // we are in a split of its message (its SplitClaims)
     bool dead = false;
     // Whether this rank may read the peer's memory (Connect tries), and so, taken to
     // go both ways, the peer this rank's: without, what would be read or written
@@ -502,7 +545,8 @@ absl::Status ShmTransport::Initialize() {
   std::random_device random;
   segment_name_ = absl::StrCat("/", SharedMemoryPrefix(getpid()), "shm-", rank(), "-",
                                transports_made++, "-", absl::Hex(random()));
-  const size_t pool_offset = RoundUp(kHeaderBytes + sizeof(SlotHeader) * slots_ * size(), 4096);
+  const size_t claims_offset = kHeaderBytes + sizeof(SlotHeader) * slots_ * size();
+  const size_t pool_offset = RoundUp(claims_offset + sizeof(SplitClaims) * size(), 4096);
   const size_t pool_buffer_bytes = sizeof(PoolBufferHeader) + RoundUp(eager_bytes_, 64);
   own_.bytes = pool_offset + pool_buffer_bytes * pool_buffers_;
   segment_fd_ = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -530,9 +574,13 @@ absl::Status ShmTransport::Initialize() {
   header->pool_buffers = static_cast<uint32_t>(pool_buffers_);
   header->pool_buffer_bytes = pool_buffer_bytes;
   header->pool_offset = pool_offset;
+  header->claims_offset = claims_offset;
   own_.ReadGeometry();
   for (uint64_t index = 0; index < pool_buffers_; ++index)
     new (own_.PoolBuffer(index)) PoolBufferHeader();
+  for (int sender = 0; sender < size(); ++sender) {
+    new (&reinterpret_cast<SplitClaims*>(own_.base + claims_offset)[sender]) SplitClaims();
+  }
   for (int ring = 0; ring < size(); ++ring) {
     for (uint64_t position = 0; position < slots_; ++position) {
       new (own_.Slot(ring, position)) SlotHeader();
@@ -614,7 +662,7 @@ absl::Status ShmTransport::Connect(absl::Span<const std::string> addresses) {
         header->ranks != static_cast<uint32_t>(size()) || header->slots != mine->slots ||
         header->pool_buffers != mine->pool_buffers ||
         header->pool_buffer_bytes != mine->pool_buffer_bytes ||
-        header->pool_offset != mine->pool_offset ||
+        header->pool_offset != mine->pool_offset || header->claims_offset != mine->claims_offset ||
         entry.mapping.bytes <
             header->pool_offset + header->pool_buffer_bytes * header->pool_buffers) {
       return absl::InvalidArgumentError(
@@ -895,23 +943,54 @@ void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t 
     status = Truncated(source, wire_tag & kMaxTag, bytes, recv.bytes);
     acknowledgement = 1;
   } else if (split_bytes_ > 0 && bytes >= split_bytes_ && !peers_[source].dead &&
-             peers_[source].rendezvous_sends == 0) {
-    // Two cores copy instead of one: the sender writes the tail (on the way here is
-    // the request) while this rank reads the head. Both are kernel copies of about
-    // 11 GB/s each on one core; the sender would otherwise only wait. Not when the
-    // sender has our data to read too (an exchange): it is busy, and each side
-    // reading its whole message takes less time than both splitting (2 ranks, medians
-    // of 5 and 9 interleaved runs: allgather 128 KiB 18.9-20.4 us against 24.7-25.1,
-    // alltoall 21.7-23.3 against 24.2-24.6; larger sizes within this machine's noise).
-    const size_t head = bytes / 2 / 4096 * 4096;
+             !peers_[source].split_open && peers_[source].rendezvous_sends == 0) {
+    // Two cores copy instead of one: the sender writes chunks from the tail (on the way
+    // there is the clear-to-send) while this rank reads chunks from the head, each
+    // claiming the next (SplitClaims). Both are kernel copies of about 11 GB/s each on
+    // one core; an idle sender would otherwise only wait, and a busy one claims what is
+    // left when it gets to it. Not when the sender has our data to read too (an
+    // exchange): each side reading its whole message takes less time than both splitting
+    // (2 ranks, medians of 5 and 9 interleaved runs: allgather 128 KiB 18.9-20.4 us
+    // against 24.7-25.1, alltoall 21.7-23.3 against 24.2-24.6; larger sizes within this
+    // machine's noise).
+    const size_t chunk = SplitChunkBytes(bytes);
+    const uint64_t chunks = (bytes + chunk - 1) / chunk;
+    std::atomic<uint64_t>& claims = own_.Claims(source);
+    const uint64_t id = request & 0xffffffff;
+    claims.store(PackClaims(id, 0, 0), std::memory_order_seq_cst);
     Send(source, {.kind = Kind::kClearToSend,
-                  .bytes = bytes - head,
+                  .bytes = chunk,
                   .request = request,
-                  .address = reinterpret_cast<uintptr_t>(recv.data) + head});
-    splits_[{source, request}] = {recv.completion, bytes,
-                                  CrossCopy(source, /*write=*/false, recv.data, address, head),
-                                  check};
-    return;
+                  .address = reinterpret_cast<uintptr_t>(recv.data)});
+    uint64_t word = claims.load(std::memory_order_seq_cst);
+    while (ClaimedHead(word) + ClaimedTail(word) < chunks) {
+      const uint64_t head = ClaimedHead(word);
+      // A failed read claims all the rest: the message is lost anyway, and the sender
+      // then has nothing left to write.
+      if (!status.ok()) {
+        if (claims.compare_exchange_weak(
+                word, PackClaims(id, chunks - ClaimedTail(word), ClaimedTail(word)))) {
+          break;
+        }
+        continue;
+      }
+      if (!claims.compare_exchange_weak(word, PackClaims(id, head + 1, ClaimedTail(word)))) {
+        continue;
+      }
+      const size_t offset = head * chunk;
+      status = CrossCopy(source, /*write=*/false, static_cast<uint8_t*>(recv.data) + offset,
+                         address + offset, std::min(chunk, bytes - offset));
+      word = claims.load(std::memory_order_seq_cst);
+    }
+    if (ClaimedTail(claims.load(std::memory_order_seq_cst)) > 0) {
+      // The sender claimed chunks: the receive ends with its kWrote.
+      peers_[source].split_open = true;
+      splits_[{source, request}] = {recv.completion, bytes, std::move(status), check};
+      return;
+    }
+    // We read it all (the sender was busy); its clear-to-send, when it comes to it,
+    // finds nothing to claim and is not answered.
+    if (!status.ok()) acknowledgement = 2;
   } else {
     status = CrossCopy(source, /*write=*/false, recv.data, address, bytes);
     if (!status.ok()) acknowledgement = 2;
@@ -1105,15 +1184,38 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       DeliverNotify(source, slot.tag);
       return;
     case Kind::kClearToSend: {
-      // We are the sender of a split rendezvous: write our part, then say so.
+      // We are the sender of a split rendezvous: claim chunks from the tail and write
+      // them while the receiver reads from the head; say so if we wrote any. A receiver
+      // that read them all before we got here (or has moved on to another split of
+      // ours: the word's request differs) leaves us none, and waits for no answer.
       auto it = rendezvous_.find(slot.rendezvous.request);
       if (it == rendezvous_.end()) return;
       const PendingSend& send = it->second;
-      const size_t tail = slot.bytes;
-      const absl::Status written = CrossCopy(
-          source, /*write=*/true,
-          const_cast<uint8_t*>(static_cast<const uint8_t*>(send.data)) + (send.bytes - tail),
-          slot.rendezvous.address, tail);
+      const size_t chunk = slot.bytes;
+      const uint64_t chunks = (send.bytes + chunk - 1) / chunk;
+      const uint64_t id = slot.rendezvous.request & 0xffffffff;
+      std::atomic<uint64_t>& claims = peers_[source].mapping.Claims(rank());
+      uint64_t word = claims.load(std::memory_order_seq_cst);
+      uint64_t claimed = 0;
+      absl::Status written;
+      while (ClaimsRequest(word) == id && ClaimedHead(word) + ClaimedTail(word) < chunks) {
+        const uint64_t tail = ClaimedTail(word);
+        if (!claims.compare_exchange_weak(word, PackClaims(id, ClaimedHead(word), tail + 1))) {
+          continue;
+        }
+        ++claimed;
+        const size_t offset = (chunks - 1 - tail) * chunk;
+        const absl::Status copied =
+            CrossCopy(source, /*write=*/true,
+                      const_cast<uint8_t*>(static_cast<const uint8_t*>(send.data)) + offset,
+                      slot.rendezvous.address + offset, std::min(chunk, send.bytes - offset));
+        if (!copied.ok()) {
+          written = copied;
+          break;  // the receiver claims the rest; the message fails
+        }
+        word = claims.load(std::memory_order_seq_cst);
+      }
+      if (claimed == 0) return;
       Send(source, {.kind = Kind::kWrote,
                     .status = written.ok() ? 0u : 2u,
                     .request = slot.rendezvous.request});
@@ -1124,6 +1226,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       if (it == splits_.end()) return;
       SplitReceive split = std::move(it->second);
       splits_.erase(it);
+      peers_[source].split_open = false;
       absl::Status status = std::move(split.head);
       if (status.ok() && slot.status != 0) {
         status =
@@ -1261,6 +1364,7 @@ void ShmTransport::FailPeer(int peer) {
     it->second.completion->Complete(gone, 0);
     splits_.erase(it++);
   }
+  entry.split_open = false;
   for (auto it = rendezvous_.begin(); it != rendezvous_.end();) {
     if (it->second.peer != peer) {
       ++it;

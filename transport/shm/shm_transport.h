@@ -3,11 +3,11 @@
 // Every rank owns one POSIX shared-memory segment holding one single-producer
 // single-consumer ring of cache-line slots per peer (the messages that peer sends
 // it) and a pool of send buffers for its own medium-sized messages. A segment is
-// about 0.5 MiB plus 4 KiB per rank of the job. Peers map it at
-// Connect; once all have, the owner unlinks its name, so the memory disappears with
-// the last process even if some crash (a segment is only left behind by a process
-// killed between creating it and its peers attaching; names carry the pid so that a
-// launcher can sweep them).
+// about 0.5 MiB plus 4 KiB per rank of the job (a ring, and a line of split claims).
+// Peers map it at Connect; once all have, the owner unlinks its name, so the memory
+// disappears with the last process even if some crash (a segment is only left behind
+// by a process killed between creating it and its peers attaching; names carry the
+// pid so that a launcher can sweep them).
 //
 // Data paths:
 //   - messages of at most 32 bytes travel inside a ring slot; up to eager_bytes the
@@ -15,8 +15,11 @@
 //   - larger messages are single-copy: the sender announces its buffer in the ring
 //     and the receiver reads it with process_vm_readv (Linux cross-memory attach)
 //     straight into the receive buffer, then acknowledges; from split_bytes up the
-//     receiver reads the head while the sender writes the tail with
-//     process_vm_writev, so two cores copy (the sender would otherwise only wait);
+//     receiver reads the head half while the sender writes the tail half with
+//     process_vm_writev, so two cores copy where the sender would otherwise only wait;
+//     each side claims a half in the receiver's segment before copying it, so a sender
+//     busy with work of its own leaves both halves to the receiver instead of making it
+//     wait;
 //   - puts and gets are process_vm_writev / process_vm_readv into and out of the
 //     peer's registered region, followed by a notification message;
 //   - where a rank may not read a peer's memory (a container's seccomp filter or ptrace
@@ -54,7 +57,8 @@ struct ShmOptions {
   // eager messages unread by their receivers queues the rest.
   size_t pool_buffers = 64;
   // Rendezvous messages of at least this size are copied by both sides at once
-  // (receiver reads the head, sender writes the tail); 0 disables.
+  // (the receiver reads the head half, the sender writes the tail half unless the
+  // receiver has claimed it first); 0 disables.
   size_t split_bytes = 64 * 1024;
   // false: never read or write a peer's memory (process_vm_readv/writev), as where it
   // is not permitted: larger messages, puts and gets go as pieces through the pool.
