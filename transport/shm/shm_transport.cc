@@ -48,7 +48,8 @@ enum class Kind : uint32_t {
   kFinished = 3,     // the receiver read rendezvous `request` (status 0) or refused it
   kNotify = 4,       // a put or get with notify tag `tag` has finished
   kClearToSend = 5,  // split rendezvous: claim chunks of `bytes` of `request` from the
-                     // tail and write them to `address` + their offset
+                     // tail (on claims word `status`) and write them to `address` + their
+                     // offset
   kWrote = 6,        // split rendezvous: the sender wrote the chunks it claimed of `request`
   kPooled = 7,       // eager: the payload is in the sender's pool buffer `request`
   // Without cross-memory attach (ShmOptions::cross_memory_attach, or not permitted),
@@ -143,25 +144,32 @@ struct SegmentHeader {
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
-// A split rendezvous's chunks, claimed by the two ranks that copy them: the receiver
-// from the head (reading), the sender from the tail (writing), until they meet. One per
-// sender in the receiver's segment, after the rings, on a line of its own; a receiver
-// has at most one split open per sender. The word: the low 32 bits of the sender's
-// request in the top half, so that a sender's late clear-to-send finds another split's
-// word and claims nothing; then the head's and the tail's claimed chunks, 16 bits each.
+// A split rendezvous's chunks (its halves: SplitChunkBytes), claimed by the two ranks
+// that copy them: the receiver from the head (reading), the sender from the tail
+// (writing), until they meet. kSplitsPerSender words per sender in the receiver's
+// segment, after the rings: a receiver has at most that many splits of a sender's
+// messages open (a stream of them: the receiver reads the next one's head while the
+// sender writes the tails before it; a ring holds 64 messages), and reads any more
+// whole. A word: the low 32 bits of the sender's request in the top half, so that a
+// sender's late clear-to-send finds another split's word and claims nothing; then the
+// head's and the tail's claimed chunks, 16 bits each.
 // Both sides claim with compare-and-swap, so a chunk has one copier; the chunks are
 // whole once neither can claim (head + tail = chunks).
 //
 // Why claims and not fixed halves: a sender busy with a step of its own (a linear
 // scatter's root copying its block) answers the clear-to-send late, and a receiver
-// waiting for its half took twice as long as reading it all. With claims it reads what
-// the sender has not claimed: a 2-rank linear scatter of 1 MiB took 97-124 us against
-// 196-208 with fixed halves, 4 MiB 615-712 against 811-851, and an idle sender's
-// linear bcast was unchanged (1 MiB 49-57 against 55-58; 4 alternating runs each).
-struct SplitClaims {
-  alignas(64) std::atomic<uint64_t> word;
+// waiting for its half took twice as long as reading it all. With claims it reads the
+// half the sender has not claimed by the end of its Progress call (not at once: a
+// stream's receiver reads the next messages' heads first, while the sender writes
+// the tails). 2 ranks, 3 alternating runs against fixed halves, medians: linear scatter
+// 1 MiB 123 us against 179, 4 MiB 683 against 775; linear bcast (an idle root) 1 MiB
+// 56 against 53; the shm stream 0.90x the bandwidth at 256 KiB and 0.92x at 1 MiB (its
+// receiver still takes some tails); ping-pong latency alike.
+constexpr int kSplitsPerSender = 64;
+struct SplitClaims {  // one sender's
+  alignas(64) std::atomic<uint64_t> words[kSplitsPerSender];
 };
-static_assert(sizeof(SplitClaims) == 64);
+static_assert(sizeof(SplitClaims) == 8 * kSplitsPerSender);
 
 uint64_t PackClaims(uint64_t request, uint64_t head, uint64_t tail) {
   return (request << 32) | (head << 16) | tail;
@@ -218,9 +226,9 @@ struct Mapping {
   uint8_t* PoolPayload(uint64_t index) const {
     return reinterpret_cast<uint8_t*>(PoolBuffer(index)) + sizeof(PoolBufferHeader);
   }
-  // The claims of splits of `sender`'s messages to the owner.
-  std::atomic<uint64_t>& Claims(int sender) const {
-    return reinterpret_cast<SplitClaims*>(base + claims_offset)[sender].word;
+  // Word `word` of the claims of splits of `sender`'s messages to the owner.
+  std::atomic<uint64_t>& Claims(int sender, uint32_t word) const {
+    return reinterpret_cast<SplitClaims*>(base + claims_offset)[sender].words[word];
   }
 };
 
@@ -277,13 +285,20 @@ struct PendingSend {
   Completion* completion;
 };
 
-// A split rendezvous receive whose sender claimed chunks (SplitClaims): it ends once
-// the sender wrote them and the acknowledgement is sent.
+// A split rendezvous receive (SplitClaims). It ends once all its chunks are claimed
+// and copied: by this rank alone (it claims what is left when it has nothing else to
+// do: ClaimIdleSplits), or with the sender, whose kWrote says it wrote its chunks.
 struct SplitReceive {
   Completion* completion;
   size_t bytes;
-  absl::Status head;  // our reads of the chunks we claimed
-  uint32_t check;     // the message's check word
+  absl::Status status;  // our reads of the chunks we claimed
+  uint32_t check;       // the message's check word
+  uint32_t claims;      // its word of the sender's SplitClaims
+  uint8_t* data;        // the receive buffer
+  uint64_t address;     // the message in the sender's memory
+  size_t chunk;         // SplitChunkBytes
+  uint64_t chunks;
+  bool all_claimed = false;  // by one side or the other: nothing left to claim
 };
 
 // A message arriving in pieces (Kind::kPiece) from one peer: its pieces come one
@@ -392,10 +407,10 @@ class ShmTransport final : public Transport {
     std::string segment;
     pid_t pid = 0;
     Mapping mapping;
-    uint64_t send_position = 0;   // our next slot in its ring for us
-    std::deque<Outgoing> queued;  // waiting for free slots, in order
-    size_t rendezvous_sends = 0;  // our rendezvous messages it has not finished reading
-    bool split_open = false;      // we are in a split of its message (its SplitClaims)
+    uint64_t send_position = 0;      // our next slot in its ring for us
+    std::deque<Outgoing> queued;     // waiting for free slots, in order
+    size_t rendezvous_sends = 0;     // our rendezvous messages it has not finished reading
+    uint64_t split_claims_busy = 0;  // bits: its SplitClaims words our open splits use
     bool dead = false;
     // Whether this rank may read the peer's memory (Connect tries), and so, taken to
     // go both ways, the peer this rank's: without, what would be read or written
@@ -471,13 +486,16 @@ class ShmTransport final : public Transport {
     return std::nullopt;
   }
   void Handle(int source, const SlotHeader& slot, const uint8_t* payload);
-  // Reads a rendezvous message into `recv` (or the head of it, the sender writing
-  // the tail) and acknowledges it.
+  // Reads a rendezvous message into `recv` and acknowledges it, or reads its head and
+  // opens a split (SplitClaims).
   // `wire_tag` is the tag as it came, the check word above the tag's bits.
   void Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t request, uint64_t address,
             const PostedRecv& recv);
   void FinishReceive(int source, uint64_t request, Completion* completion, absl::Status status,
                      uint32_t acknowledgement, size_t bytes, uint32_t check);
+  // Claims and reads the chunks of open splits that neither side has claimed yet,
+  // finishing those the sender then has no part in.
+  void ClaimIdleSplits();
   void DeliverNotify(int source, uint64_t tag);
   // A piece of a message (Kind::kPiece) from `source`.
   void HandlePiece(int source, const SlotHeader& slot, const uint8_t* payload);
@@ -527,6 +545,7 @@ class ShmTransport final : public Transport {
   std::deque<std::pair<int, uint64_t>> notifies_;
   absl::flat_hash_map<uint64_t, PendingSend> rendezvous_;
   absl::flat_hash_map<std::pair<int, uint64_t>, SplitReceive> splits_;  // by (source, request)
+  int unclaimed_splits_ = 0;                                            // of them, not all_claimed
   uint64_t next_request_ = 1;
   int next_ring_ = 0;
   uint64_t progress_calls_ = 0;
@@ -943,60 +962,96 @@ void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t 
     status = Truncated(source, wire_tag & kMaxTag, bytes, recv.bytes);
     acknowledgement = 1;
   } else if (split_bytes_ > 0 && bytes >= split_bytes_ && !peers_[source].dead &&
-             !peers_[source].split_open && peers_[source].rendezvous_sends == 0) {
-    // Two cores copy instead of one: the sender writes chunks from the tail (on the way
-    // there is the clear-to-send) while this rank reads chunks from the head, each
-    // claiming the next (SplitClaims). Both are kernel copies of about 11 GB/s each on
-    // one core; an idle sender would otherwise only wait, and a busy one claims what is
-    // left when it gets to it. Not when the sender has our data to read too (an
+             peers_[source].split_claims_busy != ~uint64_t{0} &&
+             peers_[source].rendezvous_sends == 0) {
+    // Two cores copy instead of one: the sender writes the tail (on the way there is
+    // the clear-to-send) while this rank reads the head. Both are kernel copies of
+    // about 11 GB/s each on one core; an idle sender would otherwise only wait. The
+    // tail is claimed (SplitClaims): a sender busy elsewhere leaves it to this rank,
+    // which claims it once it has nothing else to do. Not when the sender has our data
+    // to read too (an
     // exchange): each side reading its whole message takes less time than both splitting
     // (2 ranks, medians of 5 and 9 interleaved runs: allgather 128 KiB 18.9-20.4 us
     // against 24.7-25.1, alltoall 21.7-23.3 against 24.2-24.6; larger sizes within this
     // machine's noise).
     const size_t chunk = SplitChunkBytes(bytes);
     const uint64_t chunks = (bytes + chunk - 1) / chunk;
-    std::atomic<uint64_t>& claims = own_.Claims(source);
+    const uint32_t word = static_cast<uint32_t>(__builtin_ctzll(~peers_[source].split_claims_busy));
     const uint64_t id = request & 0xffffffff;
-    claims.store(PackClaims(id, 0, 0), std::memory_order_seq_cst);
+    // The head is ours from the start; the rest goes to whoever claims it first.
+    own_.Claims(source, word).store(PackClaims(id, 1, 0), std::memory_order_seq_cst);
     Send(source, {.kind = Kind::kClearToSend,
+                  .status = word,
                   .bytes = chunk,
                   .request = request,
                   .address = reinterpret_cast<uintptr_t>(recv.data)});
-    uint64_t word = claims.load(std::memory_order_seq_cst);
-    while (ClaimedHead(word) + ClaimedTail(word) < chunks) {
-      const uint64_t head = ClaimedHead(word);
-      // A failed read claims all the rest: the message is lost anyway, and the sender
-      // then has nothing left to write.
-      if (!status.ok()) {
-        if (claims.compare_exchange_weak(
-                word, PackClaims(id, chunks - ClaimedTail(word), ClaimedTail(word)))) {
-          break;
-        }
-        continue;
-      }
-      if (!claims.compare_exchange_weak(word, PackClaims(id, head + 1, ClaimedTail(word)))) {
-        continue;
-      }
-      const size_t offset = head * chunk;
-      status = CrossCopy(source, /*write=*/false, static_cast<uint8_t*>(recv.data) + offset,
-                         address + offset, std::min(chunk, bytes - offset));
-      word = claims.load(std::memory_order_seq_cst);
-    }
-    if (ClaimedTail(claims.load(std::memory_order_seq_cst)) > 0) {
-      // The sender claimed chunks: the receive ends with its kWrote.
-      peers_[source].split_open = true;
-      splits_[{source, request}] = {recv.completion, bytes, std::move(status), check};
-      return;
-    }
-    // We read it all (the sender was busy); its clear-to-send, when it comes to it,
-    // finds nothing to claim and is not answered.
-    if (!status.ok()) acknowledgement = 2;
+    status = CrossCopy(source, /*write=*/false, recv.data, address, std::min(chunk, bytes));
+    peers_[source].split_claims_busy |= uint64_t{1} << word;
+    splits_[{source, request}] = {.completion = recv.completion,
+                                  .bytes = bytes,
+                                  .status = std::move(status),
+                                  .check = check,
+                                  .claims = word,
+                                  .data = static_cast<uint8_t*>(recv.data),
+                                  .address = address,
+                                  .chunk = chunk,
+                                  .chunks = chunks};
+    ++unclaimed_splits_;
+    // The rest is claimed at the end of this Progress (ClaimIdleSplits): this rank
+    // may have more messages to start first (a stream: the sender writes this one's
+    // tail meanwhile).
+    return;
   } else {
     status = CrossCopy(source, /*write=*/false, recv.data, address, bytes);
     if (!status.ok()) acknowledgement = 2;
   }
   FinishReceive(source, request, recv.completion, std::move(status), acknowledgement,
                 status.ok() ? bytes : 0, check);
+}
+
+void ShmTransport::ClaimIdleSplits() {
+  for (auto it = splits_.begin(); it != splits_.end();) {
+    SplitReceive& split = it->second;
+    if (split.all_claimed) {
+      ++it;
+      continue;
+    }
+    const auto [source, request] = it->first;
+    std::atomic<uint64_t>& claims = own_.Claims(source, split.claims);
+    const uint64_t id = request & 0xffffffff;
+    uint64_t word = claims.load(std::memory_order_seq_cst);
+    while (ClaimedHead(word) + ClaimedTail(word) < split.chunks) {
+      const uint64_t head = ClaimedHead(word);
+      const uint64_t tail = ClaimedTail(word);
+      // A failed read claims all the rest: the message is lost anyway, and the sender
+      // then has nothing left to write.
+      const uint64_t claim = split.status.ok() ? head + 1 : split.chunks - tail;
+      if (!claims.compare_exchange_weak(word, PackClaims(id, claim, tail))) continue;
+      if (split.status.ok()) {
+        const size_t offset = head * split.chunk;
+        split.status =
+            CrossCopy(source, /*write=*/false, split.data + offset, split.address + offset,
+                      std::min(split.chunk, split.bytes - offset));
+      }
+      word = claims.load(std::memory_order_seq_cst);
+    }
+    split.all_claimed = true;
+    --unclaimed_splits_;
+    if (ClaimedTail(word) > 0) {
+      ++it;  // the sender's kWrote ends it
+      continue;
+    }
+    // We read it all (the sender was busy); its clear-to-send, when it comes to it,
+    // finds nothing to claim and is not answered.
+    peers_[source].split_claims_busy &= ~(uint64_t{1} << split.claims);
+    absl::Status status = std::move(split.status);
+    const uint32_t acknowledgement = status.ok() ? 0 : 2;
+    const size_t received = status.ok() ? split.bytes : 0;
+    Completion* completion = split.completion;
+    const uint32_t check = split.check;
+    splits_.erase(it++);
+    FinishReceive(source, request, completion, std::move(status), acknowledgement, received, check);
+  }
 }
 
 void ShmTransport::FinishReceive(int source, uint64_t request, Completion* completion,
@@ -1194,7 +1249,8 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       const size_t chunk = slot.bytes;
       const uint64_t chunks = (send.bytes + chunk - 1) / chunk;
       const uint64_t id = slot.rendezvous.request & 0xffffffff;
-      std::atomic<uint64_t>& claims = peers_[source].mapping.Claims(rank());
+      if (slot.status >= kSplitsPerSender) return;
+      std::atomic<uint64_t>& claims = peers_[source].mapping.Claims(rank(), slot.status);
       uint64_t word = claims.load(std::memory_order_seq_cst);
       uint64_t claimed = 0;
       absl::Status written;
@@ -1226,8 +1282,10 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       if (it == splits_.end()) return;
       SplitReceive split = std::move(it->second);
       splits_.erase(it);
-      peers_[source].split_open = false;
-      absl::Status status = std::move(split.head);
+      peers_[source].split_claims_busy &= ~(uint64_t{1} << split.claims);
+      // (Not all claimed only where the sender failed a write and stopped claiming.)
+      if (!split.all_claimed) --unclaimed_splits_;
+      absl::Status status = std::move(split.status);
       if (status.ok() && slot.status != 0) {
         status =
             absl::InternalError(absl::StrCat("rank ", source, " could not write its part of a ",
@@ -1362,9 +1420,10 @@ void ShmTransport::FailPeer(int peer) {
       continue;
     }
     it->second.completion->Complete(gone, 0);
+    if (!it->second.all_claimed) --unclaimed_splits_;
     splits_.erase(it++);
   }
-  entry.split_open = false;
+  entry.split_claims_busy = 0;
   for (auto it = rendezvous_.begin(); it != rendezvous_.end();) {
     if (it->second.peer != peer) {
       ++it;
@@ -1429,6 +1488,7 @@ absl::Status ShmTransport::Progress() {
     if (Reachable(source)) DrainRing(source);
   }
   next_ring_ = (next_ring_ + 1) % size();
+  if (unclaimed_splits_ > 0) ClaimIdleSplits();
   FlushQueues();
   MaybeUnlink();
   return absl::OkStatus();

@@ -3,7 +3,7 @@
 // Every rank owns one POSIX shared-memory segment holding one single-producer
 // single-consumer ring of cache-line slots per peer (the messages that peer sends
 // it) and a pool of send buffers for its own medium-sized messages. A segment is
-// about 0.5 MiB plus 4 KiB per rank of the job (a ring, and a line of split claims).
+// about 0.5 MiB plus 4.5 KiB per rank of the job (a ring, and words of split claims).
 // Peers map it at Connect; once all have, the owner unlinks its name, so the memory
 // disappears with the last process even if some crash (a segment is only left behind
 // by a process killed between creating it and its peers attaching; names carry the
