@@ -12,7 +12,10 @@
 // posted and the ready-to-send has reached it (one latency), and both sides complete
 // when the data is in. On a link whose bytes CPUs copy (cpu_copies: shared memory,
 // TCP), a transfer also holds the sender's CPU while it leaves and the receiver's while
-// it comes in (a receiver whose CPU was busy meanwhile completes later). On a profile
+// it comes in (a receiver whose CPU was busy meanwhile completes later); within a node
+// a message past the eager size is the receiver's copy, which the sender shares only
+// if its CPU is free (the shm transport's split rendezvous), so a busy sender does not
+// hold it up. On a profile
 // with host cores (a cluster emulated on one machine), every CPU's work also holds one
 // of those cores, so ranks that outnumber them wait for one. CPUs, ports and cores are
 // reserved in the order the events ask for them. A step starts when its dependencies

@@ -246,6 +246,24 @@ TEST(EventSimulationTest, BytesACpuCopiesHoldTheCpusAtBothEnds) {
                    20.5);
 }
 
+TEST(EventSimulationTest, WithinANodeABusySenderLeavesARendezvousToTheReceiver) {
+  // Past the eager size (500) within a node the message is the receiver's copy: the
+  // sender's CPU, reducing from 0.5 to 10.5, is not waited for. The ready-to-send is in
+  // at 2.5, the bytes at 4.5 + 10 = 14.5 (the receiver's CPU copying them), done 15.
+  MachineProfile profile = RoundProfile(500);
+  for (LinkCost& link : profile.links) link.cpu_copies = true;
+  const Topology one_node = *Topology::Uniform(1, 2);
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(true, false), one_node, profile), 15.0);
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(false, false), one_node, profile), 15.0);
+  // Across nodes (TCP: each side's kernel copies) the bytes wait for the sender's CPU:
+  // they leave at 10.5, are in at 22.5, done 23.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(true, false), OneRankPerNode(2), profile),
+                   23.0);
+  // An eager message within a node is the sender's copy into its pool: it waits too.
+  profile.eager_bytes = 4096;
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(true, false), one_node, profile), 23.0);
+}
+
 TEST(EventSimulationTest, AnExchangeOfBytesCpusCopyTakesEachCpuBothCopies) {
   // On a full-duplex link: each CPU sends 0.5 to 10.5, then copies what came in (12.5)
   // for 10 us from 10.5: 20.5, its overhead to 21.
