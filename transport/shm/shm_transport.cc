@@ -969,11 +969,10 @@ void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t 
     // about 11 GB/s each on one core; an idle sender would otherwise only wait. The
     // tail is claimed (SplitClaims): a sender busy elsewhere leaves it to this rank,
     // which claims it once it has nothing else to do. Not when the sender has our data
-    // to read too (an
-    // exchange): each side reading its whole message takes less time than both splitting
-    // (2 ranks, medians of 5 and 9 interleaved runs: allgather 128 KiB 18.9-20.4 us
-    // against 24.7-25.1, alltoall 21.7-23.3 against 24.2-24.6; larger sizes within this
-    // machine's noise).
+    // to read too (an exchange): each side reading its whole message takes less time
+    // than both splitting (2 ranks, medians of 5 and 9 interleaved runs: allgather 128
+    // KiB 18.9-20.4 us against 24.7-25.1, alltoall 21.7-23.3 against 24.2-24.6; larger
+    // sizes within this machine's noise).
     const size_t chunk = SplitChunkBytes(bytes);
     const uint64_t chunks = (bytes + chunk - 1) / chunk;
     const uint32_t word = static_cast<uint32_t>(__builtin_ctzll(~peers_[source].split_claims_busy));
@@ -1514,7 +1513,8 @@ void ShmTransport::Sleep(absl::Duration timeout) {
   header->sleeping.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t doorbell = header->doorbell.load(std::memory_order_relaxed);
-  bool ready = false;
+  // A split with chunks nobody has claimed (one opened by PostRecv) is work to do now.
+  bool ready = unclaimed_splits_ > 0;
   for (int source = 0; source < size() && !ready; ++source) {
     if (!Reachable(source)) continue;
     const uint64_t position = receive_positions_[source];
