@@ -22,10 +22,11 @@ bool IsTransfer(StepKind kind) { return IsSenderSide(kind) || IsReceiverSide(kin
 // Whether a send of `bytes` over `link` is a copy the receiver makes, which its sender
 // shares only when its CPU is free: within a node, a message past the eager size is
 // the receiver's process_vm_readv, split with the sender when it is idle (the shm
-// transport's split rendezvous); a sender busy with a step of its own leaves it all to
-// the receiver, and the message does not wait for it (a 2-rank linear scatter of
-// 1 MiB, whose root copies its own block meanwhile, took 97-124 us, not the 196-208 of
-// waiting for the root).
+// transport's split rendezvous, from 64 KiB; below that the receiver copies alone,
+// which a profile, without the split's size, books as a split). A sender busy with a
+// step of its own leaves it all to the receiver, and the message does not wait for it
+// (a 2-rank linear scatter of 1 MiB, whose root copies its own block meanwhile, took
+// 123 us, not the 179 of waiting for the root; medians of 3 alternating runs).
 bool SendersCopyIsOptional(LinkClass link, StepKind kind, double bytes,
                            const MachineProfile& profile) {
   return link != LinkClass::kNetwork && kind == StepKind::kSend &&

@@ -47,10 +47,9 @@ enum class Kind : uint32_t {
   kRendezvous = 2,   // `address` holds `bytes` to be read by the receiver
   kFinished = 3,     // the receiver read rendezvous `request` (status 0) or refused it
   kNotify = 4,       // a put or get with notify tag `tag` has finished
-  kClearToSend = 5,  // split rendezvous: claim chunks of `bytes` of `request` from the
-                     // tail (on claims word `status`) and write them to `address` + their
-                     // offset
-  kWrote = 6,        // split rendezvous: the sender wrote the chunks it claimed of `request`
+  kClearToSend = 5,  // split rendezvous: claim the last `bytes` of `request` (claims word
+                     // `status`) and, if ours, write them to `address`
+  kWrote = 6,        // split rendezvous: the sender wrote the tail of `request` it claimed
   kPooled = 7,       // eager: the payload is in the sender's pool buffer `request`
   // Without cross-memory attach (ShmOptions::cross_memory_attach, or not permitted),
   // the payload in the sender's pool buffer `request`:
@@ -144,46 +143,49 @@ struct SegmentHeader {
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
-// A split rendezvous's chunks (its halves: SplitChunkBytes), claimed by the two ranks
-// that copy them: the receiver from the head (reading), the sender from the tail
-// (writing), until they meet. kSplitsPerSender words per sender in the receiver's
-// segment, after the rings: a receiver has at most that many splits of a sender's
-// messages open (a stream of them: the receiver reads the next one's head while the
-// sender writes the tails before it; a ring holds 64 messages), and reads any more
-// whole. A word: the low 32 bits of the sender's request in the top half, so that a
-// sender's late clear-to-send finds another split's word and claims nothing; then the
-// head's and the tail's claimed chunks, 16 bits each.
-// Both sides claim with compare-and-swap, so a chunk has one copier; the chunks are
-// whole once neither can claim (head + tail = chunks).
+// A split rendezvous's tail, claimed by the rank that copies it: the sender (writing)
+// or the receiver (reading; the head is always its own). kSplitsPerSender words per
+// sender in the receiver's segment, after the rings: a receiver has at most that many
+// splits of a sender's messages open (a stream of them: the receiver reads the next
+// one's head while the sender writes the tails before it; a ring holds 64 messages),
+// and reads any more whole. A word: the low 32 bits of the sender's request in the top
+// half, so that a sender's late clear-to-send finds another split's word and claims
+// nothing, and who holds the tail (kTailUnclaimed, kTailSenders, kTailReceivers) in the
+// bottom half; each side claims it with a compare-and-swap from unclaimed.
 //
-// Why claims and not fixed halves: a sender busy with a step of its own (a linear
+// Why a claim and not a fixed share: a sender busy with a step of its own (a linear
 // scatter's root copying its block) answers the clear-to-send late, and a receiver
-// waiting for its half took twice as long as reading it all. With claims it reads the
-// half the sender has not claimed by the end of its Progress call (not at once: a
-// stream's receiver reads the next messages' heads first, while the sender writes
-// the tails). 2 ranks, 3 alternating runs against fixed halves, medians: linear scatter
-// 1 MiB 123 us against 179, 4 MiB 683 against 775; linear bcast (an idle root) 1 MiB
-// 56 against 53; the shm stream 0.90x the bandwidth at 256 KiB and 0.92x at 1 MiB (its
-// receiver still takes some tails); ping-pong latency alike.
+// waiting for its half took twice as long as reading it all. With the claim it reads
+// the tail itself if the sender has not claimed it by the end of its Progress call
+// (not at once: a stream's receiver reads the next messages' heads first, while the
+// sender writes the tails). 2 ranks, 3 alternating runs against fixed halves, medians:
+// linear scatter 1 MiB 123 us against 179, 4 MiB 683 against 775; linear bcast (an
+// idle root) 1 MiB 56 against 53; the shm stream 0.90x the bandwidth at 256 KiB and
+// 0.92x at 1 MiB (its receiver still takes some tails); ping-pong latency alike. The
+// halves stay halves: in 8 chunks of 32-512 KiB, claimed one at a time, an idle
+// sender's linear bcast took longer (4 alternating runs: 256 KiB 24-27 us against
+// 16-19, 1 MiB 61-66 against 49-57), its chunks no longer copied by the same core call
+// after call, so their lines moved.
 constexpr int kSplitsPerSender = 64;
 struct SplitClaims {  // one sender's
   alignas(64) std::atomic<uint64_t> words[kSplitsPerSender];
 };
 static_assert(sizeof(SplitClaims) == 8 * kSplitsPerSender);
+constexpr uint64_t kTailUnclaimed = 0;
+constexpr uint64_t kTailSenders = 1;
+constexpr uint64_t kTailReceivers = 2;
 
-uint64_t PackClaims(uint64_t request, uint64_t head, uint64_t tail) {
-  return (request << 32) | (head << 16) | tail;
+uint64_t ClaimsWord(uint64_t request, uint64_t tail) { return (request << 32) | tail; }
+
+// Claims the tail of split `request` for `side`; whether it is now that side's.
+bool ClaimTail(std::atomic<uint64_t>& word, uint64_t request, uint64_t side) {
+  uint64_t unclaimed = ClaimsWord(request & 0xffffffff, kTailUnclaimed);
+  return word.compare_exchange_strong(unclaimed, ClaimsWord(request & 0xffffffff, side),
+                                      std::memory_order_seq_cst);
 }
-uint32_t ClaimsRequest(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
-uint64_t ClaimedHead(uint64_t word) { return (word >> 16) & 0xffff; }
-uint64_t ClaimedTail(uint64_t word) { return word & 0xffff; }
 
-// The chunk size of a split message of `bytes`: its halves (whole pages), the receiver's
-// the head and the sender's the tail unless one of them takes both. Not more, smaller
-// chunks: with 8 of 32-512 KiB an idle sender's linear bcast took longer (2 ranks,
-// 4 alternating runs: 256 KiB 24-27 us against 16-19, 1 MiB 61-66 against 49-57), its
-// chunks no longer copied by the same core call after call, so their lines moved.
-size_t SplitChunkBytes(size_t bytes) { return ((bytes + 1) / 2 + 4095) / 4096 * 4096; }
+// The head of a split message of `bytes`: half of it in whole pages (the receiver's).
+size_t SplitHeadBytes(size_t bytes) { return bytes / 2 / 4096 * 4096; }
 
 size_t RoundUp(size_t value, size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -285,20 +287,18 @@ struct PendingSend {
   Completion* completion;
 };
 
-// A split rendezvous receive (SplitClaims). It ends once all its chunks are claimed
-// and copied: by this rank alone (it claims what is left when it has nothing else to
-// do: ClaimIdleSplits), or with the sender, whose kWrote says it wrote its chunks.
+// A split rendezvous receive (SplitClaims). It ends once its tail is in: read by this
+// rank (which claims it when it has nothing else to do: ClaimIdleSplits), or written by
+// the sender, whose kWrote says so.
 struct SplitReceive {
   Completion* completion;
   size_t bytes;
-  absl::Status status;  // our reads of the chunks we claimed
-  uint32_t check;       // the message's check word
-  uint32_t claims;      // its word of the sender's SplitClaims
-  uint8_t* data;        // the receive buffer
-  uint64_t address;     // the message in the sender's memory
-  size_t chunk;         // SplitChunkBytes
-  uint64_t chunks;
-  bool all_claimed = false;  // by one side or the other: nothing left to claim
+  absl::Status status;        // our reads
+  uint32_t check;             // the message's check word
+  uint32_t claims;            // its word of the sender's SplitClaims
+  uint8_t* data;              // the receive buffer
+  uint64_t address;           // the message in the sender's memory
+  bool tail_claimed = false;  // by one side or the other
 };
 
 // A message arriving in pieces (Kind::kPiece) from one peer: its pieces come one
@@ -493,8 +493,8 @@ class ShmTransport final : public Transport {
             const PostedRecv& recv);
   void FinishReceive(int source, uint64_t request, Completion* completion, absl::Status status,
                      uint32_t acknowledgement, size_t bytes, uint32_t check);
-  // Claims and reads the chunks of open splits that neither side has claimed yet,
-  // finishing those the sender then has no part in.
+  // Claims and reads the tails of open splits that the sender has not claimed,
+  // finishing those receives.
   void ClaimIdleSplits();
   void DeliverNotify(int source, uint64_t tag);
   // A piece of a message (Kind::kPiece) from `source`.
@@ -545,7 +545,7 @@ class ShmTransport final : public Transport {
   std::deque<std::pair<int, uint64_t>> notifies_;
   absl::flat_hash_map<uint64_t, PendingSend> rendezvous_;
   absl::flat_hash_map<std::pair<int, uint64_t>, SplitReceive> splits_;  // by (source, request)
-  int unclaimed_splits_ = 0;                                            // of them, not all_claimed
+  int unclaimed_splits_ = 0;                                            // of them, not tail_claimed
   uint64_t next_request_ = 1;
   int next_ring_ = 0;
   uint64_t progress_calls_ = 0;
@@ -973,18 +973,16 @@ void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t 
     // than both splitting (2 ranks, medians of 5 and 9 interleaved runs: allgather 128
     // KiB 18.9-20.4 us against 24.7-25.1, alltoall 21.7-23.3 against 24.2-24.6; larger
     // sizes within this machine's noise).
-    const size_t chunk = SplitChunkBytes(bytes);
-    const uint64_t chunks = (bytes + chunk - 1) / chunk;
+    const size_t head = SplitHeadBytes(bytes);
     const uint32_t word = static_cast<uint32_t>(__builtin_ctzll(~peers_[source].split_claims_busy));
-    const uint64_t id = request & 0xffffffff;
-    // The head is ours from the start; the rest goes to whoever claims it first.
-    own_.Claims(source, word).store(PackClaims(id, 1, 0), std::memory_order_seq_cst);
+    own_.Claims(source, word)
+        .store(ClaimsWord(request & 0xffffffff, kTailUnclaimed), std::memory_order_seq_cst);
     Send(source, {.kind = Kind::kClearToSend,
                   .status = word,
-                  .bytes = chunk,
+                  .bytes = bytes - head,
                   .request = request,
-                  .address = reinterpret_cast<uintptr_t>(recv.data)});
-    status = CrossCopy(source, /*write=*/false, recv.data, address, std::min(chunk, bytes));
+                  .address = reinterpret_cast<uintptr_t>(recv.data) + head});
+    status = CrossCopy(source, /*write=*/false, recv.data, address, head);
     peers_[source].split_claims_busy |= uint64_t{1} << word;
     splits_[{source, request}] = {.completion = recv.completion,
                                   .bytes = bytes,
@@ -992,9 +990,7 @@ void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t 
                                   .check = check,
                                   .claims = word,
                                   .data = static_cast<uint8_t*>(recv.data),
-                                  .address = address,
-                                  .chunk = chunk,
-                                  .chunks = chunks};
+                                  .address = address};
     ++unclaimed_splits_;
     // The rest is claimed at the end of this Progress (ClaimIdleSplits): this rank
     // may have more messages to start first (a stream: the sender writes this one's
@@ -1011,37 +1007,25 @@ void ShmTransport::Pull(int source, uint64_t wire_tag, uint64_t bytes, uint64_t 
 void ShmTransport::ClaimIdleSplits() {
   for (auto it = splits_.begin(); it != splits_.end();) {
     SplitReceive& split = it->second;
-    if (split.all_claimed) {
+    if (split.tail_claimed) {
       ++it;
       continue;
     }
     const auto [source, request] = it->first;
-    std::atomic<uint64_t>& claims = own_.Claims(source, split.claims);
-    const uint64_t id = request & 0xffffffff;
-    uint64_t word = claims.load(std::memory_order_seq_cst);
-    while (ClaimedHead(word) + ClaimedTail(word) < split.chunks) {
-      const uint64_t head = ClaimedHead(word);
-      const uint64_t tail = ClaimedTail(word);
-      // A failed read claims all the rest: the message is lost anyway, and the sender
-      // then has nothing left to write.
-      const uint64_t claim = split.status.ok() ? head + 1 : split.chunks - tail;
-      if (!claims.compare_exchange_weak(word, PackClaims(id, claim, tail))) continue;
-      if (split.status.ok()) {
-        const size_t offset = head * split.chunk;
-        split.status =
-            CrossCopy(source, /*write=*/false, split.data + offset, split.address + offset,
-                      std::min(split.chunk, split.bytes - offset));
-      }
-      word = claims.load(std::memory_order_seq_cst);
-    }
-    split.all_claimed = true;
+    split.tail_claimed = true;
     --unclaimed_splits_;
-    if (ClaimedTail(word) > 0) {
-      ++it;  // the sender's kWrote ends it
+    if (!ClaimTail(own_.Claims(source, split.claims), request, kTailReceivers)) {
+      ++it;  // the sender's: its kWrote ends the receive
       continue;
     }
-    // We read it all (the sender was busy); its clear-to-send, when it comes to it,
-    // finds nothing to claim and is not answered.
+    // The sender was busy: its clear-to-send, when it comes to it, finds the tail ours
+    // and is not answered. (After a failed read of the head the tail is claimed all the
+    // same, so that the sender does not write into a receive that has failed.)
+    if (split.status.ok()) {
+      const size_t head = SplitHeadBytes(split.bytes);
+      split.status = CrossCopy(source, /*write=*/false, split.data + head, split.address + head,
+                               split.bytes - head);
+    }
     peers_[source].split_claims_busy &= ~(uint64_t{1} << split.claims);
     absl::Status status = std::move(split.status);
     const uint32_t acknowledgement = status.ok() ? 0 : 2;
@@ -1238,39 +1222,22 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       DeliverNotify(source, slot.tag);
       return;
     case Kind::kClearToSend: {
-      // We are the sender of a split rendezvous: claim chunks from the tail and write
-      // them while the receiver reads from the head; say so if we wrote any. A receiver
-      // that read them all before we got here (or has moved on to another split of
-      // ours: the word's request differs) leaves us none, and waits for no answer.
+      // We are the sender of a split rendezvous: claim the tail and write it while the
+      // receiver reads the head, then say so. A receiver that claimed it before we got
+      // here (or has moved on to another split of ours: the word's request differs)
+      // read it itself and waits for no answer.
       auto it = rendezvous_.find(slot.rendezvous.request);
-      if (it == rendezvous_.end()) return;
-      const PendingSend& send = it->second;
-      const size_t chunk = slot.bytes;
-      const uint64_t chunks = (send.bytes + chunk - 1) / chunk;
-      const uint64_t id = slot.rendezvous.request & 0xffffffff;
-      if (slot.status >= kSplitsPerSender) return;
-      std::atomic<uint64_t>& claims = peers_[source].mapping.Claims(rank(), slot.status);
-      uint64_t word = claims.load(std::memory_order_seq_cst);
-      uint64_t claimed = 0;
-      absl::Status written;
-      while (ClaimsRequest(word) == id && ClaimedHead(word) + ClaimedTail(word) < chunks) {
-        const uint64_t tail = ClaimedTail(word);
-        if (!claims.compare_exchange_weak(word, PackClaims(id, ClaimedHead(word), tail + 1))) {
-          continue;
-        }
-        ++claimed;
-        const size_t offset = (chunks - 1 - tail) * chunk;
-        const absl::Status copied =
-            CrossCopy(source, /*write=*/true,
-                      const_cast<uint8_t*>(static_cast<const uint8_t*>(send.data)) + offset,
-                      slot.rendezvous.address + offset, std::min(chunk, send.bytes - offset));
-        if (!copied.ok()) {
-          written = copied;
-          break;  // the receiver claims the rest; the message fails
-        }
-        word = claims.load(std::memory_order_seq_cst);
+      if (it == rendezvous_.end() || slot.status >= kSplitsPerSender) return;
+      if (!ClaimTail(peers_[source].mapping.Claims(rank(), slot.status), slot.rendezvous.request,
+                     kTailSenders)) {
+        return;
       }
-      if (claimed == 0) return;
+      const PendingSend& send = it->second;
+      const size_t tail = slot.bytes;
+      const absl::Status written = CrossCopy(
+          source, /*write=*/true,
+          const_cast<uint8_t*>(static_cast<const uint8_t*>(send.data)) + (send.bytes - tail),
+          slot.rendezvous.address, tail);
       Send(source, {.kind = Kind::kWrote,
                     .status = written.ok() ? 0u : 2u,
                     .request = slot.rendezvous.request});
@@ -1282,8 +1249,7 @@ void ShmTransport::Handle(int source, const SlotHeader& slot, const uint8_t* pay
       SplitReceive split = std::move(it->second);
       splits_.erase(it);
       peers_[source].split_claims_busy &= ~(uint64_t{1} << split.claims);
-      // (Not all claimed only where the sender failed a write and stopped claiming.)
-      if (!split.all_claimed) --unclaimed_splits_;
+      if (!split.tail_claimed) --unclaimed_splits_;  // (we had not looked yet)
       absl::Status status = std::move(split.status);
       if (status.ok() && slot.status != 0) {
         status =
@@ -1419,7 +1385,7 @@ void ShmTransport::FailPeer(int peer) {
       continue;
     }
     it->second.completion->Complete(gone, 0);
-    if (!it->second.all_claimed) --unclaimed_splits_;
+    if (!it->second.tail_claimed) --unclaimed_splits_;
     splits_.erase(it++);
   }
   entry.split_claims_busy = 0;
@@ -1513,7 +1479,7 @@ void ShmTransport::Sleep(absl::Duration timeout) {
   header->sleeping.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t doorbell = header->doorbell.load(std::memory_order_relaxed);
-  // A split with chunks nobody has claimed (one opened by PostRecv) is work to do now.
+  // A split whose tail nobody has claimed (one opened by PostRecv) is work to do now.
   bool ready = unclaimed_splits_ > 0;
   for (int source = 0; source < size() && !ready; ++source) {
     if (!Reachable(source)) continue;

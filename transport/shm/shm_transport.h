@@ -17,8 +17,8 @@
 //     straight into the receive buffer, then acknowledges; from split_bytes up the
 //     receiver reads the head half while the sender writes the tail half with
 //     process_vm_writev, so two cores copy where the sender would otherwise only wait;
-//     each side claims a half in the receiver's segment before copying it, so a sender
-//     busy with work of its own leaves both halves to the receiver instead of making it
+//     whoever claims the tail first (a word in the receiver's segment) copies it, so a
+//     sender busy with work of its own leaves it to the receiver instead of making it
 //     wait;
 //   - puts and gets are process_vm_writev / process_vm_readv into and out of the
 //     peer's registered region, followed by a notification message;

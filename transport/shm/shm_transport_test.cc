@@ -57,6 +57,22 @@ TEST(ShmTransportTest, OptionsAreChecked) {
   EXPECT_EQ(CreateShmTransport(0, 2, options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Byte `i` of test message `message`: differs from page to page and message to message,
+// so that a half written to the wrong place, or another message's, shows.
+uint8_t MessageByte(size_t message, size_t i) {
+  return static_cast<uint8_t>(i * 7 + i / 4093 + message * 31);
+}
+std::vector<uint8_t> Message(size_t message, size_t bytes) {
+  std::vector<uint8_t> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = MessageByte(message, i);
+  return data;
+}
+size_t WrongBytes(const std::vector<uint8_t>& data, size_t message) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < data.size(); ++i) wrong += data[i] != MessageByte(message, i) ? 1 : 0;
+  return wrong;
+}
+
 // A split rendezvous whose sender is busy elsewhere (it posted the send and does not
 // call into the transport until the receive is over, as a linear scatter's root copies
 // its own block): the receiver reads the whole message instead of waiting for the
@@ -69,8 +85,7 @@ TEST(ShmTransportTest, ASplitMessageArrivesWhileItsSenderMakesNoProgress) {
       const size_t bytes = sizes[index];
       Completion done;
       if (context.rank() == 0) {
-        std::vector<uint8_t> out(bytes);
-        for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(i * 7 + index + i / 4093);
+        const std::vector<uint8_t> out = Message(index, bytes);
         ASSERT_OK(transport.PostSend(1, index, out.data(), bytes, &done));
         context.Barrier();  // the receive is over: no transport call until then
         ASSERT_OK(transport.Wait(done, absl::Now() + absl::Seconds(30)));
@@ -82,11 +97,7 @@ TEST(ShmTransportTest, ASplitMessageArrivesWhileItsSenderMakesNoProgress) {
       context.Barrier();
       ASSERT_TRUE(received.ok()) << bytes << " bytes: " << received;
       EXPECT_EQ(done.bytes(), bytes);
-      size_t wrong = 0;
-      for (size_t i = 0; i < bytes; ++i) {
-        wrong += in[i] != static_cast<uint8_t>(i * 7 + index + i / 4093) ? 1 : 0;
-      }
-      EXPECT_EQ(wrong, 0u) << "bytes of the " << bytes << "-byte message";
+      EXPECT_EQ(WrongBytes(in, index), 0u) << "bytes of the " << bytes << "-byte message";
     }
   });
   EXPECT_TRUE(status.ok()) << status;
@@ -94,34 +105,29 @@ TEST(ShmTransportTest, ASplitMessageArrivesWhileItsSenderMakesNoProgress) {
 
 // A stream of split messages one way (an exchange is not split): more at once than a
 // sender has claims words at its receiver (the rest are read whole), each arriving
-// whole.
+// whole and in its own buffer.
 TEST(ShmTransportTest, ManySplitMessagesInFlightAtOnce) {
   constexpr int kMessages = 80;
   constexpr size_t kBytes = (size_t{64} << 10) + 4097;
-  const auto byte = [](int message, size_t i) {
-    return static_cast<uint8_t>(i / 4096 + message * 31);
-  };
   const absl::Status status = testing::RunRanks("shm", 2, [&](testing::RankContext& context) {
     Transport& transport = context.transport();
     std::vector<std::vector<uint8_t>> buffers(kMessages);
     std::vector<Completion> done(kMessages);
     std::vector<const Completion*> all;
     for (int m = 0; m < kMessages; ++m) {
-      buffers[m].resize(kBytes, 0xee);
       all.push_back(&done[m]);
       if (context.rank() == 0) {
-        for (size_t i = 0; i < kBytes; ++i) buffers[m][i] = byte(m, i);
+        buffers[m] = Message(m, kBytes);
         ASSERT_OK(transport.PostSend(1, m, buffers[m].data(), kBytes, &done[m]));
       } else {
+        buffers[m].assign(kBytes, 0xee);
         ASSERT_OK(transport.PostRecv(0, m, buffers[m].data(), kBytes, &done[m]));
       }
     }
     ASSERT_OK(transport.WaitAll(all, absl::Now() + absl::Seconds(30)));
     if (context.rank() == 0) return;
     for (int m = 0; m < kMessages; ++m) {
-      size_t wrong = 0;
-      for (size_t i = 0; i < kBytes; ++i) wrong += buffers[m][i] != byte(m, i) ? 1 : 0;
-      EXPECT_EQ(wrong, 0u) << "bytes of message " << m;
+      EXPECT_EQ(WrongBytes(buffers[m], m), 0u) << "bytes of message " << m;
     }
   });
   EXPECT_TRUE(status.ok()) << status;
