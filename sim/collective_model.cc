@@ -717,12 +717,20 @@ double LowerBoundUsec(const PredictionCase& call, const MachineProfile& given_pr
   };
   // Messages within a node: the busiest port's bytes at the link's speed, and where
   // the node's links are the CPUs' copies (a shared-memory transport), every byte also
-  // holds its sender's CPU and its receiver's.
+  // holds its receiver's CPU, and its sender's too if it goes eagerly. A message past
+  // eager_bytes may leave a busy sender's copy to the receiver (SendersCopyIsOptional),
+  // so only a call none of whose messages can pass it (no buffer of the call is larger)
+  // holds both.
   const bool cpus_copy_messages = profile.link(LinkClass::kNode).cpu_copies &&
                                   (!numa_usable || profile.link(LinkClass::kNuma).cpu_copies);
+  const bool blocks_per_rank =
+      collective == Collective::kAllgather || collective == Collective::kAlltoall ||
+      collective == Collective::kScatter || collective == Collective::kGather;
+  const double largest_buffer = blocks_per_rank ? p * n : n;
+  const double cpus_per_byte = largest_buffer <= static_cast<double>(profile.eager_bytes) ? 2 : 1;
   double within_usec = port / within.bytes_per_usec;
   if (cpus_copy_messages && q > 1) {
-    within_usec = std::max(within_usec, cpu_usec(copied, 2 / within.bytes_per_usec));
+    within_usec = std::max(within_usec, cpu_usec(copied, cpus_per_byte / within.bytes_per_usec));
   }
   // The node engine, where the profile has it, has no ports: a node call's bytes are
   // copied by the CPUs of the ranks that read (or write) them, once. Its reductions may
