@@ -49,7 +49,9 @@ std::vector<int> RankCountsFromTo(int first, int last) {
   }
   if (testing::SampledSweeps()) {
     counts.push_back(first);
-    counts.push_back(last);
+    // (A rule's own limit, not this test's 64 under a sanitizer: the sample stops short
+    // of it there, testing/sampled_sweeps.h.)
+    if (last < kMostRanks || !testing::UnderSanitizer()) counts.push_back(last);
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   }
