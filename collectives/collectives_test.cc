@@ -29,6 +29,7 @@
 #include "testing/block_layouts.h"
 #include "testing/communicator_harness.h"
 #include "testing/reference.h"
+#include "testing/sampled_sweeps.h"
 #include "testing/scoped_environment.h"
 #include "testing/status_assertions.h"
 #include "transport/transport.h"
@@ -1140,8 +1141,7 @@ class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
 TEST_P(NodeEngineInSlotsTest, ACorePerRanksPathsMatchTheReference) {
   // Nine processes that each think they have a core, on this machine's two: 44 s under
   // ASan, its longest case. The plain run has it, and 4 ranks take the same paths here.
-  const char* sanitizer = std::getenv("ZCOLL_UNDER_SANITIZER");
-  if (GetParam().size > 4 && sanitizer != nullptr && std::string(sanitizer) == "1") {
+  if (GetParam().size > 4 && testing::UnderSanitizer()) {
     GTEST_SKIP() << "ZCOLL_UNDER_SANITIZER=1: " << GetParam().size
                  << " ranks are left to the plain run (4 ranks take the same paths here)";
   }
