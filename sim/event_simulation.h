@@ -68,7 +68,11 @@ class BlockArray {
  public:
   void push_back(const T& value) {
     if ((size_ >> kShift) == blocks_.size()) blocks_.push_back(NewBlock());
-    (*this)[size_++] = value;
+    // Constructed as it is added, not with its block: a block holds 2^20, and
+    // constructing them all (24 MiB of steps) was most of a small simulation's time,
+    // 10-30 ms of every algorithm's.
+    ::new (&(*this)[size_]) T(value);
+    ++size_;
   }
   T& operator[](size_t index) { return blocks_[index >> kShift][index & (kBlock - 1)]; }
   const T& operator[](size_t index) const { return blocks_[index >> kShift][index & (kBlock - 1)]; }
@@ -92,9 +96,7 @@ class BlockArray {
     if (memory == nullptr) throw std::bad_alloc();
     madvise(memory, bytes, MADV_HUGEPAGE);
     static_assert(std::is_trivially_destructible_v<T>, "blocks are freed without destructors");
-    T* block = static_cast<T*>(memory);
-    std::uninitialized_default_construct_n(block, kBlock);
-    return std::unique_ptr<T[], Free>(block);
+    return std::unique_ptr<T[], Free>(static_cast<T*>(memory));
   }
   std::vector<std::unique_ptr<T[], Free>> blocks_;
   size_t size_ = 0;
