@@ -61,8 +61,9 @@
 
 namespace zcoll::sim {
 
-// A growable array in blocks of 2^20 elements: it never copies what it holds to grow
-// and wastes at most one block, so a simulation's peak memory is what it holds.
+// A growable array in blocks of 2^20 elements: it never copies what it holds to grow,
+// and a block's pages past what it holds are reserved but never written (its elements
+// are constructed as they are added), so a simulation's peak memory is what it holds.
 template <typename T>
 class BlockArray {
  public:
@@ -77,7 +78,9 @@ class BlockArray {
   T& operator[](size_t index) { return blocks_[index >> kShift][index & (kBlock - 1)]; }
   const T& operator[](size_t index) const { return blocks_[index >> kShift][index & (kBlock - 1)]; }
   size_t size() const { return size_; }
-  size_t MemoryBytes() const { return blocks_.size() * kBlock * sizeof(T); }
+  // What its elements take: the rest of the last block is never written, so it is not
+  // resident.
+  size_t MemoryBytes() const { return size_ * sizeof(T); }
 
  private:
   static constexpr int kShift = 20;

@@ -52,6 +52,17 @@ std::vector<Schedule> PingPong() {
   return schedules;
 }
 
+// A block's elements are constructed as they are added, so what an array reports is
+// what it holds, not its block of 2^20 (zcoll_sim --verbose prints it per simulation).
+TEST(BlockArrayTest, HoldsWhatWasAddedAndCountsOnlyThat) {
+  BlockArray<uint64_t> values;
+  EXPECT_EQ(values.MemoryBytes(), 0u);
+  for (uint64_t i = 0; i < 3; ++i) values.push_back(i * 7);
+  ASSERT_EQ(values.size(), 3u);
+  EXPECT_EQ(values[2], 14u);
+  EXPECT_EQ(values.MemoryBytes(), 3 * sizeof(uint64_t));
+}
+
 TEST(EventSimulationTest, EagerPingPongIsTwiceOverheadLatencyBytesOverhead) {
   // Each way: the sender's overhead 0.5, latency 2, 1000 bytes at 100/us = 10, the
   // receiver's overhead 0.5: 13 us; there and back 26.
