@@ -898,6 +898,24 @@ int Calibrate(const Options& options) {
   return 0;
 }
 
+// Whether the file an option names (--calibrate's profile, --plot's PNG) can be written,
+// asked before the run that fills it: a calibration or a sweep takes minutes, and a
+// mistyped folder should not cost them. The file itself is left as it is (an existing
+// profile survives a calibration that fails).
+bool CanWriteFile(const std::string& path, const char* option) {
+  const bool exists = access(path.c_str(), F_OK) == 0;
+  const size_t slash = path.rfind('/');
+  const std::string folder =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string& checked = exists ? path : folder;
+  if (access(checked.c_str(), exists ? W_OK : W_OK | X_OK) == 0) return true;
+  const int failure = errno;
+  const std::string where = exists ? "" : absl::StrCat(" in the folder '", folder, "'");
+  std::fprintf(stderr, "zcoll_bench: %s: cannot write '%s'%s: %s (checked before measuring)\n",
+               option, path.c_str(), where.c_str(), std::strerror(failure));
+  return false;
+}
+
 }  // namespace
 }  // namespace zcoll
 
@@ -927,6 +945,10 @@ int main(int argc, char** argv) {
   if (!options.local_provider.empty()) {
     setenv("ZCOLL_LOCAL_PROVIDER", options.local_provider.c_str(), 1);
   }
+  if (!options.calibrate.empty() && !zcoll::CanWriteFile(options.calibrate, "--calibrate")) {
+    return 1;
+  }
+  if (!options.plot.empty() && !zcoll::CanWriteFile(options.plot, "--plot")) return 1;
   if (!options.calibrate.empty()) return zcoll::Calibrate(options);
   absl::StatusOr<std::vector<zcoll::RankOutcome>> outcomes = zcoll::RunForkedJob(
       options.ranks,

@@ -95,7 +95,16 @@ grep -q '^bcast,2,65536,node,[0-9.]*,' <<<"$predicted" || { echo "$predicted"; e
 if "$bench" --calibrate=/no/such/dir/p.profile >/dev/null 2>"$TEST_TMPDIR/err"; then
   echo "an unwritable profile was accepted"; exit 1
 fi
-grep -q "cannot write '/no/such/dir/p.profile'" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
+# Refused before measuring (a calibration takes minutes), naming the missing folder; so
+# is a --plot into one, before its sweep prints a row.
+grep -q "^zcoll_bench: --calibrate: cannot write '/no/such/dir/p.profile' in the folder '/no/such/dir': No such file or directory (checked before measuring)$" \
+  "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
+if swept=$("$bench" --np 2 --max 8 --colls=allreduce --plot=/no/such/dir/p.png 2>"$TEST_TMPDIR/err"); then
+  echo "a plot into a missing folder was accepted"; exit 1
+fi
+grep -q "^zcoll_bench: --plot: cannot write '/no/such/dir/p.png' in the folder '/no/such/dir'" \
+  "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
+[ -z "$swept" ] || { echo "the sweep ran before the refusal: $swept"; exit 1; }
 if "$bench" --calibrate 2>"$TEST_TMPDIR/err"; then echo "--calibrate without a file ran"; exit 1; fi
 grep -q "calibrate needs the profile file to write" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; exit 1; }
 # The link's loop within a node is reported; its cached rate is written only with
