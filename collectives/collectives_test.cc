@@ -121,17 +121,32 @@ RankBytes AllInputs(DataType type, int size, size_t count, int salt) {
 // Set by NodeEngineLargeTest before its jobs start (read-only while they run): the
 // node engine's algorithms alone, at sizes across its copy-in limits (16 KiB for
 // Allgather and Alltoall, its 64 KiB slot elsewhere) and its cooperative-copy size
-// (64 KiB), and up to 1 MiB.
+// (64 KiB), and up to 1 MiB; under a sanitizer up to just past the slots of all the
+// job's ranks (4 KiB more than 64 KiB a rank), the largest size's paths at a quarter of
+// its bytes on 4 ranks (TSan's 4 thread-ranks took 37 s for 1 MiB, most of its step's
+// longest test; the plain run has 1 MiB).
 bool large_node_sizes = false;
 // Set by the suites that test the node engine's algorithms alone (NodeEngineLargeTest,
 // NodeEngineWideTest), read-only while their jobs run.
 bool only_node_algorithms = false;
 
-std::vector<size_t> Sizes(DataType type) {
+// What Sizes() leaves out under a sanitizer, said by the suites that use large sizes.
+void SayLargestSizeUnderSanitizer() {
+  if (!testing::UnderSanitizer()) return;
+  std::printf(
+      "ZCOLL_UNDER_SANITIZER=1: the largest node size is 4 KiB past the job's slots (64 KiB "
+      "a rank), not 1 MiB; the plain run has 1 MiB\n");
+}
+
+std::vector<size_t> Sizes(DataType type, int ranks) {
   if (large_node_sizes) {
     const size_t width = DataTypeSize(type);
+    const size_t largest_bytes =
+        testing::UnderSanitizer()
+            ? std::min(static_cast<size_t>(ranks) * kNodeSlotBytes + 4096, size_t{1} << 20)
+            : size_t{1} << 20;
     return {16384 / width + 1, kNodeSlotBytes / width - 1, kNodeSlotBytes / width + 1,
-            65536 / width + 17, (size_t{1} << 20) / width + 5};
+            65536 / width + 17, largest_bytes / width + 5};
   }
   const size_t chunk = kChunkBytes / DataTypeSize(type);
   return {0, 1, 37, chunk - 1, chunk + 1, 5 * chunk + 3};
@@ -201,7 +216,7 @@ void CheckReductions(Communicator& comm) {
   int salt = 0;
   for (const OpCase& op_case : OpCases()) {
     const size_t width = DataTypeSize(op_case.type);
-    for (size_t count : Sizes(op_case.type)) {
+    for (size_t count : Sizes(op_case.type, size)) {
       ++salt;
       const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
       const Bytes expected = *testing::ReferenceReduce(op_case.op, op_case.type, inputs, count);
@@ -281,7 +296,7 @@ void CheckScatters(Communicator& comm) {
   const DataType type = DataType::kFloat;
   const size_t width = DataTypeSize(type);
   int salt = 100;
-  for (size_t count : Sizes(type)) {
+  for (size_t count : Sizes(type, size)) {
     ++salt;
     for (int root : {0, size / 2, size - 1}) {
       // Scatter: the root's buffer is size blocks of `count`.
@@ -351,7 +366,7 @@ void CheckScans(Communicator& comm) {
   int salt = 200;
   for (const OpCase& op_case : OpCases()) {
     const size_t width = DataTypeSize(op_case.type);
-    for (size_t count : Sizes(op_case.type)) {
+    for (size_t count : Sizes(op_case.type, size)) {
       ++salt;
       const RankBytes inputs = AllInputs(op_case.type, size, count, salt);
       for (const Collective collective : {Collective::kScan, Collective::kExscan}) {
@@ -390,7 +405,7 @@ void CheckBcastAndGathers(Communicator& comm) {
   const DataType type = DataType::kFloat;
   const size_t width = DataTypeSize(type);
   int salt = 300;
-  for (size_t count : Sizes(type)) {
+  for (size_t count : Sizes(type, size)) {
     ++salt;
     const RankBytes inputs = AllInputs(type, size, count, salt);
     for (int root : {0, size / 2, size - 1}) {
@@ -474,7 +489,7 @@ void CheckAllgathersAndAlltoalls(Communicator& comm) {
   const DataType type = DataType::kFloat;
   const size_t width = DataTypeSize(type);
   int salt = 400;
-  for (size_t count : Sizes(type)) {
+  for (size_t count : Sizes(type, size)) {
     ++salt;
     const RankBytes inputs = AllInputs(type, size, count, salt);
     std::vector<size_t> counts(size, count), displs(size);
@@ -781,6 +796,7 @@ class NodeEngineLargeTest : public ::testing::TestWithParam<CommunicatorJob> {
  protected:
   static void SetUpTestSuite() {
     setenv("ZCOLL_CHUNK_BYTES", "4096", 1);
+    SayLargestSizeUnderSanitizer();
     large_node_sizes = true;
     only_node_algorithms = true;
   }
@@ -1130,6 +1146,7 @@ class NodeEngineInSlotsTest : public ::testing::TestWithParam<CommunicatorJob> {
  protected:
   static void SetUpTestSuite() {
     setenv("ZCOLL_CORES", "64", 1);
+    SayLargestSizeUnderSanitizer();
     only_node_algorithms = true;
   }
   static void TearDownTestSuite() {
@@ -1342,6 +1359,7 @@ class NodeEngineWithoutSingleCopyTest : public ::testing::TestWithParam<Communic
     setenv("ZCOLL_CROSS_MEMORY_ATTACH", "0", 1);
     setenv("ZCOLL_CORES", "64", 1);
     setenv("ZCOLL_CHUNK_BYTES", "4096", 1);
+    SayLargestSizeUnderSanitizer();
     only_node_algorithms = true;
   }
   static void TearDownTestSuite() {

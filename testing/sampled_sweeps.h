@@ -44,10 +44,10 @@ inline uint64_t SweepSeed() {
 }
 
 // Whether the test runs under a sanitizer (ZCOLL_UNDER_SANITIZER=1, which
-// --config=asan sets). There a sampled sweep stops at kMostSanitizedRanks: what a
-// sanitizer looks for (a stray access, a leak) is in the code a schedule of 17 or 33
-// ranks takes as much as in one of 64, which costs several times as much, and the
-// plain run (and ZCOLL_WHOLE_SWEEPS=1) sweeps to the end.
+// --config=asan and --config=tsan set). There a sampled sweep stops at
+// kMostSanitizedRanks: what a sanitizer looks for (a stray access, a leak, a race) is in
+// the code a schedule of 17 or 33 ranks takes as much as in one of 64, which costs
+// several times as much, and the plain run (and ZCOLL_WHOLE_SWEEPS=1) sweeps to the end.
 inline bool UnderSanitizer() {
   const char* value = std::getenv("ZCOLL_UNDER_SANITIZER");
   return value != nullptr && std::string(value) == "1";
