@@ -1252,6 +1252,59 @@ TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
   }
 }
 
+// Across nodes, where nothing was measured, the model's choices (selection.cc): a
+// Reduce from 8 ranks past the levels' 8 KiB by Rabenseifner's halving (fewer ranks,
+// as measured, two_level), a ReduceScatterBlock from 64 ranks by recursive halving
+// where a rank's block is at most 256 B (else pairwise). Node counts from 2 to one a
+// rank; with and without levels.
+TEST(SelectionTest, ManyRanksAcrossNodesReduceByHalving) {
+  struct Case {
+    Collective collective;
+    int ranks;
+    int nodes;
+    size_t bytes;
+    absl::string_view chosen;
+  };
+  const Case cases[] = {
+      {Collective::kReduce, 4, 2, 32768, "two_level"},
+      {Collective::kReduce, 7, 7, 1 << 20, "two_level"},
+      {Collective::kReduce, 8, 2, 8192 + 4, "rabenseifner"},
+      {Collective::kReduce, 8, 8, 1 << 20, "rabenseifner"},
+      {Collective::kReduce, 1024, 16, 64 << 20, "rabenseifner"},
+      {Collective::kReduceScatterBlock, 63, 9, 1024, "pairwise"},
+      {Collective::kReduceScatterBlock, 64, 2, 1024, "recursive_halving"},
+      {Collective::kReduceScatterBlock, 64, 64, 16384, "recursive_halving"},
+      {Collective::kReduceScatterBlock, 64, 8, 16384 + 256, "pairwise"},
+      {Collective::kReduceScatterBlock, 1024, 16, 256 << 10, "recursive_halving"},
+      {Collective::kReduceScatterBlock, 1024, 1024, (256 << 10) + 4096, "pairwise"},
+      {Collective::kReduceScatterBlock, 65536, 1024, 2 << 20, "recursive_halving"},
+  };
+  for (const Case& c : cases) {
+    for (const bool levels : {false, true}) {
+      const size_t count = c.collective == Collective::kReduceScatterBlock
+                               ? c.bytes / 4 / static_cast<size_t>(c.ranks)
+                               : c.bytes / 4;
+      CollectiveArgs args = MakeArgs(c.collective, c.ranks, count, 0, false);
+      args.element_bytes = 4;
+      args.commutative = true;
+      const SelectionInputs inputs = AgreedSelectionInputs(
+          args, *Topology::Uniform(c.nodes, c.ranks / c.nodes), /*node_engine=*/true,
+          /*node_single_copy=*/true, /*node_oversubscribed=*/false, levels);
+      EXPECT_EQ(SelectAlgorithm(inputs).name, c.chosen)
+          << CollectiveName(c.collective) << " " << c.ranks << " ranks on " << c.nodes << " nodes, "
+          << c.bytes << " bytes, levels " << levels;
+    }
+  }
+  // Below the levels' size a Reduce with levels stays on them.
+  CollectiveArgs args = MakeArgs(Collective::kReduce, 64, 2048, 0, false);
+  args.element_bytes = 4;
+  args.commutative = true;
+  EXPECT_EQ(SelectAlgorithm(AgreedSelectionInputs(args, *Topology::Uniform(8, 8), true, true, false,
+                                                  /*levels=*/true))
+                .name,
+            "node_levels");
+}
+
 // The levels' groups: nodes (in the order of their lowest ranks, whatever the
 // placement), else one node's NUMA domains when every rank's is known; none where no
 // group holds several ranks or there is one group.

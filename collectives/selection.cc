@@ -201,8 +201,17 @@ constexpr SelectionRule kTable[] = {
     {Collective::kBarrier, "node_levels", kAnySize, 1, kAnyRanks, 2},
     // Small vectors: latency. Large: Rabenseifner's halving spreads the reduction
     // over every rank and moves each element about twice.
-    // Across nodes: each node's ranks combine before anything crosses the network.
-    // Measured on 2 emulated nodes (4 ranks; and 2 ranks over ofi:tcp) it took
+    // Across nodes from 8 ranks, past the levels' sizes: Rabenseifner's, from the model
+    // alone (nothing that size was measured). Its time over two_level's, zcoll_sim
+    // --coll=reduce --nodes=K, 16 KiB-8 MiB: the infiniband profile 0.25-0.53x on 8
+    // ranks of 2, 4 and 8 nodes, 0.17-0.32x on 16 of 16, 0.09-0.22x on 64 of 64, and
+    // 0.04-0.23x on 128-8192 ranks of 64 a node (sim/tuning/infiniband_hdr.tuning); that
+    // profile with a 10 GbE network (25 us, 1.2 GB/s) 0.58-0.91x on 8 ranks (1.02x at 8
+    // MiB on 2 nodes), 0.30-0.87x on 16 of 16 and 64 of 64. two_level's node part is a
+    // tree of whole vectors, log2 of a node's ranks of them at its leader.
+    {Collective::kReduce, "rabenseifner", kAnySize, 8, kAnyRanks, 2, 8 * KiB + 1},
+    // Across nodes, fewer ranks: each node's ranks combine before anything crosses the
+    // network. Measured on 2 emulated nodes (4 ranks; and 2 ranks over ofi:tcp) it took
     // about half of Rabenseifner's time from 32 KiB to 2 MiB.
     {Collective::kReduce, "two_level", kAnySize, 1, kAnyRanks, 2},
     // Up to 4 ranks and 8 KiB the radix-4 tree is flat: one step for every leaf
@@ -218,6 +227,21 @@ constexpr SelectionRule kTable[] = {
     {Collective::kReduce, "rabenseifner"},
     {Collective::kAllreduce, "recursive_doubling", 16 * KiB},
     {Collective::kAllreduce, "rabenseifner"},
+    // Across nodes from 64 ranks where a rank's block is at most 256 B (16 KiB of
+    // vector on 64-1023 ranks, 256 KiB on 1024-8191, 2 MiB from 8192): log2(size) rounds
+    // of halving instead of size-1 messages, from the model alone. Pairwise's time over
+    // recursive halving's, zcoll_sim --coll=reduce_scatter_block --nodes=K: 1-16 KiB, the
+    // infiniband profile 1.6-3.7x on 64 ranks of 4, 16 and 64 nodes, 3.0-6.5x on 128 of 8
+    // and 128, 2.2-11.2x on 256 of 4; that profile with a 10 GbE network (25 us, 1.2
+    // GB/s) 1.5-4.1x, 2.9-6.6x, 1.7-12.5x; 8-256 KiB on 1024 ranks of 16 and 1024 nodes
+    // and 2048 of 32, 1.01-23.6x (both networks). At 65,536 ranks pairwise's 1 MiB is
+    // past the simulator's step budget (8.6 billion steps), recursive halving 2,800 us.
+    // Larger blocks go either way (4 KiB on 1024 ranks of a node each: 0.60x on
+    // infiniband, 1.57x on 10 GbE), and on 16-32 ranks it depends on the placement (16
+    // of 16 nodes: 0.67-0.97x): pairwise there.
+    {Collective::kReduceScatterBlock, "recursive_halving", 16 * KiB, 64, 1023, 2},
+    {Collective::kReduceScatterBlock, "recursive_halving", 256 * KiB, 1024, 8191, 2},
+    {Collective::kReduceScatterBlock, "recursive_halving", 2048 * KiB, 8192, kAnyRanks, 2},
     {Collective::kReduceScatterBlock, "pairwise"},
     {Collective::kReduceScatter, "pairwise"},
     // Many ranks and small blocks: log2(size) rounds beat size-1 messages from the

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -215,6 +216,16 @@ TEST(SelectionAgreementTest, EveryRankOfACallChoosesTheSameAlgorithmAndTheSchedu
   for (const SelectionRule& rule : SelectionTable()) {
     const int first = std::max(1, rule.min_ranks);
     const int last = std::min(kMostRanks, rule.max_ranks);
+    if (first > last) {
+      // Every rank's schedule at 1024 ranks and more is O(ranks^2) steps (pairwise's
+      // 67 million at 8192): the rule's limits are algorithms_test's SelectionTest's, and
+      // what the ranks agree on is the same code at 64 ranks as at 65,536.
+      std::printf("%s %.*s from %d ranks: past this test's %d ranks\n",
+                  std::string(CollectiveName(rule.collective)).c_str(),
+                  static_cast<int>(rule.algorithm.size()), rule.algorithm.data(), first,
+                  kMostRanks);
+      continue;
+    }
     for (int size : RankCountsFromTo(first, last)) {
       for (size_t bytes : BytesFor(rule)) {
         const RandomCall made = MakeCall(random, rule.collective, size, bytes, rule.min_nodes);

@@ -785,6 +785,64 @@ TEST(PipelinedRabenseifnerTest, SegmentsPipelineWithinTheirStages) {
   EXPECT_EQ(largest, size_t{16} << 10) << transfers << " transfers";
 }
 
+// Where nothing was measured, the built-in table's Reduce and ReduceScatterBlock across
+// nodes follow the model (collectives/selection.cc): on the infiniband profile, and on
+// it with a 10 GbE network, their choice is within a quarter of the fastest simulated
+// algorithm from 8 ranks past the levels' sizes (two_level was 2-10x Rabenseifner's
+// there) and from 64 ranks up to 16 KiB (pairwise 1.5-6x recursive halving's).
+TEST(BuiltInTableAcrossNodesTest, ReduceAndReduceScatterAreWithinAQuarterOfTheFastest) {
+  MachineProfile infiniband = *LoadMachineProfile("infiniband");
+  MachineProfile ethernet = infiniband;
+  LinkCost& network = ethernet.links[static_cast<int>(LinkClass::kNetwork)];
+  network.latency_usec = 25;
+  network.bytes_per_usec = 1200;
+  network.overhead_usec = 3;
+  struct Case {
+    Collective collective;
+    int ranks;
+    int nodes;
+    size_t bytes;
+  };
+  const Case cases[] = {
+      {Collective::kReduce, 8, 2, 64 << 10},
+      {Collective::kReduce, 8, 8, 1 << 20},
+      {Collective::kReduce, 16, 16, 16 << 10},
+      {Collective::kReduce, 64, 8, 1 << 20},
+      {Collective::kReduceScatterBlock, 64, 8, 1 << 10},
+      {Collective::kReduceScatterBlock, 64, 64, 16 << 10},
+      {Collective::kReduceScatterBlock, 128, 8, 4 << 10},
+  };
+  for (const MachineProfile* profile : {&infiniband, &ethernet}) {
+    for (const Case& c : cases) {
+      PredictionCase call;
+      call.collective = c.collective;
+      call.ranks = c.ranks;
+      call.bytes = c.bytes;
+      const Topology topology = *SimulatedTopology(*profile, c.ranks, c.nodes);
+      const absl::StatusOr<std::vector<Prediction>> predictions =
+          PredictAlgorithms(call, *profile, topology, PredictOptions{});
+      ASSERT_OK(predictions);
+      double fastest = std::numeric_limits<double>::infinity();
+      std::optional<double> chosen;
+      std::string chosen_name;
+      for (const Prediction& prediction : *predictions) {
+        if (!prediction.usec.has_value()) continue;
+        fastest = std::min(fastest, *prediction.usec);
+        if (prediction.chosen) {
+          chosen = prediction.usec;
+          chosen_name = prediction.algorithm;
+        }
+      }
+      const std::string where = absl::StrCat(profile == &infiniband ? "infiniband" : "10 GbE", ": ",
+                                             CollectiveName(c.collective), " ", c.ranks,
+                                             " ranks on ", c.nodes, " nodes, ", c.bytes, " bytes");
+      ASSERT_TRUE(chosen.has_value()) << where << ": the built-in choice was not simulated";
+      EXPECT_LE(*chosen, 1.25 * fastest) << where << ": " << chosen_name << " " << *chosen
+                                         << " us against the fastest's " << fastest;
+    }
+  }
+}
+
 // The shipped table derived from the infiniband profile (sim/tuning/, made by
 // tools/derive_tuning.sh) parses, and selecting with it picks at every point of its
 // sweep what its comments say: the fastest simulated algorithm, or the built-in
