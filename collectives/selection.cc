@@ -203,7 +203,7 @@ constexpr SelectionRule kTable[] = {
     // over every rank and moves each element about twice.
     // Across nodes from 8 ranks, past the levels' sizes: Rabenseifner's, from the model
     // alone (nothing that size was measured). Its time over two_level's, zcoll_sim
-    // --coll=reduce --nodes=K, 16 KiB-8 MiB: the infiniband profile 0.25-0.53x on 8
+    // --coll=reduce --nodes=K, 16 KiB-8 MiB: the infiniband profile 0.24-0.53x on 8
     // ranks of 2, 4 and 8 nodes, 0.17-0.32x on 16 of 16, 0.09-0.22x on 64 of 64, and
     // 0.04-0.23x on 128-8192 ranks of 64 a node (sim/tuning/infiniband_hdr.tuning); that
     // profile with a 10 GbE network (25 us, 1.2 GB/s) 0.58-0.91x on 8 ranks (1.02x at 8
