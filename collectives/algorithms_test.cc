@@ -1256,7 +1256,8 @@ TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
 // Reduce from 8 ranks past the levels' 8 KiB by Rabenseifner's halving (fewer ranks,
 // as measured, two_level), a ReduceScatterBlock from 64 ranks by recursive halving
 // where a rank's block is at most 256 B (else pairwise). Node counts from 2 to one a
-// rank; with and without levels.
+// rank; with and without levels. An Alltoall from 32 ranks of blocks up to 32 B by
+// Bruck's rounds.
 TEST(SelectionTest, ManyRanksAcrossNodesReduceByHalving) {
   struct Case {
     Collective collective;
@@ -1278,6 +1279,10 @@ TEST(SelectionTest, ManyRanksAcrossNodesReduceByHalving) {
       {Collective::kReduceScatterBlock, 1024, 16, 256 << 10, "recursive_halving"},
       {Collective::kReduceScatterBlock, 1024, 1024, (256 << 10) + 4096, "pairwise"},
       {Collective::kReduceScatterBlock, 65536, 1024, 2 << 20, "recursive_halving"},
+      {Collective::kAlltoall, 32, 4, 32, "bruck"},
+      {Collective::kAlltoall, 1024, 16, 8, "bruck"},
+      {Collective::kAlltoall, 31, 31, 8, "pairwise"},
+      {Collective::kAlltoall, 64, 8, 36, "pairwise"},
   };
   for (const Case& c : cases) {
     for (const bool levels : {false, true}) {

@@ -280,7 +280,13 @@ constexpr SelectionRule kTable[] = {
     // more than moving a block (many nodes, small blocks), but on this 2-core machine
     // it took 1.3-1.9x pairwise's time on 8 ranks and 1.2-2.2x on 16 (8 B-2 KiB,
     // medians of 3 interleaved runs): each round waits for its partner to get a core.
-    // Not chosen until it is measured where it should win (ZCOLL_ALGO_ALLTOALL=bruck).
+    // Not chosen there. Across nodes from 32 ranks, blocks up to 32 B, from the model
+    // alone: pairwise's time over Bruck's, zcoll_sim --coll=alltoall --nodes=K, 8 and 32
+    // B: the infiniband profile 1.44-1.74x on 32 ranks of 4 nodes, 2.06-2.89x on 64 of 8
+    // and 64, 1.66-4.57x on 128 of 2 and 16, 1.78-5.66x on 256 of 4, 3.74-9.35x on 512 of
+    // 64; with the 10 GbE network (25 us, 1.2 GB/s) 1.40-11.90x on the same. From 128 B
+    // it goes either way (0.47-2.36x), and from 512 B pairwise wins (Bruck 1.2-3.6x).
+    {Collective::kAlltoall, "bruck", 32, 32, kAnyRanks, 2},
     {Collective::kAlltoall, "pairwise"},
     {Collective::kAlltoallv, "pairwise"},
     // 3 to 8 ranks without the engine: every rank reports to rank 0, which releases
