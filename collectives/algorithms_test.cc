@@ -1258,7 +1258,7 @@ TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
 // where a rank's block is at most 256 B (else pairwise). Node counts from 2 to one a
 // rank; with and without levels. An Alltoall from 32 ranks of blocks up to 32 B by
 // Bruck's rounds.
-TEST(SelectionTest, ManyRanksAcrossNodesReduceByHalving) {
+TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
   struct Case {
     Collective collective;
     int ranks;
