@@ -83,12 +83,20 @@ TreeLinks BinomialLinks(absl::Span<const int> members, int root_index, int index
 // The same over `count` members given by `member(i)`, for orders that are computed
 // rather than listed (NodeGroupedOrder).
 TreeLinks BinomialLinks(int count, absl::FunctionRef<int(int)> member, int root_index, int index);
+// The binary tree over `members` rooted at members[root_index] (counting on from the
+// root, member v's children are v*2+1 and v*2+2), as members[index] sees it: at most
+// two children a member, so a long pipelined vector leaves each member twice, where
+// the binomial tree's root sends it log2(size) times.
+TreeLinks BinaryLinks(absl::Span<const int> members, int root_index, int index);
 // The position of `rank` in `order`.
 int IndexOf(absl::Span<const int> order, int rank);
+// The shape of TwoLevelLinks' trees.
+enum class TreeShape { kBinomial, kBinary };
 // The two-level tree rooted at `tree_root`: one leader per node (tree_root leads its
-// own node, the lowest rank the others), a binomial tree over the leaders and one
+// own node, the lowest rank the others), a tree of `shape` over the leaders and one
 // over each node's ranks under its leader. A leader's remote children come first.
-TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank);
+TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank,
+                        TreeShape shape = TreeShape::kBinomial);
 // Every node's ranks are consecutive and nodes are numbered in rank order, so the
 // two-level tree rooted at rank 0 reduces in canonical rank order.
 bool NodesInRankOrder(const Topology& topology);
@@ -122,6 +130,7 @@ Schedule ChainBcast(const CollectiveArgs& args, const Topology& topology, int ra
 Schedule LinearBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule ScatterAllgatherBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule TwoLevelBcast(const CollectiveArgs& args, const Topology& topology, int rank);
+Schedule TwoLevelBinaryBcast(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule RingAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule BruckAllgather(const CollectiveArgs& args, const Topology& topology, int rank);
 Schedule LinearAllgather(const CollectiveArgs& args, const Topology& topology, int rank);

@@ -133,23 +133,38 @@ TreeLinks BinomialLinks(int count, absl::FunctionRef<int(int)> member, int root_
   return links;
 }
 
+TreeLinks BinaryLinks(absl::Span<const int> members, int root_index, int index) {
+  const int n = static_cast<int>(members.size());
+  const int v = (index - root_index + n) % n;
+  auto real = [&](int vv) { return members[static_cast<size_t>((vv + root_index) % n)]; };
+  TreeLinks links;
+  links.parent = v == 0 ? -1 : real((v - 1) / 2);
+  for (int child = 2 * v + 1; child <= 2 * v + 2 && child < n; ++child) {
+    links.children.push_back(real(child));
+  }
+  return links;
+}
+
 int IndexOf(absl::Span<const int> order, int rank) {
   return static_cast<int>(std::find(order.begin(), order.end(), rank) - order.begin());
 }
 
-TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank) {
+TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank, TreeShape shape) {
   const int root_node = topology.node_of(tree_root);
   auto leader_of = [&](int node) {
     return node == root_node ? tree_root : topology.node_leader(node);
   };
   const int node = topology.node_of(rank);
   const absl::Span<const int> local = topology.ranks_on_node(node);
-  TreeLinks links =
-      BinomialLinks(local, IndexOf(local, leader_of(node)), topology.local_rank(rank));
+  const int local_root = IndexOf(local, leader_of(node));
+  TreeLinks links = shape == TreeShape::kBinary
+                        ? BinaryLinks(local, local_root, topology.local_rank(rank))
+                        : BinomialLinks(local, local_root, topology.local_rank(rank));
   if (rank == leader_of(node)) {
     std::vector<int> leaders;
     for (int n = 0; n < topology.num_nodes(); ++n) leaders.push_back(leader_of(n));
-    TreeLinks over_nodes = BinomialLinks(leaders, root_node, node);
+    TreeLinks over_nodes = shape == TreeShape::kBinary ? BinaryLinks(leaders, root_node, node)
+                                                       : BinomialLinks(leaders, root_node, node);
     over_nodes.children.insert(over_nodes.children.end(), links.children.begin(),
                                links.children.end());
     links = std::move(over_nodes);
@@ -249,6 +264,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"linear", Collective::kBcast, true, nullptr, LinearBcast},
     {"scatter_allgather", Collective::kBcast, true, nullptr, ScatterAllgatherBcast},
     {"two_level", Collective::kBcast, true, nullptr, TwoLevelBcast},
+    {"two_level_binary", Collective::kBcast, true, nullptr, TwoLevelBinaryBcast},
     {"node_levels", Collective::kBcast, true, NodeLevelsCanRun, nullptr, true},
     {"node", Collective::kGather, true, NodeEngineCanRun, nullptr},
     {"linear", Collective::kGather, true, nullptr, LinearGather},

@@ -245,8 +245,8 @@ bool FollowsNodes(const Algorithm& algorithm) {
           (algorithm.name == "binomial" || algorithm.name == "knomial"));
 }
 
-// One node; for the algorithms that follow the nodes also nodes of uneven sizes and
-// ranks not in blocks (round robin over 3 nodes).
+// One node; for the algorithms that follow the nodes also nodes of uneven sizes, ranks
+// not in blocks (round robin over 3 nodes) and many nodes.
 std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
   std::vector<Topology> topologies = {*Topology::Uniform(1, size)};
   if (!FollowsNodes(algorithm) || size < 2) return topologies;
@@ -257,6 +257,13 @@ std::vector<Topology> TopologiesFor(const Algorithm& algorithm, int size) {
     topologies.push_back(*Topology::Create(round_robin));
     std::vector<int> uneven = {1, size - 2, 1};
     topologies.push_back(*Topology::FromNodeSizes(uneven));
+  }
+  // Many nodes (two ranks each, the last one alone if size is odd): from 5 the trees
+  // over the nodes' leaders differ by shape (binomial, binary).
+  if (size >= 5) {
+    std::vector<int> pairs(static_cast<size_t>(size / 2), 2);
+    if (size % 2 == 1) pairs.push_back(1);
+    topologies.push_back(*Topology::FromNodeSizes(pairs));
   }
   return topologies;
 }
@@ -1257,7 +1264,7 @@ TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
 // as measured, two_level), a ReduceScatterBlock from 64 ranks by recursive halving
 // where a rank's block is at most 256 B (else pairwise). Node counts from 2 to one a
 // rank; with and without levels. An Alltoall from 32 ranks of blocks up to 32 B by
-// Bruck's rounds.
+// Bruck's rounds. A Bcast past 2 MiB by binary trees.
 TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
   struct Case {
     Collective collective;
@@ -1283,6 +1290,10 @@ TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
       {Collective::kAlltoall, 1024, 16, 8, "bruck"},
       {Collective::kAlltoall, 31, 31, 8, "pairwise"},
       {Collective::kAlltoall, 64, 8, 36, "pairwise"},
+      {Collective::kBcast, 8, 8, 2 << 20, "two_level"},
+      {Collective::kBcast, 8, 8, (2 << 20) + 4, "two_level_binary"},
+      {Collective::kBcast, 4, 2, 8 << 20, "two_level_binary"},
+      {Collective::kBcast, 65536, 1024, 64 << 20, "two_level_binary"},
   };
   for (const Case& c : cases) {
     for (const bool levels : {false, true}) {

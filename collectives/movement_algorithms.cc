@@ -256,6 +256,15 @@ Schedule TwoLevelBcast(const CollectiveArgs& args, const Topology& topology, int
   return TreeBcast(args, rank, TwoLevelLinks(topology, args.root, rank));
 }
 
+// Two-level with a binary tree over the nodes' leaders: each leader forwards the
+// vector to at most two other nodes, so a pipelined long vector crosses each node's
+// network link at most three times (in once, out twice) where the binomial tree's
+// root node sends it log2(nodes) times; the tree is deeper in sends (two a level), so
+// short vectors keep two_level's.
+Schedule TwoLevelBinaryBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
+  return TreeBcast(args, rank, TwoLevelLinks(topology, args.root, rank, TreeShape::kBinary));
+}
+
 // Van de Geijn's: a binomial scatter of the vector's blocks (block v to the rank
 // at distance v from the root), then a ring allgather. Every rank sends and receives
 // about twice the vector, whatever the rank count: for long vectors on many ranks.

@@ -249,7 +249,19 @@ constexpr SelectionRule kTable[] = {
     {Collective::kScatter, "binomial", 4 * KiB, 5},
     {Collective::kScatter, "linear"},
     {Collective::kScatterv, "linear"},
-    // Across nodes every chunk should cross the network once per node.
+    // Across nodes every chunk should cross the network once per node. Past 2 MiB, from
+    // the model alone (nothing that size across nodes was measured): binary trees, over
+    // the leaders and in each node, so that no rank forwards the vector more than twice
+    // (two_level's root sends it log2(nodes) times over the network and log2 of its
+    // node's ranks times within). Its time over two_level's, zcoll_sim --coll=bcast
+    // --nodes=K, 2-64 MiB: the infiniband profile 0.42-0.94x on 8 ranks of 8 nodes, 64
+    // and 256 of 4 and 128-8192 of 64 a node, 0.34-0.51x on 64 of 64, 0.68-1.04x on 32
+    // of 4 (1.04x at 2 MiB); that profile with a 10 GbE network (25 us, 1.2 GB/s)
+    // 0.29-0.75x on 8 of 8, 64 of 64 and 1024-8192 of 64 a node, 0.90-1.05x on 32-256
+    // ranks of 2 and 4 nodes. Up to 4 nodes of up to 4 ranks its trees are two_level's.
+    // (Where the model has chain, scatter_allgather or node_levels faster still, it is
+    // by the placement: sim/tuning/infiniband_hdr.tuning.)
+    {Collective::kBcast, "two_level_binary", kAnySize, 1, kAnyRanks, 2, 2048 * KiB + 1},
     {Collective::kBcast, "two_level", kAnySize, 1, kAnyRanks, 2},
     // One node, up to 4 ranks: every leaf pulls from the root at once. 4 ranks on 2
     // cores, medians of 3 interleaved runs: 32 KiB-2 MiB 0.3-0.7x binomial's and

@@ -54,6 +54,7 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      true, Form::kAlgorithm},
     {"ZCOLL_ALGO_BCAST", "",
      "Forces the bcast algorithm (node, binomial, chain, linear, scatter_allgather, two_level, "
+     "two_level_binary, "
      "node_levels); "
      "unset: "
      "the "

@@ -790,7 +790,9 @@ TEST(PipelinedRabenseifnerTest, SegmentsPipelineWithinTheirStages) {
 // network, each is within a quarter of the fastest simulated algorithm. Reduce from 8
 // ranks past the levels' sizes (two_level was 2-10x Rabenseifner's there),
 // ReduceScatterBlock from 64 ranks up to 16 KiB (pairwise 1.5-6x recursive halving's),
-// Alltoall from 32 ranks up to 32 B blocks (pairwise 2.5-3.9x Bruck's here).
+// Alltoall from 32 ranks up to 32 B blocks (pairwise 2.5-3.9x Bruck's here), Bcast past
+// 2 MiB by binary trees (two_level 1.9-2.4x the fastest here, 1.1x at 128 ranks of 2
+// nodes on 10 GbE).
 TEST(BuiltInTableAcrossNodesTest, ChoicesWhereNothingWasMeasuredAreWithinAQuarterOfTheFastest) {
   MachineProfile infiniband = *LoadMachineProfile("infiniband");
   MachineProfile ethernet = infiniband;
@@ -814,6 +816,9 @@ TEST(BuiltInTableAcrossNodesTest, ChoicesWhereNothingWasMeasuredAreWithinAQuarte
       {Collective::kReduceScatterBlock, 128, 8, 4 << 10},
       {Collective::kAlltoall, 64, 8, 8},
       {Collective::kAlltoall, 128, 16, 32},
+      {Collective::kBcast, 16, 16, 4 << 20},
+      {Collective::kBcast, 64, 64, 4 << 20},
+      {Collective::kBcast, 128, 2, 16 << 20},
   };
   for (const MachineProfile* profile : {&infiniband, &ethernet}) {
     for (const Case& c : cases) {

@@ -40,7 +40,7 @@ grep -q 'shared memory): yes; not used: ZCOLL_CROSS_MEMORY_ATTACH=0$' \
 grep -q 'ZCOLL_LOG_LEVEL=' <<<"$output" || fail "environment variables missing"
 if "$info" --bogus 2>/dev/null; then fail "an unknown argument was accepted"; fi
 algorithms=$("$info" --algorithms)
-grep -Eq '^  bcast +node, binomial, chain, linear, scatter_allgather, two_level, node_levels$' <<<"$algorithms" \
+grep -Eq '^  bcast +node, binomial, chain, linear, scatter_allgather, two_level, two_level_binary, node_levels$' <<<"$algorithms" \
   || fail "--algorithms does not list bcast's algorithms"
 grep -Eq '^  bcast +two_level +nodes >= 2$' <<<"$algorithms" \
   || fail "--algorithms does not print the selection table"
