@@ -210,6 +210,11 @@ struct SelectionInputs {
   // as the 1 MiB its NIC carries (bandwidth-optimal), not as 16 KiB (latency-bound:
   // recursive doubling's log2(p) whole blocks at a 64th of the NIC).
   int link_sharers = 1;
+  // Some host of the job runs more of its ranks than it has cores (agreed at Create
+  // from every rank's record): an emulated cluster on one machine, whose "network" is
+  // copies on the same cores, not a cluster's. Across nodes, the rules that exclude
+  // oversubscription (SelectionRule::oversubscription) exclude it.
+  bool hosts_oversubscribed = false;
 
   friend bool operator==(const SelectionInputs&, const SelectionInputs&) = default;
 };

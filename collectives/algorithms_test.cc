@@ -1321,6 +1321,43 @@ TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
             "node_levels");
 }
 
+// Where some host runs more of the job's ranks than it has cores (an emulated cluster),
+// the model's rules across nodes are left out and the choices measured on such a
+// machine stay; on one node that bit is not consulted (the node engine's own is).
+TEST(SelectionTest, OversubscribedHostsKeepTheMeasuredChoicesAcrossNodes) {
+  struct Case {
+    Collective collective;
+    int ranks;
+    int nodes;
+    size_t bytes;
+    absl::string_view cluster, oversubscribed;
+  };
+  const Case cases[] = {
+      {Collective::kReduce, 8, 2, 32768, "rabenseifner", "two_level"},
+      {Collective::kReduceScatterBlock, 64, 2, 1024, "recursive_halving", "pairwise"},
+      {Collective::kAlltoall, 32, 4, 32, "bruck", "pairwise"},
+      {Collective::kBcast, 8, 8, 4 << 20, "two_level_binary", "two_level"},
+      {Collective::kGather, 4, 1, 1024, "node", "node"},
+  };
+  for (const Case& c : cases) {
+    for (const bool hosts_oversubscribed : {false, true}) {
+      const size_t count = c.collective == Collective::kReduceScatterBlock
+                               ? c.bytes / 4 / static_cast<size_t>(c.ranks)
+                               : c.bytes / 4;
+      CollectiveArgs args = MakeArgs(c.collective, c.ranks, count, 0, false);
+      args.element_bytes = 4;
+      args.commutative = true;
+      SelectionInputs inputs =
+          AgreedSelectionInputs(args, *Topology::Uniform(c.nodes, c.ranks / c.nodes),
+                                /*node_engine=*/true, /*node_single_copy=*/true);
+      inputs.hosts_oversubscribed = hosts_oversubscribed;
+      EXPECT_EQ(SelectAlgorithm(inputs).name, hosts_oversubscribed ? c.oversubscribed : c.cluster)
+          << CollectiveName(c.collective) << " " << c.ranks << " ranks on " << c.nodes
+          << " nodes, hosts oversubscribed " << hosts_oversubscribed;
+    }
+  }
+}
+
 // The levels' groups: nodes (in the order of their lowest ranks, whatever the
 // placement), else one node's NUMA domains when every rank's is known; none where no
 // group holds several ranks or there is one group.

@@ -752,6 +752,7 @@ absl::StatusOr<Communicator::CachedPlan*> Communicator::FindOrMakePlan(const Col
         state.node != nullptr && state.node->single_copy(),
         state.node != nullptr && state.node->oversubscribed(), state.node_level != nullptr);
     inputs.link_sharers = state.link_sharers;
+    inputs.hosts_oversubscribed = state.hosts_oversubscribed;
     const Algorithm* algorithm = requested;
     if (algorithm != nullptr) {
       if (absl::Status status = CheckAlgorithmCanRun(*algorithm, inputs); !status.ok()) {

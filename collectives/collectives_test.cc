@@ -2395,6 +2395,36 @@ TEST(OversubscribedSelectionTest, ALargeAllgatherGoesByMessagesWhereRanksOutnumb
   }
 }
 
+// Across nodes, the rules from the model (a cluster's) are left out where some host runs
+// more of the job's ranks than it has cores (SelectionInputs::hosts_oversubscribed,
+// agreed at Create): 8 ranks on 2 emulated nodes of this machine with ZCOLL_CORES=2
+// reduce 32 KiB by two_level, as measured here; with ZCOLL_CORES=64, a core a rank as on
+// a cluster, by rabenseifner (selection.cc). The debug log names each plan's algorithm.
+TEST(OversubscribedSelectionTest, AnEmulatedClusterKeepsTheChoicesMeasuredOnIt) {
+  for (const char* cores : {"2", "64"}) {
+    const ScopedEnvironment declared("ZCOLL_CORES", cores);
+    SetLogLevel(LogLevel::kDebug);
+    ::testing::internal::CaptureStderr();
+    constexpr size_t kCount = 8192;  // 32 KiB of int32
+    const absl::Status status =
+        RunCommunicatorJob({.size = 8, .nodes = 2}, [](Communicator& comm, RankControl&) {
+          std::vector<int32_t> mine(kCount, comm.rank() + 1), sum(kCount, -1);
+          ASSERT_OK(comm.Reduce(mine.data(), sum.data(), kCount, DataType::kInt32,
+                                PredefinedOp::kSum, 0));
+          if (comm.rank() == 0) {
+            EXPECT_EQ(sum, std::vector<int32_t>(kCount, 36));
+          }
+        });
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    SetLogLevel(LogLevel::kWarning);
+    ASSERT_TRUE(status.ok()) << status << "\n" << log;
+    const bool oversubscribed = std::string(cores) == "2";
+    EXPECT_THAT(log, HasSubstr(absl::StrCat("Reduce of 32768 bytes on 8 ranks: ",
+                                            oversubscribed ? "two_level" : "rabenseifner", "\n")))
+        << cores;
+  }
+}
+
 std::vector<CommunicatorJob> Jobs() {
   std::vector<CommunicatorJob> jobs;
   for (int size = 1; size <= 9; ++size) jobs.push_back({.size = size});

@@ -41,6 +41,9 @@ struct Placement {
   Topology topology;
   // The job's ranks on this rank's host, emulated nodes or not: they share its cores.
   int ranks_on_this_host = 1;
+  // Some host's ranks outnumber its cores (every rank's record counted, so every rank
+  // finds the same): SelectionInputs::hosts_oversubscribed.
+  bool hosts_oversubscribed = false;
 };
 
 // The first setting of `mine` that `theirs` gives another value (lines of
@@ -149,7 +152,8 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
                                             .numa = binding.numa,
                                             .l3 = binding.l3,
                                             .settings = settings,
-                                            .host = host}),
+                                            .host = host,
+                                            .cores = CoresOfThisMachine()}),
                           deadline);
   if (!entries.ok()) return entries.status();
   if (!problem.empty()) return absl::InvalidArgumentError(problem);
@@ -170,6 +174,8 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
   std::vector<std::string> names;
   std::map<std::string, int> node_of_host;
   int ranks_on_this_host = 0;
+  // Each host's ranks and the fewest cores any of them counted there.
+  std::map<std::string, std::pair<int, int>> ranks_and_cores_of_host;
   for (int rank = 0; rank < size; ++rank) {
     const JoinRecord& record = records[rank];
     RankLocation& location = locations[rank];
@@ -185,6 +191,10 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
                        "agree on)"));
     }
     if (record.host == host) ++ranks_on_this_host;
+    auto [of_host, first] =
+        ranks_and_cores_of_host.emplace(record.host, std::pair{0, record.cores});
+    ++of_host->second.first;
+    if (!first) of_host->second.second = std::min(of_host->second.second, record.cores);
     if (emulated_topology.has_value()) {
       location.node = emulated_topology->node_of(rank);
     } else {
@@ -208,7 +218,12 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
     topology = Topology::Create(WithEmulatedL3(*topology, l3_groups), names);
     if (!topology.ok()) return topology.status();
   }
-  return Placement{std::move(*topology), ranks_on_this_host};
+  bool hosts_oversubscribed = false;
+  for (const auto& [name, ranks_and_cores] : ranks_and_cores_of_host) {
+    const auto [ranks, cores] = ranks_and_cores;
+    hosts_oversubscribed = hosts_oversubscribed || (cores > 0 && ranks > cores);
+  }
+  return Placement{std::move(*topology), ranks_on_this_host, hosts_oversubscribed};
 }
 
 // The topology of `members` (ranks of `parent`, in their new order): nodes renumbered
@@ -495,8 +510,9 @@ absl::StatusOr<Communicator> Communicator::CreateWithin(CommunicatorOptions opti
             std::make_unique<CommunicatorTransport>(std::move(*job), rank, std::move(job_ranks),
                                                     std::vector<uint32_t>(size, *context)),
             std::move(topology), timeout}));
-  // (Before the levels' Splits, which inherit it.)
+  // (Before the levels' Splits, which inherit them.)
   made.state_->timeout_source = timeout_source;
+  made.state_->hosts_oversubscribed = placement->hosts_oversubscribed;
   return WithNodeEngine(std::move(made), deadline);
 }
 
@@ -805,8 +821,9 @@ absl::StatusOr<Communicator> Communicator::Derive(absl::Span<const int> members,
             std::make_unique<CommunicatorTransport>(transport.shared_job(), new_rank,
                                                     std::move(job_ranks), std::move(contexts)),
             std::move(*topology), state_->timeout}));
-  // (Before the levels' Splits, which inherit it.)
+  // (Before the levels' Splits, which inherit them.)
   child.state_->timeout_source = state_->timeout_source;
+  child.state_->hosts_oversubscribed = state_->hosts_oversubscribed;
   return WithNodeEngine(std::move(child), until);
 }
 

@@ -71,6 +71,10 @@ struct Communicator::State {
   int64_t timeout_ns = -1;
   // Which setting `timeout` came from, for the messages of missed deadlines.
   const char* timeout_source = "ZCOLL_TIMEOUT";
+  // Some host of the job runs more of its ranks than it has cores (found at Create from
+  // every rank's record; inherited by the communicators made from this one):
+  // SelectionInputs::hosts_oversubscribed.
+  bool hosts_oversubscribed = false;
 
   // Collectives started so far: the sequence number that keeps their tags apart.
   uint64_t collectives_started = 0;

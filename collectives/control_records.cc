@@ -32,7 +32,7 @@ bool IsHex(absl::string_view text) {
 
 std::string EncodeJoinRecord(const JoinRecord& record) {
   if (!record.problem.empty()) return absl::StrCat("! ", record.problem);
-  return absl::StrCat(record.package, " ", record.numa, " ", record.l3, " ",
+  return absl::StrCat(record.package, " ", record.numa, " ", record.l3, " ", record.cores, " ",
                       absl::BytesToHexString(record.settings), " ", record.host);
 }
 
@@ -43,14 +43,14 @@ absl::StatusOr<JoinRecord> ParseJoinRecord(absl::string_view entry) {
     if (record.problem.empty()) record.problem = "(no reason given)";
     return record;
   }
-  const std::vector<absl::string_view> fields = absl::StrSplit(entry, absl::MaxSplits(' ', 4));
-  if (fields.size() != 5 || !absl::SimpleAtoi(fields[0], &record.package) ||
+  const std::vector<absl::string_view> fields = absl::StrSplit(entry, absl::MaxSplits(' ', 5));
+  if (fields.size() != 6 || !absl::SimpleAtoi(fields[0], &record.package) ||
       !absl::SimpleAtoi(fields[1], &record.numa) || !absl::SimpleAtoi(fields[2], &record.l3) ||
-      !IsHex(fields[3])) {
+      !absl::SimpleAtoi(fields[3], &record.cores) || record.cores < 0 || !IsHex(fields[4])) {
     return absl::InvalidArgumentError(absl::StrCat("a malformed location ", Quoted(entry)));
   }
-  record.settings = absl::HexStringToBytes(fields[3]);
-  record.host = std::string(fields[4]);
+  record.settings = absl::HexStringToBytes(fields[4]);
+  record.host = std::string(fields[5]);
   return record;
 }
 

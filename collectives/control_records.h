@@ -27,6 +27,8 @@ struct JoinRecord {
   int l3 = kUnknownId;
   std::string settings;
   std::string host;
+  // The cores of its host as it counts them (CoresOfThisMachine; 0: unknown).
+  int cores = 0;
 };
 std::string EncodeJoinRecord(const JoinRecord& record);
 // InvalidArgument naming what is malformed.

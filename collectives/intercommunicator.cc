@@ -238,6 +238,7 @@ absl::StatusOr<Intercommunicator> Intercommunicator::Create(Communicator& local,
                                               std::move(job_ranks), std::move(contexts)),
       std::move(*bridge_topology), local.state_->timeout}));
   bridge.state_->timeout_source = local.state_->timeout_source;
+  bridge.state_->hosts_oversubscribed = local.state_->hosts_oversubscribed;
   const int remote_size = static_cast<int>(remotes.size());
   return Intercommunicator(std::move(group), std::move(bridge), local_is_first, remote_size);
 }

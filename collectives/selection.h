@@ -39,9 +39,11 @@ struct SelectionRule {
   // And to messages of at least this size (a call without an agreed size matches
   // only rules without a size limit either way).
   size_t min_bytes = 0;
-  // Where the node engine's node has more of the job's ranks than cores
-  // (SelectionInputs::node_oversubscribed): either way, only where it has not, or only
-  // where it has (which implies a node engine).
+  // Where ranks outnumber cores: either way; only where they do not (neither the node
+  // engine's node, SelectionInputs::node_oversubscribed, nor, across nodes, any host of
+  // the job, SelectionInputs::hosts_oversubscribed: the rules from the model, for a
+  // cluster); or only where the node engine's node has more of the job's ranks than
+  // cores (which implies a node engine: the rules measured on this 2-core machine).
   Oversubscription oversubscription = Oversubscription::kEither;
 };
 

@@ -93,10 +93,15 @@ std::optional<int> PeerOfError(const absl::Status& status) {
 
 std::string Transport::DescribePeer(int peer) const { return absl::StrCat("rank ", peer); }
 
-void SetRanksOnThisMachine(int ranks) {
+int CoresOfThisMachine() {
   const uint64_t declared = EnvironmentUnsigned("ZCOLL_CORES");
   const long cores = declared > 0 ? static_cast<long>(std::min<uint64_t>(declared, 1 << 20))
                                   : sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<int>(std::max(cores, 0L));
+}
+
+void SetRanksOnThisMachine(int ranks) {
+  const int cores = CoresOfThisMachine();
   cores_oversubscribed.store(cores > 0 && ranks > cores, std::memory_order_relaxed);
 }
 

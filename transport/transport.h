@@ -207,6 +207,8 @@ std::optional<int> PeerOfError(const absl::Status& status);
 // like Open MPI's yield-when-idle.
 // ZCOLL_WAIT_SPIN_US and ZCOLL_WAIT_YIELD_US, when set, win.
 void SetRanksOnThisMachine(int ranks);
+// This machine's cores as zcoll counts them: ZCOLL_CORES if set, else the cores online.
+int CoresOfThisMachine();
 // Whether they outnumber the cores (false until SetRanksOnThisMachine says so).
 bool CoresOversubscribed();
 
