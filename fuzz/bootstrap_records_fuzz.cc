@@ -19,7 +19,8 @@ std::vector<std::string> SeedInputs() {
                         .numa = 1,
                         .l3 = 5,
                         .settings = "ZCOLL_CHUNK_BYTES=\nemulated nodes=2",
-                        .host = "node17"}),
+                        .host = "node17",
+                        .cores = 64}),
       EncodeJoinRecord({.problem = "ZCOLL_EMULATE_NODES: 5 nodes for 4 ranks"}),
       EncodeJoinRecord({.package = -1, .numa = -1, .settings = "", .host = "a host with spaces"}),
       EncodeAddressEntry(std::string("\x01\x02 an address\0", 14)),
@@ -41,8 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(again->problem == record->problem);
     if (record->problem.empty()) {
       FUZZ_CHECK(again->package == record->package && again->numa == record->numa &&
-                 again->l3 == record->l3 && again->settings == record->settings &&
-                 again->host == record->host);
+                 again->l3 == record->l3 && again->cores == record->cores &&
+                 again->settings == record->settings && again->host == record->host);
+      FUZZ_CHECK(record->cores >= 0);
     }
   }
   if (const absl::StatusOr<std::string> address = ParseAddressEntry(input); address.ok()) {
