@@ -26,11 +26,16 @@ int CeilLog2(int n) {
   return rounds;
 }
 
+// (Ranks that outnumber the profile's host cores, args.node_oversubscribed: on one node
+// the engine's node, across nodes a host of the job, as zcoll's Create finds them.)
 SelectionInputs InputsFor(const CollectiveArgs& args, const Topology& topology) {
   const bool one_node = topology.num_nodes() == 1;
-  return AgreedSelectionInputs(args, topology, /*node_engine=*/one_node,
-                               /*node_single_copy=*/one_node, args.node_oversubscribed,
-                               !NodeLevelGroups(topology).empty());
+  SelectionInputs inputs =
+      AgreedSelectionInputs(args, topology, /*node_engine=*/one_node,
+                            /*node_single_copy=*/one_node, one_node && args.node_oversubscribed,
+                            !NodeLevelGroups(topology).empty());
+  inputs.hosts_oversubscribed = args.node_oversubscribed;
+  return inputs;
 }
 
 // A v-collective's fixed-size form: what it moves with every rank's block one size, as

@@ -851,6 +851,34 @@ TEST(BuiltInTableAcrossNodesTest, ChoicesWhereNothingWasMeasuredAreWithinAQuarte
   }
 }
 
+// On a profile whose host has fewer cores than the job's ranks (an emulated cluster, as
+// on this 2-core machine) the simulator marks the algorithm zcoll chooses there: across
+// nodes the hosts are oversubscribed (SelectionInputs::hosts_oversubscribed), not a node
+// engine's node, so a Reduce of 8 ranks on 2 nodes keeps two_level (not the engine's
+// oversubscribed knomial rule, nor the cluster's rabenseifner) and a Bcast past 2 MiB
+// two_level (not the cluster's two_level_binary).
+TEST(BuiltInTableAcrossNodesTest, AnOversubscribedHostsChoiceIsZcollsChoiceThere) {
+  MachineProfile two_cores = *LoadMachineProfile("infiniband");
+  two_cores.host_cores = 2;
+  const Topology topology = *SimulatedTopology(two_cores, 8, 2);
+  for (const auto& [collective, bytes] : {std::pair{Collective::kReduce, size_t{512} << 10},
+                                          std::pair{Collective::kReduce, size_t{32} << 10},
+                                          std::pair{Collective::kBcast, size_t{8} << 20}}) {
+    PredictionCase call;
+    call.collective = collective;
+    call.ranks = 8;
+    call.bytes = bytes;
+    const absl::StatusOr<std::vector<Prediction>> predictions =
+        PredictAlgorithms(call, two_cores, topology, PredictOptions{});
+    ASSERT_OK(predictions);
+    std::string chosen;
+    for (const Prediction& prediction : *predictions) {
+      if (prediction.chosen) chosen = prediction.algorithm;
+    }
+    EXPECT_EQ(chosen, "two_level") << CollectiveName(collective) << " " << bytes << " bytes";
+  }
+}
+
 // The shipped table derived from the infiniband profile (sim/tuning/, made by
 // tools/derive_tuning.sh) parses, and selecting with it picks at every point of its
 // sweep what its comments say: the fastest simulated algorithm, or the built-in
