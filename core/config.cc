@@ -119,7 +119,8 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      true, Form::kCount},
     {"ZCOLL_CORES", "0",
      "Cores a machine gives the job: its ranks there beyond them oversubscribe it (waits "
-     "then yield at once, and the node engine keeps to its one-wait paths); 0: the cores "
+     "then yield at once, the node engine keeps to its one-wait paths, and across nodes "
+     "the selection table keeps to the choices measured on such a machine); 0: the cores "
      "online, which a CPU quota does not lower.",
      false, Form::kCount},
     {"ZCOLL_CROSS_MEMORY_ATTACH", "1",
