@@ -240,7 +240,8 @@ CollectiveArgs MakeArgs(Collective collective, int size, size_t count, int root,
 // trees built over the ranks grouped by node.
 bool FollowsNodes(const Algorithm& algorithm) {
   return absl::StartsWith(algorithm.name, "two_level") ||
-         (algorithm.collective == Collective::kBcast && algorithm.name == "binomial") ||
+         (algorithm.collective == Collective::kBcast &&
+          (algorithm.name == "binomial" || algorithm.name == "chain")) ||
          (algorithm.collective == Collective::kReduce &&
           (algorithm.name == "binomial" || algorithm.name == "knomial"));
 }
@@ -1264,7 +1265,8 @@ TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
 // as measured, two_level), a ReduceScatterBlock from 64 ranks by recursive halving
 // where a rank's block is at most 256 B (else pairwise). Node counts from 2 to one a
 // rank; with and without levels. An Alltoall from 32 ranks of blocks up to 32 B by
-// Bruck's rounds. A Bcast past 2 MiB by binary trees.
+// Bruck's rounds. A Bcast past 2 MiB by binary trees, by a chain on up to 32 ranks
+// past 8 MiB and on up to 64 past 32 MiB.
 TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
   struct Case {
     Collective collective;
@@ -1294,6 +1296,12 @@ TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
       {Collective::kBcast, 8, 8, (2 << 20) + 4, "two_level_binary"},
       {Collective::kBcast, 4, 2, 8 << 20, "two_level_binary"},
       {Collective::kBcast, 65536, 1024, 64 << 20, "two_level_binary"},
+      {Collective::kBcast, 3, 3, (8 << 20) + 4, "chain"},
+      {Collective::kBcast, 32, 4, 8 << 20, "two_level_binary"},
+      {Collective::kBcast, 32, 32, 64 << 20, "chain"},
+      {Collective::kBcast, 64, 4, 32 << 20, "two_level_binary"},
+      {Collective::kBcast, 64, 64, (32 << 20) + 4, "chain"},
+      {Collective::kBcast, 65, 5, 64 << 20, "two_level_binary"},
   };
   for (const Case& c : cases) {
     for (const bool levels : {false, true}) {
@@ -1337,6 +1345,7 @@ TEST(SelectionTest, OversubscribedHostsKeepTheMeasuredChoicesAcrossNodes) {
       {Collective::kReduceScatterBlock, 64, 2, 1024, "recursive_halving", "pairwise"},
       {Collective::kAlltoall, 32, 4, 32, "bruck", "pairwise"},
       {Collective::kBcast, 8, 8, 4 << 20, "two_level_binary", "two_level"},
+      {Collective::kBcast, 8, 8, 16 << 20, "chain", "two_level"},
       {Collective::kGather, 4, 1, 1024, "node", "node"},
   };
   for (const Case& c : cases) {

@@ -237,14 +237,15 @@ Schedule LinearBcast(const CollectiveArgs& args, const Topology& topology, int r
   return TreeBcast(args, rank, links);
 }
 
-// Pipelined chain root -> root+1 -> ...: size-1 hops of latency, but every link
-// carries the vector once at full speed, for long vectors.
-Schedule ChainBcast(const CollectiveArgs& args, const Topology&, int rank) {
-  const int size = args.size;
-  const int v = (rank - args.root + size) % size;
+// Pipelined chain over the ranks grouped by node (on one node root -> root+1 -> ...):
+// size-1 hops of latency, but every rank forwards the vector once, and it crosses the
+// network once per node boundary, for long vectors.
+Schedule ChainBcast(const CollectiveArgs& args, const Topology& topology, int rank) {
+  const NodeGroupedOrder order(topology, args.root);
+  const int index = order.IndexOf(rank);
   TreeLinks links;
-  links.parent = v == 0 ? -1 : (rank - 1 + size) % size;
-  if (v + 1 < size) links.children.push_back((rank + 1) % size);
+  if (index > 0) links.parent = order[index - 1];
+  if (index + 1 < order.size()) links.children.push_back(order[index + 1]);
   return TreeBcast(args, rank, links);
 }
 

@@ -269,6 +269,18 @@ constexpr SelectionRule kTable[] = {
     // ranks of 2 and 4 nodes. Up to 4 nodes of up to 4 ranks its trees are two_level's.
     // (Where the model has chain, scatter_allgather or node_levels faster still, it is
     // by the placement: sim/tuning/infiniband_hdr.tuning.)
+    // Few ranks across nodes and long vectors: a pipelined chain over the ranks grouped
+    // by node, every rank forwarding the vector once (binary trees: twice), whose
+    // size-1 hops the long vector's chunks amortise. From the model alone, its time over
+    // two_level_binary's, zcoll_sim --coll=bcast --nodes=K: from 16 MiB on 3-32 ranks
+    // (3 of 3 nodes, 4 of 4, 6 of 3, 8 of 2 and 8, 12 of 12, 16 of 2 and 16, 24 of 3,
+    // 32 of 2, 4 and 32) 0.50-0.96x on the infiniband profile but at 6 of 3 and 32 of 2
+    // and 4 at 16 MiB (1.00-1.04x), 0.50-0.83x with the 10 GbE network but where a
+    // node holds 4 or more of 8-32 ranks on 2 nodes (1.00-1.07x); 64 MiB on 40 of 40,
+    // 48 of 6 and 64 of 4 and 64: 0.53-0.99x on both (at 32 MiB up to 1.05x, at 16 MiB
+    // up to 1.31x). Not on an emulated cluster (kNotOversubscribed).
+    {Collective::kBcast, "chain", kAnySize, 3, 32, 2, 8192 * KiB + 1, kNotOversubscribed},
+    {Collective::kBcast, "chain", kAnySize, 33, 64, 2, 32768 * KiB + 1, kNotOversubscribed},
     {Collective::kBcast, "two_level_binary", kAnySize, 1, kAnyRanks, 2, 2048 * KiB + 1,
      kNotOversubscribed},
     {Collective::kBcast, "two_level", kAnySize, 1, kAnyRanks, 2},

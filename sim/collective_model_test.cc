@@ -792,7 +792,7 @@ TEST(PipelinedRabenseifnerTest, SegmentsPipelineWithinTheirStages) {
 // ReduceScatterBlock from 64 ranks up to 16 KiB (pairwise 1.5-6x recursive halving's),
 // Alltoall from 32 ranks up to 32 B blocks (pairwise 2.5-3.9x Bruck's here), Bcast past
 // 2 MiB by binary trees (two_level 1.9-2.4x the fastest here, 1.1x at 128 ranks of 2
-// nodes on 10 GbE).
+// nodes on 10 GbE), and by a chain on few ranks past 8 MiB (binary trees 1.4-1.9x).
 TEST(BuiltInTableAcrossNodesTest, ChoicesWhereNothingWasMeasuredAreWithinAQuarterOfTheFastest) {
   MachineProfile infiniband = *LoadMachineProfile("infiniband");
   MachineProfile ethernet = infiniband;
@@ -819,6 +819,8 @@ TEST(BuiltInTableAcrossNodesTest, ChoicesWhereNothingWasMeasuredAreWithinAQuarte
       {Collective::kBcast, 16, 16, 4 << 20},
       {Collective::kBcast, 64, 64, 4 << 20},
       {Collective::kBcast, 128, 2, 16 << 20},
+      {Collective::kBcast, 8, 8, 16 << 20},
+      {Collective::kBcast, 48, 6, 64 << 20},
   };
   for (const MachineProfile* profile : {&infiniband, &ethernet}) {
     for (const Case& c : cases) {
