@@ -1260,6 +1260,22 @@ TEST(SelectionTest, AStripeIsChosenByTheBytesItsLinkCarries) {
   }
 }
 
+// The selection inputs of a call of `bytes` (int32, a commutative op, root 0) on `ranks`
+// in `nodes` even nodes, each with a node engine that reads its peers' memory, and the
+// levels or not.
+SelectionInputs CommutativeInputsAcrossNodes(Collective collective, int ranks, int nodes,
+                                             size_t bytes, bool levels) {
+  const size_t count = collective == Collective::kReduceScatterBlock
+                           ? bytes / 4 / static_cast<size_t>(ranks)
+                           : bytes / 4;
+  CollectiveArgs args = MakeArgs(collective, ranks, count, 0, false);
+  args.element_bytes = 4;
+  args.commutative = true;
+  return AgreedSelectionInputs(args, *Topology::Uniform(nodes, ranks / nodes),
+                               /*node_engine=*/true, /*node_single_copy=*/true,
+                               /*node_oversubscribed=*/false, levels);
+}
+
 // Across nodes, where nothing was measured, the model's choices (selection.cc): a
 // Reduce from 8 ranks past the levels' 8 KiB by Rabenseifner's halving (fewer ranks,
 // as measured, two_level), a ReduceScatterBlock from 64 ranks by recursive halving
@@ -1305,15 +1321,8 @@ TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
   };
   for (const Case& c : cases) {
     for (const bool levels : {false, true}) {
-      const size_t count = c.collective == Collective::kReduceScatterBlock
-                               ? c.bytes / 4 / static_cast<size_t>(c.ranks)
-                               : c.bytes / 4;
-      CollectiveArgs args = MakeArgs(c.collective, c.ranks, count, 0, false);
-      args.element_bytes = 4;
-      args.commutative = true;
-      const SelectionInputs inputs = AgreedSelectionInputs(
-          args, *Topology::Uniform(c.nodes, c.ranks / c.nodes), /*node_engine=*/true,
-          /*node_single_copy=*/true, /*node_oversubscribed=*/false, levels);
+      const SelectionInputs inputs =
+          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes, levels);
       EXPECT_EQ(SelectAlgorithm(inputs).name, c.chosen)
           << CollectiveName(c.collective) << " " << c.ranks << " ranks on " << c.nodes << " nodes, "
           << c.bytes << " bytes, levels " << levels;
@@ -1350,15 +1359,8 @@ TEST(SelectionTest, OversubscribedHostsKeepTheMeasuredChoicesAcrossNodes) {
   };
   for (const Case& c : cases) {
     for (const bool hosts_oversubscribed : {false, true}) {
-      const size_t count = c.collective == Collective::kReduceScatterBlock
-                               ? c.bytes / 4 / static_cast<size_t>(c.ranks)
-                               : c.bytes / 4;
-      CollectiveArgs args = MakeArgs(c.collective, c.ranks, count, 0, false);
-      args.element_bytes = 4;
-      args.commutative = true;
       SelectionInputs inputs =
-          AgreedSelectionInputs(args, *Topology::Uniform(c.nodes, c.ranks / c.nodes),
-                                /*node_engine=*/true, /*node_single_copy=*/true);
+          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes, /*levels=*/false);
       inputs.hosts_oversubscribed = hosts_oversubscribed;
       EXPECT_EQ(SelectAlgorithm(inputs).name, hosts_oversubscribed ? c.oversubscribed : c.cluster)
           << CollectiveName(c.collective) << " " << c.ranks << " ranks on " << c.nodes
