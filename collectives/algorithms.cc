@@ -156,15 +156,15 @@ TreeLinks TwoLevelLinks(const Topology& topology, int tree_root, int rank, TreeS
   };
   const int node = topology.node_of(rank);
   const absl::Span<const int> local = topology.ranks_on_node(node);
-  const int local_root = IndexOf(local, leader_of(node));
-  TreeLinks links = shape == TreeShape::kBinary
-                        ? BinaryLinks(local, local_root, topology.local_rank(rank))
-                        : BinomialLinks(local, local_root, topology.local_rank(rank));
+  auto tree = [shape](absl::Span<const int> members, int root_index, int index) {
+    return shape == TreeShape::kBinary ? BinaryLinks(members, root_index, index)
+                                       : BinomialLinks(members, root_index, index);
+  };
+  TreeLinks links = tree(local, IndexOf(local, leader_of(node)), topology.local_rank(rank));
   if (rank == leader_of(node)) {
     std::vector<int> leaders;
     for (int n = 0; n < topology.num_nodes(); ++n) leaders.push_back(leader_of(n));
-    TreeLinks over_nodes = shape == TreeShape::kBinary ? BinaryLinks(leaders, root_node, node)
-                                                       : BinomialLinks(leaders, root_node, node);
+    TreeLinks over_nodes = tree(leaders, root_node, node);
     over_nodes.children.insert(over_nodes.children.end(), links.children.begin(),
                                links.children.end());
     links = std::move(over_nodes);

@@ -1329,11 +1329,8 @@ TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
     }
   }
   // Below the levels' size a Reduce with levels stays on them.
-  CollectiveArgs args = MakeArgs(Collective::kReduce, 64, 2048, 0, false);
-  args.element_bytes = 4;
-  args.commutative = true;
-  EXPECT_EQ(SelectAlgorithm(AgreedSelectionInputs(args, *Topology::Uniform(8, 8), true, true, false,
-                                                  /*levels=*/true))
+  EXPECT_EQ(SelectAlgorithm(CommutativeInputsAcrossNodes(Collective::kReduce, 64, 8, 8192,
+                                                         /*levels=*/true))
                 .name,
             "node_levels");
 }

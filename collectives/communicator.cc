@@ -173,7 +173,6 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
   std::vector<RankLocation> locations(size);
   std::vector<std::string> names;
   std::map<std::string, int> node_of_host;
-  int ranks_on_this_host = 0;
   // Each host's ranks and the fewest cores any of them counted there.
   std::map<std::string, std::pair<int, int>> ranks_and_cores_of_host;
   for (int rank = 0; rank < size; ++rank) {
@@ -190,7 +189,6 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
                        "; every rank of a job must set it alike (it decides what the ranks must "
                        "agree on)"));
     }
-    if (record.host == host) ++ranks_on_this_host;
     auto [of_host, first] =
         ranks_and_cores_of_host.emplace(record.host, std::pair{0, record.cores});
     ++of_host->second.first;
@@ -223,7 +221,7 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
     const auto [ranks, cores] = ranks_and_cores;
     hosts_oversubscribed = hosts_oversubscribed || (cores > 0 && ranks > cores);
   }
-  return Placement{std::move(*topology), ranks_on_this_host, hosts_oversubscribed};
+  return Placement{std::move(*topology), ranks_and_cores_of_host[host].first, hosts_oversubscribed};
 }
 
 // The topology of `members` (ranks of `parent`, in their new order): nodes renumbered
