@@ -588,10 +588,11 @@ absl::StatusOr<Request> Communicator::StartCollective(const CollectiveCall& call
 // (Inlined: the quick calls' path is a few hundred instructions, a call's own entry and
 // exit about twenty.)
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status Communicator::RunNodeCallToEnd(
-    State& state, NodeExecution& execution, std::optional<absl::Time> deadline) {
+    State& state, NodeExecution& execution, std::optional<absl::Time> deadline, bool decided) {
   CommunicatorTransport& transport = *state.transport;
   absl::Status status = execution.RunToEnd(
-      transport, [&] { return deadline.has_value() ? *deadline : DeadlineAfterTimeout(state); });
+      transport, [&] { return deadline.has_value() ? *deadline : DeadlineAfterTimeout(state); },
+      decided);
   if (!status.ok() && absl::IsDeadlineExceeded(status)) {
     status = OverdueError(transport, execution, execution.next_call().name, state.timeout,
                           state.timeout_source, deadline.has_value());
@@ -685,7 +686,8 @@ absl::Status Communicator::RunQuickNodeCall(Collective collective, const void* s
   next.sequence = state.node->TakeSequence();
   next.send = send;
   next.recv = recv;
-  if (absl::Status status = RunNodeCallToEnd(state, execution, deadline); !status.ok()) {
+  if (absl::Status status = RunNodeCallToEnd(state, execution, deadline, /*decided=*/true);
+      !status.ok()) {
     // (The execution goes with the failure: the next call takes the general path.)
     quick.valid = false;
     quick.execution.reset();
@@ -883,7 +885,8 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
     load_node_call(execution);
     State::QuickNodeCall& quick = state.quick[static_cast<size_t>(call.args.collective)];
     quick.valid = false;
-    absl::Status status = RunNodeCallToEnd(state, execution, state.blocking_deadline);
+    absl::Status status =
+        RunNodeCallToEnd(state, execution, state.blocking_deadline, /*decided=*/false);
     // (A failed execution went with its call: the next one is made anew.)
     if (!status.ok()) state.blocking_node.reset();
     if (status.ok() && average && call.result_count > 0) {
@@ -907,7 +910,7 @@ absl::StatusOr<Request> Communicator::Launch(State& state, const CollectiveCall&
       }
       quick.execution->next_call() = execution.next_call();
       // (Its own copy of the vectors, the key's: the call's are the caller's.)
-      quick.execution->HoldVectors();
+      quick.execution->DecideForRepeats();
       // The v-collectives' byte counts, as their checkers measured them.
       const std::array<absl::Span<const size_t>, 4>& v = call.vectors;
       auto extent = [&](size_t counts, size_t displs) {
@@ -1408,7 +1411,8 @@ absl::Status Communicator::Reduce(const void* send, void* recv, size_t count, Da
   // A loop's repeated node call, without Blocking's indirection.
   if (QuickCallFits(Collective::kReduce, send, recv, count, type, op, root))
     return RunQuickNodeCall(Collective::kReduce, send, recv, deadline);
-  return Blocking(deadline, [&] { return IReduce(send, recv, count, type, op, root); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this] { return IReduce(send, recv, count, type, op, root); });
 }
 
 absl::Status Communicator::Allreduce(const void* send, void* recv, size_t count, DataType type,
@@ -1416,7 +1420,8 @@ absl::Status Communicator::Allreduce(const void* send, void* recv, size_t count,
   // A loop's repeated node call, without Blocking's indirection.
   if (QuickCallFits(Collective::kAllreduce, send, recv, count, type, op, 0))
     return RunQuickNodeCall(Collective::kAllreduce, send, recv, deadline);
-  return Blocking(deadline, [&] { return IAllreduce(send, recv, count, type, op); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this, &op] { return IAllreduce(send, recv, count, type, op); });
 }
 
 absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size_t recv_count,
@@ -1426,7 +1431,8 @@ absl::Status Communicator::ReduceScatterBlock(const void* send, void* recv, size
   if (QuickCallFits(Collective::kReduceScatterBlock, send, recv, recv_count, type, op, 0)) {
     return RunQuickNodeCall(Collective::kReduceScatterBlock, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IReduceScatterBlock(send, recv, recv_count, type, op); });
+  return BlockingAfterQuickTest(
+      deadline, [=, this, &op] { return IReduceScatterBlock(send, recv, recv_count, type, op); });
 }
 
 absl::Status Communicator::ReduceScatter(const void* send, void* recv,
@@ -1436,7 +1442,8 @@ absl::Status Communicator::ReduceScatter(const void* send, void* recv,
                     {recv_counts, {}, {}, {}})) {
     return RunQuickNodeCall(Collective::kReduceScatter, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IReduceScatter(send, recv, recv_counts, type, op); });
+  return BlockingAfterQuickTest(
+      deadline, [=, this, &op] { return IReduceScatter(send, recv, recv_counts, type, op); });
 }
 
 absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, DataType type,
@@ -1445,7 +1452,8 @@ absl::Status Communicator::Scatter(const void* send, void* recv, size_t count, D
   if (QuickCallFits(Collective::kScatter, send, recv, count, type, kSumOp, root)) {
     return RunQuickNodeCall(Collective::kScatter, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IScatter(send, recv, count, type, root); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this] { return IScatter(send, recv, count, type, root); });
 }
 
 absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> send_counts,
@@ -1455,8 +1463,9 @@ absl::Status Communicator::Scatterv(const void* send, absl::Span<const size_t> s
                     {send_counts, displs, {}, {}})) {
     return RunQuickNodeCall(Collective::kScatterv, send, recv, deadline);
   }
-  return Blocking(
-      deadline, [&] { return IScatterv(send, send_counts, displs, recv, recv_count, type, root); });
+  return BlockingAfterQuickTest(deadline, [=, this] {
+    return IScatterv(send, send_counts, displs, recv, recv_count, type, root);
+  });
 }
 
 absl::Status Communicator::Bcast(void* buffer, size_t count, DataType type, int root,
@@ -1464,7 +1473,7 @@ absl::Status Communicator::Bcast(void* buffer, size_t count, DataType type, int 
   // A loop's repeated node call, without Blocking's indirection.
   if (QuickCallFits(Collective::kBcast, nullptr, buffer, count, type, kSumOp, root))
     return RunQuickNodeCall(Collective::kBcast, nullptr, buffer, deadline);
-  return Blocking(deadline, [&] { return IBcast(buffer, count, type, root); });
+  return BlockingAfterQuickTest(deadline, [=, this] { return IBcast(buffer, count, type, root); });
 }
 
 absl::Status Communicator::Gather(const void* send, void* recv, size_t count, DataType type,
@@ -1473,7 +1482,8 @@ absl::Status Communicator::Gather(const void* send, void* recv, size_t count, Da
   if (QuickCallFits(Collective::kGather, send, recv, count, type, kSumOp, root)) {
     return RunQuickNodeCall(Collective::kGather, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IGather(send, recv, count, type, root); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this] { return IGather(send, recv, count, type, root); });
 }
 
 absl::Status Communicator::Gatherv(const void* send, size_t send_count, void* recv,
@@ -1484,8 +1494,9 @@ absl::Status Communicator::Gatherv(const void* send, size_t send_count, void* re
                     {recv_counts, displs, {}, {}})) {
     return RunQuickNodeCall(Collective::kGatherv, send, recv, deadline);
   }
-  return Blocking(
-      deadline, [&] { return IGatherv(send, send_count, recv, recv_counts, displs, type, root); });
+  return BlockingAfterQuickTest(deadline, [=, this] {
+    return IGatherv(send, send_count, recv, recv_counts, displs, type, root);
+  });
 }
 
 absl::Status Communicator::Allgather(const void* send, void* recv, size_t count, DataType type,
@@ -1494,7 +1505,8 @@ absl::Status Communicator::Allgather(const void* send, void* recv, size_t count,
   if (QuickCallFits(Collective::kAllgather, send, recv, count, type, kSumOp, 0)) {
     return RunQuickNodeCall(Collective::kAllgather, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IAllgather(send, recv, count, type); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this] { return IAllgather(send, recv, count, type); });
 }
 
 absl::Status Communicator::Allgatherv(const void* send, size_t send_count, void* recv,
@@ -1505,8 +1517,9 @@ absl::Status Communicator::Allgatherv(const void* send, size_t send_count, void*
                     {recv_counts, displs, {}, {}})) {
     return RunQuickNodeCall(Collective::kAllgatherv, send, recv, deadline);
   }
-  return Blocking(deadline,
-                  [&] { return IAllgatherv(send, send_count, recv, recv_counts, displs, type); });
+  return BlockingAfterQuickTest(deadline, [=, this] {
+    return IAllgatherv(send, send_count, recv, recv_counts, displs, type);
+  });
 }
 
 absl::Status Communicator::Alltoall(const void* send, void* recv, size_t count, DataType type,
@@ -1515,7 +1528,7 @@ absl::Status Communicator::Alltoall(const void* send, void* recv, size_t count, 
   if (QuickCallFits(Collective::kAlltoall, send, recv, count, type, kSumOp, 0)) {
     return RunQuickNodeCall(Collective::kAlltoall, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IAlltoall(send, recv, count, type); });
+  return BlockingAfterQuickTest(deadline, [=, this] { return IAlltoall(send, recv, count, type); });
 }
 
 absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> send_counts,
@@ -1528,7 +1541,7 @@ absl::Status Communicator::Alltoallv(const void* send, absl::Span<const size_t> 
                      send == kInPlace ? recv_displs : send_displs, recv_counts, recv_displs})) {
     return RunQuickNodeCall(Collective::kAlltoallv, send, recv, deadline);
   }
-  return Blocking(deadline, [&] {
+  return BlockingAfterQuickTest(deadline, [=, this] {
     return IAlltoallv(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);
   });
 }
@@ -1537,7 +1550,7 @@ absl::Status Communicator::Barrier(std::optional<absl::Time> deadline) {
   // A loop's repeated node call, without Blocking's indirection.
   if (QuickCallFits(Collective::kBarrier, nullptr, nullptr, 0, DataType::kUint8, kSumOp, 0))
     return RunQuickNodeCall(Collective::kBarrier, nullptr, nullptr, deadline);
-  return Blocking(deadline, [&] { return IBarrier(); });
+  return BlockingAfterQuickTest(deadline, [=, this] { return IBarrier(); });
 }
 
 absl::Status Communicator::Scan(const void* send, void* recv, size_t count, DataType type,
@@ -1546,7 +1559,8 @@ absl::Status Communicator::Scan(const void* send, void* recv, size_t count, Data
   if (QuickCallFits(Collective::kScan, send, recv, count, type, op, 0)) {
     return RunQuickNodeCall(Collective::kScan, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IScan(send, recv, count, type, op); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this, &op] { return IScan(send, recv, count, type, op); });
 }
 
 absl::Status Communicator::Exscan(const void* send, void* recv, size_t count, DataType type,
@@ -1555,7 +1569,8 @@ absl::Status Communicator::Exscan(const void* send, void* recv, size_t count, Da
   if (QuickCallFits(Collective::kExscan, send, recv, count, type, op, 0)) {
     return RunQuickNodeCall(Collective::kExscan, send, recv, deadline);
   }
-  return Blocking(deadline, [&] { return IExscan(send, recv, count, type, op); });
+  return BlockingAfterQuickTest(deadline,
+                                [=, this, &op] { return IExscan(send, recv, count, type, op); });
 }
 
 // The persistent forms: the I-form, kept at init (Persistent).

@@ -826,6 +826,14 @@ class Communicator {
   // without a Request (StartCollective); then Wait(deadline) on what it returns.
   absl::Status Blocking(std::optional<absl::Time> deadline,
                         absl::FunctionRef<absl::StatusOr<Request>()> start);
+  // Blocking, out of line, for a call whose quick path (QuickCallFits) did not fit:
+  // `start` captures by value, so the quick path stores none of its arguments for it
+  // (inline, its captures were set up before the quick test: 15-20 instructions a call).
+  template <typename Start>
+  ABSL_ATTRIBUTE_NOINLINE absl::Status BlockingAfterQuickTest(std::optional<absl::Time> deadline,
+                                                              const Start& start) {
+    return Blocking(deadline, start);
+  }
   absl::StatusOr<Request> IScanOrExscan(const void* send, void* recv, size_t count, DataType type,
                                         const ReduceOp& op, bool exclusive);
   // Checks, selects, plans and starts one collective (collectives.cc).
@@ -844,8 +852,9 @@ class Communicator {
                                 std::optional<absl::Time> deadline);
   // Runs the node call `execution` was restarted with to its end, for a blocking
   // caller (`deadline` as given, or none: the timeout's): the call's outcome.
+  // `decided`: a quick call, whose execution's choices DecideForRepeats made.
   static absl::Status RunNodeCallToEnd(State& state, NodeExecution& execution,
-                                       std::optional<absl::Time> deadline);
+                                       std::optional<absl::Time> deadline, bool decided);
   // A persistent collective: `start` (its I-form) runs in init mode, where
   // StartCollective keeps the call and its plan in the PersistentRequest instead of
   // running it.

@@ -296,7 +296,7 @@ void NodeExecution::Leave() {
   }
 }
 
-void NodeExecution::Restart() { Start(); }
+void NodeExecution::Restart() { Start(/*decided=*/false); }
 
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::VectorsHeld() const {
   return holds_vectors_ && call_.vectors[0].data() == vectors_[0].data() &&
@@ -315,16 +315,8 @@ void NodeExecution::HoldVectors() {
   holds_vectors_ = call_.has_vectors;
 }
 
-// (Inlined into RunToEnd, as End into RunSmallDrain and RunSmall into RunToEnd: a small
-// call is a few hundred instructions, and a function's entry and exit about twenty.)
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
+void NodeExecution::Decide() {
   const Call& call = call_;
-  // The caller's vectors, copied (only the v-collectives have them; held ones are
-  // emptied by the next call).
-  // (A quick call's repetition holds the key's already.)
-  if ((call.has_vectors || holds_vectors_) && !VectorsHeld()) HoldVectors();
-  phase_ = Phase::kPublish;
-  next_peer_ = 0;
   switch (call.collective) {
     case Collective::kAllreduce:
     case Collective::kReduce:
@@ -350,6 +342,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
       small_ = false;
       break;
   }
+  if (small_) {
+    // (RunSmall's calls are copies: nothing lent or deferred, so checks may be deferred.)
+    small_reads_.needs_nothing = RoleNeedsNothing();
+    std::tie(small_reads_.first, small_reads_.last) = DeferredReads();
+    small_reads_.leaves_others_out = LeavesOthersOut(small_reads_.first, small_reads_.last);
+    small_reads_.ahead = engine_.oversubscribed() ? SlotSpan{} : SlotReadAhead();
+  }
   // (Up to kEagerBytes nothing is partitioned or chained: a small call decides it in one
   // comparison.)
   static_assert(NodeEngine::kSlotBytes >= node_engine_limits::kEagerBytes);
@@ -357,41 +356,61 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start() {
     // (Nor staged: its publications lie in the segment, so nothing consumes early.)
     partitioned_ = partitioned_in_slots_ = result_in_slot_ = chained_ = consumes_after_reading_ =
         through_slots_ = false;
-  } else {
-    const size_t slot_bytes = engine_.segment().slot_bytes();
-    partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
-                                                   engine_.oversubscribed());
-    partitioned_in_slots_ = partitioned_ && bytes() <= slot_bytes;
-    result_in_slot_ =
-        partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(),
-                                                         call.element_bytes, slot_bytes, ranks());
-    chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
-    through_slots_ =
-        call.collective == Collective::kBcast &&
-        node_engine_limits::BcastThroughSlots(bytes(), slot_bytes, ranks(),
-                                              engine_.oversubscribed(), engine_.single_copy());
-    pieces_done_ = 0;
-    pieces_shown_ = 0;
-    slots_held_ = 1;  // (the root's own)
-    pieces_freed_ = 0;
-    // (Where the call's one reduction is its last look at its peers' data, and cannot
-    // fail once its inputs are read: ConsumeAfterReading.)
-    switch (call.collective) {
-      case Collective::kReduce:
-      case Collective::kAllreduce:
-      case Collective::kReduceScatterBlock:
-      case Collective::kReduceScatter:
-      case Collective::kScan:
-        consumes_after_reading_ = !partitioned_ && !chained_ && call.op.is_predefined();
-        break;
-      default:
-        consumes_after_reading_ = false;
-        break;
-    }
+    return;
+  }
+  const size_t slot_bytes = engine_.segment().slot_bytes();
+  partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
+                                                 engine_.oversubscribed());
+  partitioned_in_slots_ = partitioned_ && bytes() <= slot_bytes;
+  result_in_slot_ =
+      partitioned_ && node_engine_limits::ResultInSlot(call.collective, bytes(), call.element_bytes,
+                                                       slot_bytes, ranks());
+  chained_ = node_engine_limits::Chained(call.collective, bytes(), slot_bytes, ranks());
+  through_slots_ =
+      call.collective == Collective::kBcast &&
+      node_engine_limits::BcastThroughSlots(bytes(), slot_bytes, ranks(), engine_.oversubscribed(),
+                                            engine_.single_copy());
+  // (Where the call's one reduction is its last look at its peers' data, and cannot
+  // fail once its inputs are read: ConsumeAfterReading.)
+  switch (call.collective) {
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+    case Collective::kReduceScatterBlock:
+    case Collective::kReduceScatter:
+    case Collective::kScan:
+      consumes_after_reading_ = !partitioned_ && !chained_ && call.op.is_predefined();
+      break;
+    default:
+      consumes_after_reading_ = false;
+      break;
   }
   if (chained_) {
     chain_chunk_ = node_engine_limits::ChainChunkElements(call.count, call.element_bytes, ranks(),
                                                           engine_.oversubscribed());
+  }
+}
+
+void NodeExecution::DecideForRepeats() {
+  HoldVectors();
+  Decide();
+}
+
+// (Inlined into RunToEnd, as End into RunSmallDrain and RunSmall into RunToEnd: a small
+// call is a few hundred instructions, and a function's entry and exit about twenty.)
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::Start(bool decided) {
+  if (!decided) {
+    // The caller's vectors, copied (only the v-collectives have them; held ones are
+    // emptied by the next call).
+    if ((call_.has_vectors || holds_vectors_) && !VectorsHeld()) HoldVectors();
+    Decide();
+  }
+  phase_ = Phase::kPublish;
+  next_peer_ = 0;
+  if (ABSL_PREDICT_FALSE(bytes() > node_engine_limits::kEagerBytes)) {
+    pieces_done_ = 0;
+    pieces_shown_ = 0;
+    slots_held_ = 1;  // (the root's own)
+    pieces_freed_ = 0;
     chain_made_ = 0;
     chain_available_ = 0;
   }
@@ -1221,26 +1240,28 @@ bool NodeExecution::ReleasedBarrier() const {
   return node_engine_limits::ReleasedBarrier(engine_.oversubscribed(), ranks());
 }
 
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::LeavesOthersOut() const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::LeavesOthersOut(int first, int last) const {
   // (A Bcast's leaf on 2 ranks reads the root alone, leaving only itself out: nothing
   // to compare later.)
-  const int outside = read_first_ + (ranks() - 1 - read_last_);
-  const bool self_outside = me() < read_first_ || me() > read_last_;
+  const int outside = first + (ranks() - 1 - last);
+  const bool self_outside = me() < first || me() > last;
   return outside > (self_outside ? 1 : 0);
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::DeferredReads() const {
+  if (RoleNeedsNothing()) return {ranks(), ranks() - 1};
+  return RoleReads();
+}
+
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ChooseReads(bool may_defer) {
-  if (may_defer && RoleNeedsNothing()) {
-    read_first_ = ranks();
-    read_last_ = ranks() - 1;
-  } else if (may_defer) {
-    std::tie(read_first_, read_last_) = RoleReads();
+  if (may_defer) {
+    std::tie(read_first_, read_last_) = DeferredReads();
   } else {
     read_first_ = 0;
     read_last_ = ranks() - 1;
   }
   // Words this rank does not read in the call it compares two calls later.
-  if (LeavesOthersOut()) {
+  if (LeavesOthersOut(read_first_, read_last_)) {
     engine_.eager_call(call_.sequence) = {true, call_.sequence, call_.check, call_.name};
   }
 }
@@ -2128,8 +2149,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     wake_owed_ = true;
   }
   // RunSmall's calls are copies: nothing lent or deferred, so an eager rank's role is
-  // enough to say so (as ChooseReads would, without its range: 15 instructions a call).
-  if (RoleNeedsNothing()) {
+  // enough to say so (as ChooseReads would).
+  if (small_reads_.needs_nothing) {
     // A Scan's rank 0 returns its own vector.
     if (call_.collective == Collective::kScan && !call_.in_place && length > 0) {
       std::memcpy(call_.recv, data, length);
@@ -2145,15 +2166,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
     phase_ = Phase::kDrain;
     return RunSmallDrain();
   }
-  // The ranks whose words kGather waits for, the others' to compare two calls later.
-  ChooseReads(/*may_defer=*/true);
+  // The ranks whose words kGather waits for, the others' to compare two calls later
+  // (ChooseReads(true), as Decide made it).
+  read_first_ = small_reads_.first;
+  read_last_ = small_reads_.last;
+  if (small_reads_.leaves_others_out) {
+    engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
+  }
   phase_ = Phase::kGather;
   const bool spin = !engine_.oversubscribed();
   // The first lines of a slot publication this rank copies whole are fetched with each
   // look at its word, so that the copy after it finds them: one cache line's trip for
   // the word and the data together rather than one and then the other. Only where
   // ranks spin (with ranks sharing cores: 4 ranks on 2, a 128 B Bcast 1.16x the time).
-  const SlotSpan ahead = spin ? SlotReadAhead() : SlotSpan{};
+  const SlotSpan ahead = small_reads_.ahead;
   // (A local counter: next_peer_, where Step takes over, is written only then.)
   for (int rank = read_first_; rank <= read_last_; ++rank) {
     const char* slot = ahead.bytes > 0 ? segment.Slot(rank, sequence) + ahead.offset : nullptr;
@@ -2251,9 +2277,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   return Transport::PollResult::kDone;
 }
 
-absl::Status NodeExecution::RunToEnd(Transport& transport,
-                                     absl::FunctionRef<absl::Time()> deadline) {
-  Start();
+absl::Status NodeExecution::RunToEnd(Transport& transport, absl::FunctionRef<absl::Time()> deadline,
+                                     bool decided) {
+  Start(decided);
   int polls = 0;
   Transport::PollResult result = small_ ? RunSmall(polls) : Step();
   // When ranks outnumber cores the peer may need this core: no spinning then.

@@ -242,6 +242,10 @@ class NodeExecution final : public CallExecution {
   // Copies the next call's vectors into this execution, which holds them from then on
   // (a quick call's, its key's; a start copies a caller's).
   void HoldVectors();
+  // For a quick call's execution (a loop's repetitions of one call but for its sequence
+  // number and buffers): holds the next call's vectors and makes the choices that
+  // depend on nothing else (Decide), once, so that RunToEnd(..., decided=true) skips them.
+  void DecideForRepeats();
   // Whether the call's vectors are those it holds (a quick call's repetition).
   bool VectorsHeld() const;
   // Starts the call next_call() describes (for a Request; RunToEnd starts its own).
@@ -258,7 +262,10 @@ class NodeExecution final : public CallExecution {
   // first (a small call's peers usually arrive within it), then waits as WaitFor does
   // until `deadline()`, read only then. Returns what the wait returned (the call's own
   // outcome is status()).
-  absl::Status RunToEnd(Transport& transport, absl::FunctionRef<absl::Time()> deadline);
+  // `decided`: DecideForRepeats ran for this call, which repeats the last but for its
+  // sequence number and buffers.
+  absl::Status RunToEnd(Transport& transport, absl::FunctionRef<absl::Time()> deadline,
+                        bool decided = false);
   std::vector<int> PendingPeers() const override;
   bool on_node() const override { return true; }
 
@@ -274,8 +281,12 @@ class NodeExecution final : public CallExecution {
   // progress shows it; kDrain:
   // waits until every rank has read this rank's memory.
   enum class Phase : uint8_t { kPublish, kGather, kStage, kChain, kPieces, kDrain };
-  // Restart's work (inlined into RunToEnd).
-  void Start();
+  // Restart's work (inlined into RunToEnd): Decide unless `decided`, then the call's
+  // own state.
+  void Start(bool decided);
+  // The choices that depend only on the call's collective, counts, type, op and root
+  // and on the node (small_, partitioned_, chained_, ...).
+  void Decide();
   // Advances this call alone.
   Transport::PollResult Step();
   // A small call (small_) straight through the phases Step goes through, as long as
@@ -420,8 +431,10 @@ class NodeExecution final : public CallExecution {
   // lines where it needs one, and wait on an oversubscribed node until each of them
   // has had a core.)
   void ChooseReads(bool may_defer);
-  // Whether read_first_..read_last_ leaves out a rank other than this one.
-  bool LeavesOthersOut() const;
+  // Whether first..last leaves out a rank other than this one.
+  bool LeavesOthersOut(int first, int last) const;
+  // The ranks whose words kGather waits for where checks may be deferred (ChooseReads).
+  std::pair<int, int> DeferredReads() const;
   // Whether this rank's role needs nothing of the others (a Bcast's or Scatter's root,
   // a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0;
   // node_engine_limits::RoleNeedsNothing). Where MayDeferChecks too it is eager: it
@@ -520,6 +533,17 @@ class NodeExecution final : public CallExecution {
   // publication is copied into the control line or the slot: RunToEnd runs it with
   // RunSmall.
   bool small_ = false;
+  // A small call's choices that depend on nothing but its shape and this rank's role,
+  // made with small_ by Decide: RunSmall's without their dispatch on the collective
+  // (four switches, about thirty instructions a call).
+  struct SmallReads {
+    bool needs_nothing = false;  // RoleNeedsNothing
+    int first = 0;               // DeferredReads
+    int last = 0;
+    bool leaves_others_out = false;  // LeavesOthersOut of them
+    SlotSpan ahead;                  // SlotReadAhead where ranks spin, else nothing
+  };
+  SmallReads small_reads_;
   int next_peer_ = 0;   // the first rank not yet seen to have published or consumed
   int read_first_ = 0;  // kGather waits for ranks read_first_..read_last_ (ChooseReads)
   int read_last_ = 0;

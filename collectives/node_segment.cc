@@ -106,12 +106,20 @@ NodeSegment::NodeSegment(std::string name, int ranks, size_t slot_bytes, char* b
       bytes_(bytes),
       owner_(owner),
       linked_(owner) {
-  controls_offset_ = kHeaderBytes;
-  consumed_offset_ = controls_offset_ + static_cast<size_t>(ranks) * 2 * sizeof(ControlLine);
-  sleep_offset_ = consumed_offset_ + static_cast<size_t>(ranks) * 64;
-  exposure_offset_ = sleep_offset_ + static_cast<size_t>(ranks) * 64;
-  slots_offset_ =
-      RoundUp(exposure_offset_ + static_cast<size_t>(ranks) * sizeof(ExposureLine), kSlotAlignment);
+  const size_t controls_offset = kHeaderBytes;
+  const size_t consumed_offset =
+      controls_offset + static_cast<size_t>(ranks) * 2 * sizeof(ControlLine);
+  const size_t sleep_offset = consumed_offset + static_cast<size_t>(ranks) * sizeof(ConsumedLine);
+  const size_t exposure_offset = sleep_offset + static_cast<size_t>(ranks) * sizeof(SleepLine);
+  const size_t slots_offset =
+      RoundUp(exposure_offset + static_cast<size_t>(ranks) * sizeof(ExposureLine), kSlotAlignment);
+  if (base_ != nullptr) {
+    controls_ = reinterpret_cast<ControlLine*>(base_ + controls_offset);
+    consumed_lines_ = reinterpret_cast<ConsumedLine*>(base_ + consumed_offset);
+    sleep_lines_ = reinterpret_cast<SleepLine*>(base_ + sleep_offset);
+    exposures_ = reinterpret_cast<ExposureLine*>(base_ + exposure_offset);
+    slots_ = base_ + slots_offset;
+  }
 }
 
 NodeSegment::NodeSegment(NodeSegment&& other) noexcept { *this = std::move(other); }
@@ -127,11 +135,11 @@ NodeSegment& NodeSegment::operator=(NodeSegment&& other) noexcept {
   owner_ = other.owner_;
   linked_ = std::exchange(other.linked_, false);
   asymmetric_fences_ = other.asymmetric_fences_;
-  controls_offset_ = other.controls_offset_;
-  consumed_offset_ = other.consumed_offset_;
-  sleep_offset_ = other.sleep_offset_;
-  exposure_offset_ = other.exposure_offset_;
-  slots_offset_ = other.slots_offset_;
+  controls_ = std::exchange(other.controls_, nullptr);
+  consumed_lines_ = std::exchange(other.consumed_lines_, nullptr);
+  sleep_lines_ = std::exchange(other.sleep_lines_, nullptr);
+  exposures_ = std::exchange(other.exposures_, nullptr);
+  slots_ = std::exchange(other.slots_, nullptr);
   return *this;
 }
 

@@ -219,7 +219,7 @@ class NodeSegment {
     return reinterpret_cast<char*>(control(rank, sequence)->inline_payload);
   }
   char* Slot(int rank, uint32_t sequence) const {
-    return base_ + slots_offset_ + (static_cast<size_t>(rank) * 2 + (sequence & 1)) * slot_bytes_;
+    return slots_ + (static_cast<size_t>(rank) * 2 + (sequence & 1)) * slot_bytes_;
   }
 
   // How rank `rank`'s publication of a call is read: from its control line, its slot,
@@ -388,17 +388,11 @@ class NodeSegment {
 
   Header* header() const { return reinterpret_cast<Header*>(base_); }
   ControlLine* control(int rank, uint32_t sequence) const {
-    return reinterpret_cast<ControlLine*>(base_ + controls_offset_) + 2 * rank + (sequence & 1);
+    return controls_ + 2 * rank + (sequence & 1);
   }
-  ConsumedLine* consumed_line(int rank) const {
-    return reinterpret_cast<ConsumedLine*>(base_ + consumed_offset_) + rank;
-  }
-  SleepLine* sleep_line(int rank) const {
-    return reinterpret_cast<SleepLine*>(base_ + sleep_offset_) + rank;
-  }
-  ExposureLine* exposure(int rank) const {
-    return reinterpret_cast<ExposureLine*>(base_ + exposure_offset_) + rank;
-  }
+  ConsumedLine* consumed_line(int rank) const { return consumed_lines_ + rank; }
+  SleepLine* sleep_line(int rank) const { return sleep_lines_ + rank; }
+  ExposureLine* exposure(int rank) const { return exposures_ + rank; }
   // Stores `value` in a word that sleepers may wait on, then rings them. The store
   // must be visible before the sleepers' count is loaded, or a rank announcing its
   // sleep meanwhile could miss it and sleep through it. With full fences the store is
@@ -467,11 +461,13 @@ class NodeSegment {
   bool owner_ = false;
   bool linked_ = false;
   bool asymmetric_fences_ = false;  // UseSetupVerdicts
-  size_t controls_offset_ = 0;
-  size_t consumed_offset_ = 0;
-  size_t sleep_offset_ = 0;
-  size_t exposure_offset_ = 0;
-  size_t slots_offset_ = 0;
+  // Where each kind of line starts in the mapping (set with base_, kept rather than
+  // recomputed from offsets: a small call reaches the control lines about ten times).
+  ControlLine* controls_ = nullptr;
+  ConsumedLine* consumed_lines_ = nullptr;
+  SleepLine* sleep_lines_ = nullptr;
+  ExposureLine* exposures_ = nullptr;
+  char* slots_ = nullptr;
 };
 
 }  // namespace zcoll
