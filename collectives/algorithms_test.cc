@@ -1282,7 +1282,7 @@ SelectionInputs CommutativeInputsAcrossNodes(Collective collective, int ranks, i
 // where a rank's block is at most 256 B (else pairwise). Node counts from 2 to one a
 // rank; with and without levels. An Alltoall from 32 ranks of blocks up to 32 B by
 // Bruck's rounds. A Bcast past 2 MiB by binary trees, by a chain on up to 32 ranks
-// past 8 MiB and on up to 64 past 32 MiB.
+// past 8 MiB and on up to 64 past 32 MiB. An Allreduce past 2 MiB by stripes.
 TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
   struct Case {
     Collective collective;
@@ -1333,6 +1333,23 @@ TEST(SelectionTest, ManyRanksAcrossNodesFollowTheModel) {
                                                          /*levels=*/true))
                 .name,
             "node_levels");
+  // An Allreduce past 2 MiB by stripes where the nodes hold as many ranks each (which
+  // the levels say), else Rabenseifner's.
+  const Case allreduces[] = {
+      {Collective::kAllreduce, 4, 2, 2 << 20, "rabenseifner"},
+      {Collective::kAllreduce, 4, 2, (2 << 20) + 4, "node_stripes"},
+      {Collective::kAllreduce, 128, 16, 8 << 20, "node_stripes"},
+      {Collective::kAllreduce, 65536, 1024, 64 << 20, "node_stripes"},
+  };
+  for (const Case& c : allreduces) {
+    for (const bool levels : {false, true}) {
+      const SelectionInputs inputs =
+          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes, levels);
+      EXPECT_EQ(SelectAlgorithm(inputs).name, levels ? c.chosen : "rabenseifner")
+          << c.ranks << " ranks on " << c.nodes << " nodes, " << c.bytes << " bytes, levels "
+          << levels;
+    }
+  }
 }
 
 // Where some host runs more of the job's ranks than it has cores (an emulated cluster),
@@ -1352,12 +1369,15 @@ TEST(SelectionTest, OversubscribedHostsKeepTheMeasuredChoicesAcrossNodes) {
       {Collective::kAlltoall, 32, 4, 32, "bruck", "pairwise"},
       {Collective::kBcast, 8, 8, 4 << 20, "two_level_binary", "two_level"},
       {Collective::kBcast, 8, 8, 16 << 20, "chain", "two_level"},
+      {Collective::kAllreduce, 8, 2, 4 << 20, "node_stripes", "rabenseifner"},
       {Collective::kGather, 4, 1, 1024, "node", "node"},
   };
   for (const Case& c : cases) {
     for (const bool hosts_oversubscribed : {false, true}) {
+      // (An Allreduce's stripes need the levels; the other rules do not look at them.)
       SelectionInputs inputs =
-          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes, /*levels=*/false);
+          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes,
+                                       /*levels=*/c.collective == Collective::kAllreduce);
       inputs.hosts_oversubscribed = hosts_oversubscribed;
       EXPECT_EQ(SelectAlgorithm(inputs).name, hosts_oversubscribed ? c.oversubscribed : c.cluster)
           << CollectiveName(c.collective) << " " << c.ranks << " ranks on " << c.nodes

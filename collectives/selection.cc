@@ -230,6 +230,17 @@ constexpr SelectionRule kTable[] = {
     // and gather do not pay for halving the root's reduction) and 4 ranks on 2 cores.
     {Collective::kReduce, "binomial", kAnySize, 1, 4},
     {Collective::kReduce, "rabenseifner"},
+    // Across nodes that hold as many ranks each, past 2 MiB: by stripes (node_levels.h:
+    // each node's reduce-scatter on its engine, the stripes' allreduces across the
+    // network a segment at a time while the node reduces the next, the node's
+    // allgather), from the model alone. Its time over Rabenseifner's, zcoll_sim
+    // --coll=allreduce --nodes=K, 4-32 MiB: the infiniband profile 0.48-0.89x on 4-1024
+    // ranks of 2-16 nodes (0.78x on 65,536 of 1,024 at 4 MiB); that profile with a 10
+    // GbE network (25 us, 1.2 GB/s) 0.69-0.98x. Below, 10 GbE has it at 0.87-1.32x at
+    // 128 KiB-1 MiB on 4-1024 ranks, where infiniband has it gaining from 128 KiB (the
+    // derived table, sim/tuning, takes it there). A cluster's rule (kNotOversubscribed).
+    {Collective::kAllreduce, "node_stripes", kAnySize, 1, kAnyRanks, 2, 2048 * KiB + 1,
+     kNotOversubscribed},
     {Collective::kAllreduce, "recursive_doubling", 16 * KiB},
     {Collective::kAllreduce, "rabenseifner"},
     // Across nodes from 64 ranks where a rank's block is at most 256 B (16 KiB of
