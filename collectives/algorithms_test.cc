@@ -1374,10 +1374,10 @@ TEST(SelectionTest, OversubscribedHostsKeepTheMeasuredChoicesAcrossNodes) {
   };
   for (const Case& c : cases) {
     for (const bool hosts_oversubscribed : {false, true}) {
-      // (An Allreduce's stripes need the levels; the other rules do not look at them.)
+      // (With levels: an Allreduce's stripes need them, the other cases' rules do not
+      // look at them at these sizes.)
       SelectionInputs inputs =
-          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes,
-                                       /*levels=*/c.collective == Collective::kAllreduce);
+          CommutativeInputsAcrossNodes(c.collective, c.ranks, c.nodes, c.bytes, /*levels=*/true);
       inputs.hosts_oversubscribed = hosts_oversubscribed;
       EXPECT_EQ(SelectAlgorithm(inputs).name, hosts_oversubscribed ? c.oversubscribed : c.cluster)
           << CollectiveName(c.collective) << " " << c.ranks << " ranks on " << c.nodes

@@ -1248,6 +1248,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool NodeExecution::LeavesOthersOut(int firs
   return outside > (self_outside ? 1 : 0);
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::RememberEagerCall() {
+  engine_.eager_call(call_.sequence) = {true, call_.sequence, call_.check, call_.name};
+}
+
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::pair<int, int> NodeExecution::DeferredReads() const {
   if (RoleNeedsNothing()) return {ranks(), ranks() - 1};
   return RoleReads();
@@ -1262,7 +1266,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ChooseReads(bool may_def
   }
   // Words this rank does not read in the call it compares two calls later.
   if (LeavesOthersOut(read_first_, read_last_)) {
-    engine_.eager_call(call_.sequence) = {true, call_.sequence, call_.check, call_.name};
+    RememberEagerCall();
   }
 }
 
@@ -2162,7 +2166,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
         return Transport::PollResult::kDone;
       }
     }
-    engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
+    RememberEagerCall();
     phase_ = Phase::kDrain;
     return RunSmallDrain();
   }
@@ -2171,7 +2175,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Transport::PollResult NodeExecution::RunSmal
   read_first_ = small_reads_.first;
   read_last_ = small_reads_.last;
   if (small_reads_.leaves_others_out) {
-    engine_.eager_call(sequence) = {true, sequence, call_.check, call_.name};
+    RememberEagerCall();
   }
   phase_ = Phase::kGather;
   const bool spin = !engine_.oversubscribed();

@@ -265,7 +265,7 @@ class NodeExecution final : public CallExecution {
   // `decided`: DecideForRepeats ran for this call, which repeats the last but for its
   // sequence number and buffers.
   absl::Status RunToEnd(Transport& transport, absl::FunctionRef<absl::Time()> deadline,
-                        bool decided = false);
+                        bool decided);
   std::vector<int> PendingPeers() const override;
   bool on_node() const override { return true; }
 
@@ -435,6 +435,9 @@ class NodeExecution final : public CallExecution {
   bool LeavesOthersOut(int first, int last) const;
   // The ranks whose words kGather waits for where checks may be deferred (ChooseReads).
   std::pair<int, int> DeferredReads() const;
+  // Records this call as one whose peers' words this rank left unread, for
+  // VerifyEagerCall to compare two calls later.
+  void RememberEagerCall();
   // Whether this rank's role needs nothing of the others (a Bcast's or Scatter's root,
   // a Reduce's or Gather's leaf, a Scan's or Exscan's rank 0;
   // node_engine_limits::RoleNeedsNothing). Where MayDeferChecks too it is eager: it
