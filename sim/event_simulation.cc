@@ -338,12 +338,13 @@ class Simulation {
     const double duration = static_cast<double>(s.bytes) / bandwidth;
     double leave = std::max(start, *out);
     // Bytes a CPU copies hold the sender's CPU while they leave (the receiver's: when
-    // they have come, PayReceiveOverhead), unless the copy is the receiver's and the
-    // sender is busy then (SendersCopyIsOptional).
+    // they have come, PayReceiveOverhead), for the link's cpu_share of their time,
+    // unless the copy is the receiver's and the sender is busy then
+    // (SendersCopyIsOptional).
     if (cost.cpu_copies &&
         !(cpu_free_[sender] > leave &&
           SendersCopyIsOptional(link, s.kind, static_cast<double>(s.bytes), profile_))) {
-      leave = Occupy(sender, leave, duration);
+      leave = Occupy(sender, leave, CpuCopyUsec(cost, duration));
     }
     *out = out_end = leave + duration;
     const double enter = std::max(leave + cost.latency_usec, *in);
@@ -452,7 +453,7 @@ class Simulation {
     // Bytes a CPU copies held the receiver's CPU while they came in: booked now that
     // they are in (booked at the transfer's start, they would keep the CPU from work
     // it does meanwhile), so the receive ends later when its CPU was busy then.
-    const double copy = cost.cpu_copies ? static_cast<double>(s.bytes) / Bandwidth(link, s) : 0;
+    const double copy = CpuCopyUsec(cost, static_cast<double>(s.bytes) / Bandwidth(link, s));
     Push(RunOnCpu(rank, time - copy, copy + cost.overhead_usec), receive, rank,
          EventKind::kComplete);
   }
@@ -720,7 +721,7 @@ double RankLowerBoundUsec(const Schedule& schedule, size_t element_bytes, Transf
         bytes / std::max(LinkBandwidth(profile, link, false), LinkBandwidth(profile, link, true));
     const bool sends = IsSenderSide(step.kind);
     const bool copies = cost.cpu_copies && !SendersCopyIsOptional(link, step.kind, bytes, profile);
-    cpu += cost.overhead_usec + (copies ? duration : 0);
+    cpu += cost.overhead_usec + (copies ? CpuCopyUsec(cost, duration) : 0);
     double& out = link == LinkClass::kNetwork ? nic_out : port_out;
     double& in = link == LinkClass::kNetwork ? nic_in : port_in;
     (sends || cost.half_duplex ? out : in) += duration;

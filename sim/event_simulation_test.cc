@@ -257,6 +257,30 @@ TEST(EventSimulationTest, BytesACpuCopiesHoldTheCpusAtBothEnds) {
                    20.5);
 }
 
+TEST(EventSimulationTest, ALinksCpuShareHoldsTheCpusForThatShareOfATransfer) {
+  // As above, with the CPUs holding half of the bytes' 10 us (cpu_share 0.5: TCP's
+  // kernel copies, faster than the transfer).
+  MachineProfile profile = RoundProfile(4096);
+  LinkCost& network = profile.links[static_cast<int>(LinkClass::kNetwork)];
+  network.cpu_copies = true;
+  network.cpu_share = 0.5;
+  // Idle CPUs: as without copies.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(false, false), OneRankPerNode(2), profile),
+                   13.0);
+  // The sender's CPU is free at 10.5: the bytes leave then (5 us of its CPU, beside the
+  // reduction's end), in at 22.5, done 23. The share changes what the copy holds, not
+  // when a busy CPU lets the bytes go.
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(true, false), OneRankPerNode(2), profile),
+                   23.0);
+  // The receiver's CPU reduces to 10; the bytes, in at 12.5, held it 5 us, booked from
+  // 7.5, so after the reduction: 10 to 15, the overhead to 15.5 (20.5 with a share of 1).
+  EXPECT_DOUBLE_EQ(SimulatedUsec(SendBesideReductions(false, true), OneRankPerNode(2), profile),
+                   15.5);
+  // An exchange on a full-duplex link: each CPU sends 0.5 to 5.5, copies what came in
+  // (at 12.5) for 5 us booked from 7.5: to 12.5, its overhead to 13 (21 with a share of 1).
+  EXPECT_DOUBLE_EQ(SimulatedUsec(Exchange(), OneRankPerNode(2), profile), 13.0);
+}
+
 TEST(EventSimulationTest, WithinANodeABusySenderLeavesARendezvousToTheReceiver) {
   // Past the eager size (500) within a node the message is the receiver's copy: the
   // sender's CPU, reducing from 0.5 to 10.5, is not waited for. The ready-to-send is in

@@ -269,14 +269,19 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(absl::string_view text,
         status = check(true);
         cost.cached_bytes_per_usec = number;
         have_cached_rate = true;
+      } else if (field == "cpu_share") {
+        status = number > 0 && number <= 1
+                     ? absl::OkStatus()
+                     : refuse(absl::StrCat(key, " is a share: above 0 and at most 1"));
+        cost.cpu_share = number;
       } else if (field == "half_duplex" || field == "cpu_copies") {
         if (number != 0 && number != 1) status = refuse(absl::StrCat(key, " is 0 or 1"));
         (field == "half_duplex" ? cost.half_duplex : cost.cpu_copies) = number == 1;
       } else {
         status = refuse(absl::StrCat("unknown key ", key,
                                      " (a link has latency_usec, bytes_per_usec, overhead_usec, "
-                                     "rendezvous_usec, cached_bytes_per_usec, half_duplex and "
-                                     "cpu_copies)"));
+                                     "rendezvous_usec, cached_bytes_per_usec, half_duplex, "
+                                     "cpu_copies and cpu_share)"));
       }
     } else {
       status = refuse(absl::StrCat("unknown key ", key));
@@ -335,6 +340,9 @@ std::string FormatMachineProfile(const MachineProfile& profile, absl::string_vie
     }
     if (cost.half_duplex) absl::StrAppendFormat(&text, "%s.half_duplex = 1\n", link);
     if (cost.cpu_copies) absl::StrAppendFormat(&text, "%s.cpu_copies = 1\n", link);
+    if (cost.cpu_share != 1) {
+      absl::StrAppendFormat(&text, "%s.cpu_share = %.10g\n", link, cost.cpu_share);
+    }
   }
   absl::StrAppendFormat(&text, "bisection = %.10g\n", profile.bisection);
   absl::StrAppend(&text, "eager_bytes = ", profile.eager_bytes, "\n");

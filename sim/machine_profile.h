@@ -48,6 +48,12 @@ struct LinkCost {
   // receiver's CPU for its duration, as a reduction does, instead of running beside
   // them (RDMA: the NICs move the bytes).
   bool cpu_copies = false;
+  // With cpu_copies, the share of a transfer's time that holds each end's CPU: 1 where a
+  // CPU's copy is the transfer (shared memory: rings, CMA); less where the bytes move
+  // slower than the CPUs copy them (TCP over loopback here: each side's kernel copies
+  // them once, at memcpy's rate, while the transfer takes longer). `zcoll_bench
+  // --calibrate` gives the emulated network its rate over memcpy's (CopyShareOfTransfer).
+  double cpu_share = 1;
   // What a message past the profile's eager_bytes waits once both its sides are posted,
   // before its bytes move: the transport's handshake (ready-to-send, the receiver's
   // read or the sender's write, done) and its system call, beyond the small message's
@@ -66,6 +72,12 @@ struct LinkCost {
   // validation").
   double cached_bytes_per_usec = 0;
 };
+
+// The CPU time a transfer of `transfer_usec` on a link of `cost` holds each end's CPU
+// (cpu_copies, cpu_share).
+inline double CpuCopyUsec(const LinkCost& cost, double transfer_usec) {
+  return cost.cpu_copies ? cost.cpu_share * transfer_usec : 0;
+}
 
 // The node engine (collectives/node_engine.h): a node's ranks reading and writing each
 // other's memory through a shared segment, with no messages. Its calls are timed from

@@ -39,6 +39,7 @@ cached_copy_bytes_per_usec = 1200
 engine.cached_bytes_per_usec = 3000
 node.rendezvous_usec = 2.5
 node.cached_bytes_per_usec = 1500
+network.cpu_share = 0.4
 )";
 
 TEST(MachineProfileTest, ParsesEveryKey) {
@@ -60,6 +61,8 @@ TEST(MachineProfileTest, ParsesEveryKey) {
   EXPECT_EQ(profile->copy_bytes_per_usec, 600);
   EXPECT_TRUE(profile->link(LinkClass::kNode).cpu_copies);
   EXPECT_FALSE(profile->link(LinkClass::kNetwork).cpu_copies);
+  EXPECT_EQ(profile->link(LinkClass::kNetwork).cpu_share, 0.4);
+  EXPECT_EQ(profile->link(LinkClass::kNode).cpu_share, 1);
   EXPECT_EQ(profile->host_cores, 2);
   EXPECT_TRUE(profile->has_engine());
   EXPECT_EQ(profile->engine.latency_usec, 0.1);
@@ -143,6 +146,10 @@ TEST(MachineProfileTest, RefusesBadInputNamingTheLine) {
               HasSubstr("line 18: node.cpu_copies needs a number, got 'yes'"));
   EXPECT_THAT(ErrorFor("node.cpu_copies = 1", "node.cpu_copies = 3"),
               HasSubstr("node.cpu_copies is 0 or 1"));
+  EXPECT_THAT(ErrorFor("network.cpu_share = 0.4", "network.cpu_share = 0"),
+              HasSubstr("network.cpu_share is a share: above 0 and at most 1"));
+  EXPECT_THAT(ErrorFor("network.cpu_share = 0.4", "network.cpu_share = 1.5"),
+              HasSubstr("network.cpu_share is a share: above 0 and at most 1"));
   EXPECT_THAT(ErrorFor("host_cores = 2", "host_cores = 1.5"),
               HasSubstr("line 19: host_cores must be 0 (a core per rank) or a whole number"));
   EXPECT_THAT(ErrorFor("host_cores = 2", "host_cores = -2"),

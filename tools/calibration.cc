@@ -266,6 +266,11 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies, bool on_
   return cost;
 }
 
+double CopyShareOfTransfer(double link_bytes_per_usec, double copy_bytes_per_usec) {
+  if (!(copy_bytes_per_usec > 0)) return 1;
+  return std::clamp(link_bytes_per_usec / copy_bytes_per_usec, 0.01, 1.0);
+}
+
 absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm) {
   if (comm.size() != 2) {
     return absl::InvalidArgumentError(

@@ -71,6 +71,12 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
                            bool on_shared_cores = false, size_t cache_bytes = 0,
                            bool cache_per_core = false);
 
+// The share of a transfer's time that holds each end's CPU (sim::LinkCost::cpu_share)
+// on a link whose bytes each side's kernel copies once, as TCP's over loopback: the
+// link's rate over memcpy's (`copy_bytes_per_usec`, past the cache), at most 1; 1
+// without a copy rate.
+double CopyShareOfTransfer(double link_bytes_per_usec, double copy_bytes_per_usec);
+
 // Both ranks of a 2-rank communicator call it; it forces the bcast to `linear` (one
 // message) for the measurement and restores the selection table after.
 absl::StatusOr<LinkTimings> MeasureLink(Communicator& comm);

@@ -107,6 +107,16 @@ TEST(CalibrationTest, NoisyTimingsStillGiveAUsableLink) {
   EXPECT_NEAR(cost.latency_usec, 0, 1e-9);
 }
 
+TEST(CalibrationTest, ACopyOfTheBytesIsTheCpusShareOfATransfer) {
+  // TCP at 4 GB/s, memcpy at 10 GB/s: each side's copy takes 0.4 of the transfer.
+  EXPECT_DOUBLE_EQ(CopyShareOfTransfer(4000, 10000), 0.4);
+  // A link as fast as the copy (or faster: measured in different moments) is the copy.
+  EXPECT_DOUBLE_EQ(CopyShareOfTransfer(10000, 10000), 1);
+  EXPECT_DOUBLE_EQ(CopyShareOfTransfer(25000, 10000), 1);
+  // No copy rate measured: the whole transfer, as before the share.
+  EXPECT_DOUBLE_EQ(CopyShareOfTransfer(4000, 0), 1);
+}
+
 TEST(CalibrationTest, TimingsRoundTripAsALine) {
   LinkTimings timings{1.25,   300.5, 1200.75,         0.125, 0.0625,
                       2000.5, 80.25, size_t{8} << 20, 6.5,   270.5};
