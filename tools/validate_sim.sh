@@ -18,8 +18,15 @@
 # stdout) instead of running zcoll_bench, so a change to the model is judged against
 # the same measured medians in seconds; give the profile of that run with --profile.
 #
+#
+# --against EARLIER with --measured ROWS puts another run's measured medians (EARLIER,
+# rows this script printed) where the predictions go: how well this machine repeats
+# its own measurements, the most any model can score against one run (README,
+# "Calibration and validation").
+#
 # Usage: tools/validate_sim.sh [--repeat R] [--configs "RANKS:NODES ..."] [--colls a,b,...]
 #                              [--min BYTES] [--max BYTES] [--profile FILE] [--measured ROWS]
+#                              [--against EARLIER]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C  # sort and join agree on the order
@@ -30,6 +37,7 @@ min=65536
 max=4194304
 profile=""
 measured_rows=""
+against_rows=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
@@ -39,9 +47,14 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --measured) measured_rows=$(realpath "$2"); shift 2 ;;
+    --against) against_rows=$(realpath "$2"); shift 2 ;;
     *) echo "validate_sim.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+if [ -n "$against_rows" ] && [ -z "$measured_rows" ]; then
+  echo "validate_sim.sh: --against compares two runs' rows: give the other with --measured" >&2
+  exit 2
+fi
 # Rounds of measurement: none when they come from --measured.
 rounds=$repeat
 [ -z "$measured_rows" ] || rounds=0
@@ -50,19 +63,27 @@ bench=bazel-bin/tools/zcoll_bench
 sim=bazel-bin/tools/zcoll_sim
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if [ -z "$profile" ]; then
+if [ -n "$against_rows" ]; then
+  profile=/dev/null  # (no model)
+elif [ -z "$profile" ]; then
   profile=$work/this_machine.profile
   "$bench" --calibrate="$profile" > /dev/null
 fi
-grep '^#' "$profile" | sed 's/^/profile /' >&2
+{ grep '^#' "$profile" || true; } | sed 's/^/profile /' >&2
 echo "ranks,nodes,coll,bytes,algorithm,predicted_usec,measured_usec,measured_over_predicted"
 for config in $configs; do
   ranks=${config%:*}
   nodes=${config#*:}
   predicted=$work/predicted.$ranks.$nodes
-  "$sim" --profile="$profile" --coll="$colls" --ranks="$ranks" --nodes="$nodes" \
-    --min="$min" --max="$max" --format=csv --simulate-all 2>/dev/null | grep -v '^#' | tail -n +2 \
-    | awk -F, '{ print $1 "," $3 "," $4 "," $5 }' > "$predicted"
+  if [ -n "$against_rows" ]; then
+    # The earlier run's medians as coll,bytes,algorithm,usec.
+    awk -F, -v r="$ranks" -v k="$nodes" '$1 == r && $2 == k { print $3 "," $4 "," $5 "," $7 }' \
+      "$against_rows" > "$predicted"
+  else
+    "$sim" --profile="$profile" --coll="$colls" --ranks="$ranks" --nodes="$nodes" \
+      --min="$min" --max="$max" --format=csv --simulate-all 2>/dev/null | grep -v '^#' \
+      | tail -n +2 | awk -F, '{ print $1 "," $3 "," $4 "," $5 }' > "$predicted"
+  fi
   measured=$work/measured.$ranks.$nodes
   : > "$measured"
   if [ -n "$measured_rows" ]; then
