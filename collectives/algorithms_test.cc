@@ -574,21 +574,25 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
   }
 }
 
-// On 2 ranks with a core each a rank's publication goes into its slot only up to
-// kTwoRankCopyInBytes, and beyond it the rank lends its buffer: a rooted call that moves
-// data and reduces none (Bcast, Scatter, Gather and their v-forms, and Exscan, whose rank
-// 1 takes rank 0's vector), and the reductions, whose reducers then read the lent vector
-// in chunks; on more ranks, or an oversubscribed node, the slot keeps its size (16 KiB
-// for Allgather and Alltoall). The engine decides with CopyInLimit, which its model
-// shares: a 2-rank Bcast's root copies 8 KiB into the slot, but not 16 KiB and 4 bytes,
-// which a 3-rank one does; a Gather's or Reduce's leaf, an Exscan's or Scan's rank 0 and
-// an Allreduce's or Reduce_scatter_block's rank likewise, and a Scatter's root blocks of
-// those sizes (it publishes both, the leaf reads one).
-TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
+// On 2 ranks with a core each a reduction's publication goes into its slot only up to
+// kTwoRankCopyInBytes, and beyond it the rank lends its buffer, which its reducers read
+// in chunks; a rooted call that moves data and reduces none (Bcast, Scatter, Gather and
+// their v-forms, and Exscan, whose rank 1 takes rank 0's vector) uses the whole slot
+// (below the cooperative size for a Bcast and an Exscan), copied in with streaming
+// stores beyond kTwoRankCopyInBytes (StreamsCopyIn); on more ranks, or an oversubscribed
+// node, the slot keeps its size (16 KiB for Allgather and Alltoall) and copies are plain.
+// The engine decides with CopyInLimit, which its model shares: a 2-rank Reduce's leaf
+// copies 8 KiB into the slot, but not 16 KiB and 4 bytes, which a 3-rank one does; an
+// Allreduce's or Reduce_scatter_block's rank and a Scan's rank 0 likewise; a Bcast's
+// root, a Gather's leaf, an Exscan's rank 0 and a Scatter's root (blocks of those sizes:
+// it publishes both, the leaf reads one) copy both sizes in.
+TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) {
   constexpr size_t kLimit = node_engine_limits::kTwoRankCopyInBytes;
   for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter,
                                 Collective::kExscan, Collective::kReduce, Collective::kAllreduce,
                                 Collective::kReduceScatterBlock, Collective::kScan}) {
+    const bool moves = collective == Collective::kBcast || collective == Collective::kGather ||
+                       collective == Collective::kScatter || collective == Collective::kExscan;
     for (auto [ranks, bytes] :
          {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
       // (A Reduce_scatter_block's count is a rank's block; its publication, all of them,
@@ -608,7 +612,7 @@ TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
         copied_in = copied_in || (step.kind == StepKind::kCopy &&
                                   step.output.buffer.kind == BufferKind::kScratch);
       }
-      EXPECT_EQ(copied_in, ranks > 2 || bytes <= kLimit)
+      EXPECT_EQ(copied_in, moves || ranks > 2 || bytes <= kLimit)
           << CollectiveName(collective) << " of " << bytes << " on " << ranks << " ranks";
     }
   }
@@ -617,16 +621,33 @@ TEST(NodeDataFlowTest, TwoRankCallsLendTheirBuffersBeyondSixteenKiB) {
         Collective::kGatherv, Collective::kExscan, Collective::kReduce, Collective::kAllreduce,
         Collective::kReduceScatterBlock, Collective::kReduceScatter, Collective::kScan,
         Collective::kAllgather, Collective::kAlltoallv}) {
-    const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
+    const bool scatter_or_gather =
+        collective == Collective::kScatter || collective == Collective::kScatterv ||
+        collective == Collective::kGather || collective == Collective::kGatherv;
+    const bool bcast_or_exscan =
+        collective == Collective::kBcast || collective == Collective::kExscan;
     const bool all_to_all =
         collective == Collective::kAllgather || collective == Collective::kAlltoallv;
     const size_t elsewhere = all_to_all ? node_engine_limits::kAllToAllCopyInBytes : kNodeSlotBytes;
-    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false),
-              scatter ? 2 * kLimit : kLimit)
+    const size_t two_ranks = scatter_or_gather ? kNodeSlotBytes
+                             : bcast_or_exscan ? node_engine_limits::kCooperativeBytes - 1
+                                               : kLimit;
+    EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), two_ranks)
         << CollectiveName(collective);
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, true), elsewhere)
         << CollectiveName(collective);
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false), elsewhere)
+        << CollectiveName(collective);
+    // Streaming stores: those calls' copies beyond kTwoRankCopyInBytes on 2 ranks with a
+    // core each, no others.
+    const bool moves = scatter_or_gather || bcast_or_exscan;
+    EXPECT_EQ(node_engine_limits::StreamsCopyIn(collective, kLimit + 1, 2, false), moves)
+        << CollectiveName(collective);
+    EXPECT_FALSE(node_engine_limits::StreamsCopyIn(collective, kLimit, 2, false))
+        << CollectiveName(collective);
+    EXPECT_FALSE(node_engine_limits::StreamsCopyIn(collective, kLimit + 1, 2, true))
+        << CollectiveName(collective);
+    EXPECT_FALSE(node_engine_limits::StreamsCopyIn(collective, kLimit + 1, 3, false))
         << CollectiveName(collective);
   }
 }

@@ -602,8 +602,13 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ExposeCopy(const void* f
     return;
   }
   char* into = segment.Slot(me(), sequence) + TableBytes();
-  if (hole_at > 0) std::memcpy(into, data, hole_at);
-  if (bytes > after) std::memcpy(into + hole_at, data + after, bytes - after);
+  if (StreamsCopyIn(copied)) {
+    if (hole_at > 0) StreamingCopy(into, data, hole_at);
+    if (bytes > after) StreamingCopy(into + hole_at, data + after, bytes - after);
+  } else {
+    if (hole_at > 0) std::memcpy(into, data, hole_at);
+    if (bytes > after) std::memcpy(into + hole_at, data + after, bytes - after);
+  }
   segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, copied);
 }
 
@@ -656,11 +661,16 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   // decided by all of them (`all`), as the limits were measured (CopyInLimit).
   const size_t all = SumOf(counts) * element_bytes;
   const size_t packed = all - count_of[self] * element_bytes;
-  // Copies `length` bytes (a control line's few without a memcpy call).
+  // Copies `length` bytes (a control line's few without a memcpy call; a slot's with
+  // streaming stores where StreamsCopyIn says).
   const bool few = packed <= NodeSegment::kInlineBytes;
-  auto copy = [few](char* into, const char* from, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+  const bool streams = !few && StreamsCopyIn(packed);
+  auto copy = [few, streams](char* into, const char* from,
+                             size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if (few) {
       CopyFewBytes(into, from, length);
+    } else if (streams) {
+      if (length > 0) StreamingCopy(into, from, length);
     } else if (length > 0) {
       std::memcpy(into, from, length);
     }
@@ -1207,6 +1217,11 @@ size_t NodeExecution::CopyInLimit() const {
   const size_t slot = engine_.segment().slot_bytes();
   if (!engine_.single_copy()) return slot;
   return node_engine_limits::CopyInLimit(call_.collective, slot, ranks(), engine_.oversubscribed());
+}
+
+bool NodeExecution::StreamsCopyIn(size_t copied) const {
+  return node_engine_limits::StreamsCopyIn(call_.collective, copied, ranks(),
+                                           engine_.oversubscribed());
 }
 
 bool NodeExecution::Cooperates(size_t length) const {

@@ -403,6 +403,9 @@ class NodeExecution final : public CallExecution {
   // Whether a publication of `bytes` in a zcoll buffer is lent at any size beyond
   // kEagerBytes (node_engine_limits::LendsMappedBuffer) rather than copied in.
   bool LendsMappedBuffer(size_t bytes) const;
+  // Whether this rank copies `copied` bytes of its publication into its slot with
+  // streaming stores (node_engine_limits::StreamsCopyIn).
+  bool StreamsCopyIn(size_t copied) const;
   // Whether a transfer of `length` is copied by both its sides at once, and the first
   // bytes of a Bcast's that the root writes, the leaf reading the rest
   // (node_engine_limits.h; neither where ranks cannot read each other's memory).

@@ -125,7 +125,9 @@ inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 // through the slot is two copies where reading in place is one, and the slot's lines go
 // from the writer's core to the reader's in every call.
 // - Where one rank's data goes to the other and nothing is reduced (Bcast, Scatter,
-//   Gather and their v-forms, and Exscan, whose rank 1 takes rank 0's vector). 2 ranks,
+//   Gather and their v-forms, and Exscan, whose rank 1 takes rank 0's vector), until
+//   2026-12-04, when copies in with streaming stores overtook lending (StreamsCopyIn,
+//   below: these calls now use the whole slot). Then, 2 ranks,
 //   medians of 11, 9 and 9 alternating runs at 32 KiB, lent against the slot: bcast
 //   0.30x, 1.02x and 1.11x the time, gather 0.33x and 0.86x, scatter 0.28x, 0.65x and
 //   0.89x, scatterv 0.90x, 0.99x and 1.08x: lent, 4.7-7.3 us in every run; through the
@@ -138,7 +140,7 @@ inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 //   0.67x the time, allreduce 0.68x / 0.60x / 0.55x, reduce_scatter_block 0.90x / 0.74x
 //   / 0.66x, scan 0.94x / 0.73x / 0.62x, reduce_scatter 32 / 64 KiB 0.94x / 0.67x;
 //   below it not: reduce 9 and 12 KiB 1.25x, allreduce 9 KiB even).
-// So on 2 ranks every publication beyond it (a Scatter's blocks) is lent. Not on more
+// So on 2 ranks every other publication beyond it is lent. Not on more
 // ranks, unmeasured here: there the readers of one lent buffer each make a
 // system call that pins the same pages. Nor on an oversubscribed node, where a lender
 // waits for its readers to get a core.
@@ -162,13 +164,57 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
       break;
   }
   if (ranks == 2 && !oversubscribed) {
-    // (A Scatter's root publishes both blocks, and its reader reads one: the slot holds
-    // blocks of up to kTwoRankCopyInBytes, as a Scatterv's table leaves room.)
-    const bool scatter = collective == Collective::kScatter || collective == Collective::kScatterv;
-    const size_t two_ranks = scatter ? 2 * kTwoRankCopyInBytes : kTwoRankCopyInBytes;
+    size_t two_ranks = kTwoRankCopyInBytes;
+    switch (collective) {
+      // The calls that move one rank's data to the other: the slot's whole size, copied
+      // in with streaming stores (StreamsCopyIn). A Scatter's root publishes both blocks
+      // and its reader reads one, the other's, copied: blocks of up to half the slot.
+      case Collective::kScatter:
+      case Collective::kScatterv:
+      case Collective::kGather:
+      case Collective::kGatherv:
+        two_ranks = slot_bytes;
+        break;
+      // (Below kCooperativeBytes, from which the root writes a share of the other's
+      // copy while it reads the rest of the root's buffer: BcastShare, ExscanShare.)
+      case Collective::kBcast:
+      case Collective::kExscan:
+        two_ranks = kCooperativeBytes - 1;
+        break;
+      default:
+        break;
+    }
     limit = two_ranks < limit ? two_ranks : limit;
   }
   return slot_bytes < limit ? slot_bytes : limit;
+}
+
+// Whether a rank copies `copied` bytes of its publication of `collective` into its slot
+// with streaming stores (ops/streaming_copy.h) rather than memcpy: on 2 ranks with a
+// core each, the calls that move one rank's data to the other, beyond
+// kTwoRankCopyInBytes (CopyInLimit). A plain copy leaves the slot's lines modified in
+// the writer's cache, and the reader then takes each from there, a line's trip between
+// the cores; streamed, they go to memory, where the reader finds them. 2 ranks, medians
+// of 7 alternating runs, against lending beyond kTwoRankCopyInBytes (the reader's
+// process_vm_readv): 32 KiB bcast 0.68x the time, exscan 0.74x, gather 0.72x, scatter
+// 0.79x; 60 KiB bcast 0.72x, exscan 0.67x, gather 0.62x. Through the slot with plain
+// copies the same 32 KiB calls took 2.6-2.9 times as long as lent in one run and
+// 0.9-1.1 times in another (this machine's modes); streamed below 16 KiB they took 1.1-2.4
+// times as long as copied plainly (the lines stay in the cache the reader reads them
+// from).
+inline bool StreamsCopyIn(Collective collective, size_t copied, int ranks, bool oversubscribed) {
+  if (ranks != 2 || oversubscribed || copied <= kTwoRankCopyInBytes) return false;
+  switch (collective) {
+    case Collective::kBcast:
+    case Collective::kScatter:
+    case Collective::kScatterv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+    case Collective::kExscan:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Whether a publication of `bytes` that lies in a zcoll buffer (Communicator::
