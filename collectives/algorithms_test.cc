@@ -581,11 +581,12 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
 // (below the cooperative size for a Bcast and an Exscan), copied in with streaming
 // stores beyond kTwoRankCopyInBytes (StreamsCopyIn); on more ranks, or an oversubscribed
 // node, the slot keeps its size (16 KiB for Allgather and Alltoall) and copies are plain.
-// The engine decides with CopyInLimit, which its model shares: a 2-rank Reduce's leaf
-// copies 8 KiB into the slot, but not 16 KiB and 4 bytes, which a 3-rank one does; an
-// Allreduce's or Reduce_scatter_block's rank and a Scan's rank 0 likewise; a Bcast's
-// root, a Gather's leaf, an Exscan's rank 0 and a Scatter's root (blocks of those sizes:
-// it publishes both, the leaf reads one) copy both sizes in.
+// A Reduce's leaf, streaming too, up to kTwoRankStreamedReduceBytes. The engine decides
+// with CopyInLimit, which its model shares: a 2-rank Allreduce's rank copies 8 KiB into
+// the slot, but not 16 KiB and 4 bytes, which a 3-rank one does; a Reduce_scatter_block's
+// rank and a Scan's rank 0 likewise; a Reduce's leaf up to 32 KiB; a Bcast's root, a
+// Gather's leaf, an Exscan's rank 0 and a Scatter's root (blocks of those sizes: it
+// publishes both, the leaf reads one, up to half the slot) copy every size here in.
 TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) {
   constexpr size_t kLimit = node_engine_limits::kTwoRankCopyInBytes;
   for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter,
@@ -593,8 +594,9 @@ TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) 
                                 Collective::kReduceScatterBlock, Collective::kScan}) {
     const bool moves = collective == Collective::kBcast || collective == Collective::kGather ||
                        collective == Collective::kScatter || collective == Collective::kExscan;
-    for (auto [ranks, bytes] :
-         {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4}, std::pair{3, kLimit + 4}}) {
+    constexpr size_t kReduceLimit = node_engine_limits::kTwoRankStreamedReduceBytes;
+    for (auto [ranks, bytes] : {std::pair{2, kLimit / 2}, std::pair{2, kLimit + 4},
+                                std::pair{2, kReduceLimit + 4}, std::pair{3, kLimit + 4}}) {
       // (A Reduce_scatter_block's count is a rank's block; its publication, all of them,
       // at least `bytes`.)
       const size_t count = collective == Collective::kReduceScatterBlock
@@ -612,7 +614,9 @@ TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) 
         copied_in = copied_in || (step.kind == StepKind::kCopy &&
                                   step.output.buffer.kind == BufferKind::kScratch);
       }
-      EXPECT_EQ(copied_in, moves || ranks > 2 || bytes <= kLimit)
+      const bool within_slot = collective != Collective::kScatter || 2 * bytes <= kNodeSlotBytes;
+      const bool reduce_within = collective == Collective::kReduce && bytes <= kReduceLimit;
+      EXPECT_EQ(copied_in, ranks > 2 || bytes <= kLimit || (moves && within_slot) || reduce_within)
           << CollectiveName(collective) << " of " << bytes << " on " << ranks << " ranks";
     }
   }
@@ -629,8 +633,10 @@ TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) 
     const bool all_to_all =
         collective == Collective::kAllgather || collective == Collective::kAlltoallv;
     const size_t elsewhere = all_to_all ? node_engine_limits::kAllToAllCopyInBytes : kNodeSlotBytes;
+    const bool reduce = collective == Collective::kReduce;
     const size_t two_ranks = scatter_or_gather ? kNodeSlotBytes
                              : bcast_or_exscan ? node_engine_limits::kCooperativeBytes - 1
+                             : reduce          ? node_engine_limits::kTwoRankStreamedReduceBytes
                                                : kLimit;
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 2, false), two_ranks)
         << CollectiveName(collective);
@@ -638,10 +644,10 @@ TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) 
         << CollectiveName(collective);
     EXPECT_EQ(node_engine_limits::CopyInLimit(collective, kNodeSlotBytes, 4, false), elsewhere)
         << CollectiveName(collective);
-    // Streaming stores: those calls' copies beyond kTwoRankCopyInBytes on 2 ranks with a
-    // core each, no others.
-    const bool moves = scatter_or_gather || bcast_or_exscan;
-    EXPECT_EQ(node_engine_limits::StreamsCopyIn(collective, kLimit + 1, 2, false), moves)
+    // Streaming stores: those calls' and a Reduce's copies beyond kTwoRankCopyInBytes on
+    // 2 ranks with a core each, no others.
+    const bool streams = scatter_or_gather || bcast_or_exscan || reduce;
+    EXPECT_EQ(node_engine_limits::StreamsCopyIn(collective, kLimit + 1, 2, false), streams)
         << CollectiveName(collective);
     EXPECT_FALSE(node_engine_limits::StreamsCopyIn(collective, kLimit, 2, false))
         << CollectiveName(collective);
@@ -698,12 +704,16 @@ TEST(NodeDataFlowTest, ZcollBuffersAreLentBeyondTheEagerSize) {
   }
 }
 
-// A lent vector of a 2-rank Reduce or Allreduce (beyond kTwoRankCopyInBytes, within a
-// slot: reduced whole, not partitioned) is read in chunks from its owner's buffer, not
-// reduced where it lies as a slot is; in place, an Allreduce's result is made in scratch
-// and copied into the buffer the other rank reads only at the end.
+// A lent vector of a 2-rank Reduce or Allreduce (beyond kTwoRankCopyInBytes, and a
+// Reduce's beyond kTwoRankStreamedReduceBytes; within a slot: reduced whole, not
+// partitioned) is read in chunks from its owner's buffer, not reduced where it lies as
+// a slot is; in place, an Allreduce's result is made in scratch and copied into the
+// buffer the other rank reads only at the end.
 TEST(NodeDataFlowTest, ALentReductionIsReadInChunksAndAnInPlaceAllreduceDefersItsResult) {
-  constexpr size_t kCount = (node_engine_limits::kTwoRankCopyInBytes + 4096) / 4;
+  static_assert(node_engine_limits::kTwoRankStreamedReduceBytes >=
+                node_engine_limits::kTwoRankCopyInBytes);
+  constexpr size_t kCount = (node_engine_limits::kTwoRankStreamedReduceBytes + 4096) / 4;
+  static_assert(kCount * 4 < kNodeSlotBytes);
   for (Collective collective : {Collective::kReduce, Collective::kAllreduce}) {
     for (bool in_place : {false, true}) {
       CollectiveArgs args = MakeArgs(collective, 2, kCount, 0, in_place, true);

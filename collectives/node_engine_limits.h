@@ -146,6 +146,15 @@ inline constexpr size_t kAllToAllCopyInBytes = 16 * 1024;
 // waits for its readers to get a core.
 inline constexpr size_t kTwoRankCopyInBytes = 16 * 1024;
 
+// On 2 ranks with a core each a Reduce's leaf copies its vector into its slot up to this
+// size, with streaming stores (StreamsCopyIn, below), its root reducing from the slot
+// instead of reading the leaf's buffer in chunks (medians of 7 alternating runs against
+// lending: 20 KiB 0.66x and 0.80x the time, 32 KiB 0.72-0.91x in five runs, 0.82x and
+// 0.83x in 11 runs of either order; 48 KiB 1.02x, 60 KiB 1.04x). Not
+// the other reductions, whose every rank reads (Allreduce, Reduce_scatter_block: 0.90-1.46x
+// at 20-48 KiB), nor a Scan (0.81-1.18x), nor Allgather and Alltoall (0.77-1.38x).
+inline constexpr size_t kTwoRankStreamedReduceBytes = 32 * 1024;
+
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
 // (of `slot_bytes`), when the node's ranks can read each other's memory; beyond it
 // readers read the publisher's own buffer. (A publisher's own choice: its readers
@@ -181,6 +190,9 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
       case Collective::kExscan:
         two_ranks = kCooperativeBytes - 1;
         break;
+      case Collective::kReduce:
+        two_ranks = kTwoRankStreamedReduceBytes;
+        break;
       default:
         break;
     }
@@ -191,13 +203,15 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
 
 // Whether a rank copies `copied` bytes of its publication of `collective` into its slot
 // with streaming stores (ops/streaming_copy.h) rather than memcpy: on 2 ranks with a
-// core each, the calls that move one rank's data to the other, beyond
-// kTwoRankCopyInBytes (CopyInLimit). A plain copy leaves the slot's lines modified in
-// the writer's cache, and the reader then takes each from there, a line's trip between
-// the cores; streamed, they go to memory, where the reader finds them. 2 ranks, medians
-// of 7 alternating runs, against lending beyond kTwoRankCopyInBytes (the reader's
-// process_vm_readv): 32 KiB bcast 0.68x the time, exscan 0.74x, gather 0.72x, scatter
-// 0.79x; 60 KiB bcast 0.72x, exscan 0.67x, gather 0.62x. Through the slot with plain
+// core each, the calls that move one rank's data to the other, and a Reduce's leaf,
+// beyond kTwoRankCopyInBytes (CopyInLimit). A plain copy leaves the slot's lines
+// modified in the writer's cache, and the reader then takes each from there, a line's
+// trip between the cores; streamed, they go to memory, where the reader finds them. 2
+// ranks, medians of 7 alternating runs against lending beyond kTwoRankCopyInBytes (the
+// reader's process_vm_readv), 20 / 32 / 48 / 60 KiB: bcast 0.54x / 0.64x / 0.64x / 0.70x
+// the time, exscan 0.58x / 0.60x / 0.66x / 0.72x, gather 0.52x / 0.60x / 0.59x / 0.63x;
+// scatter 20 and 32 KiB blocks 0.61x and 0.71x, scatterv 20 KiB 0.61x (larger blocks
+// than half the slot are lent still, the leaf's with the root's). Through the slot with plain
 // copies the same 32 KiB calls took 2.6-2.9 times as long as lent in one run and
 // 0.9-1.1 times in another (this machine's modes); streamed below 16 KiB they took 1.1-2.4
 // times as long as copied plainly (the lines stay in the cache the reader reads them
@@ -205,6 +219,7 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
 inline bool StreamsCopyIn(Collective collective, size_t copied, int ranks, bool oversubscribed) {
   if (ranks != 2 || oversubscribed || copied <= kTwoRankCopyInBytes) return false;
   switch (collective) {
+    case Collective::kReduce:
     case Collective::kBcast:
     case Collective::kScatter:
     case Collective::kScatterv:
