@@ -665,8 +665,8 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   // streaming stores where StreamsCopyIn says).
   const bool few = packed <= NodeSegment::kInlineBytes;
   const bool streams = !few && StreamsCopyIn(packed);
-  auto copy = [few, streams](char* into, const char* from,
-                             size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+  // (Capturing `few` and `streams`.)
+  auto copy = [=](char* into, const char* from, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if (few) {
       CopyFewBytes(into, from, length);
     } else if (streams) {
