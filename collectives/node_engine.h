@@ -15,9 +15,11 @@
 //   - How a rank publishes is its own choice, recorded in the segment with the
 //     publication, so that ranks need not agree on it (a Scatterv's root alone knows
 //     how much it sends): up to NodeSegment::kInlineBytes inside its control line, up to
-//     a slot (kSlotBytes; 16 KiB for Allgather and Alltoall, and for every collective on
-//     2 ranks with a core each: CopyInLimit) copied into
-//     its slot, beyond that not copied at all (nor a publication in an AllocateBuffer
+//     a slot (kSlotBytes; 16 KiB for Allgather and Alltoall, and on 2 ranks with a core
+//     each for the reductions, 32 KiB for a Reduce: CopyInLimit) copied into its slot
+//     (on 2 ranks with a core each beyond 16 KiB with streaming stores, so that the
+//     reader finds the lines in memory rather than in the writer's cache: StreamsCopyIn),
+//     beyond that not copied at all (nor a publication in an AllocateBuffer
 //     buffer beyond kEagerBytes where the ranks have a core each: LendsMappedBuffer): the
 //     segment records the address of the caller's own buffer, and a reader copies
 //     straight from it into its destination with process_vm_readv (a plain memcpy when
