@@ -32,8 +32,8 @@
 //     any op (non-commutative included) is reduced in the canonical order and
 //     Allreduce's result is bit-identical on every rank. Up to a slot every rank of an
 //     Allreduce (the root of a Reduce) reduces the whole vector from the slots (on 2
-//     ranks with a core each, from 16 KiB, from the other's buffer, read a chunk at a
-//     time: CopyInLimit), but on many ranks with a core each
+//     ranks with a core each, from 16 KiB, a Reduce's from 32 KiB, from the other's
+//     buffer, read a chunk at a time: CopyInLimit), but on many ranks with a core each
 //     (node_engine_limits::PartitionedInSlots) each rank its block into its own slot,
 //     which the others (the root) then copy; beyond it the vector is split into one
 //     block per rank (cache-line aligned, a function of the count alone), each rank
@@ -46,7 +46,7 @@
 //     `progress` word), so the node does p - 1 reductions of the vector, pipelined,
 //     instead of p(p - 1)/2. Nobody reads the last rank's vector: it copies none
 //     into its slot (PublishUnread), and an Exscan's rank 1 copies rank 0's vector
-//     straight into its result (on 2 ranks lent from 16 KiB, as a Bcast's).
+//     straight into its result (from its slot, as a Bcast's).
 //   - A rank whose memory others read returns only once they all say they have read
 //     the call (their `consumed`), since its caller may then reuse the buffer; a
 //     result that would overwrite what peers still read (in place: ReduceScatter's,

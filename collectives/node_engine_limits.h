@@ -210,8 +210,9 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
 // ranks, medians of 7 alternating runs against lending beyond kTwoRankCopyInBytes (the
 // reader's process_vm_readv), 20 / 32 / 48 / 60 KiB: bcast 0.54x / 0.64x / 0.64x / 0.70x
 // the time, exscan 0.58x / 0.60x / 0.66x / 0.72x, gather 0.52x / 0.60x / 0.59x / 0.63x;
-// scatter 20 and 32 KiB blocks 0.61x and 0.71x, scatterv 20 KiB 0.61x (larger blocks
-// than half the slot are lent still, the leaf's with the root's). Through the slot with plain
+// scatter 20 and 32 KiB blocks 0.61x and 0.71x, scatterv 20 KiB 0.61x (blocks larger
+// than half the slot are still lent: the root's publication holds both). Through the
+// slot with plain
 // copies the same 32 KiB calls took 2.6-2.9 times as long as lent in one run and
 // 0.9-1.1 times in another (this machine's modes); streamed below 16 KiB they took 1.1-2.4
 // times as long as copied plainly (the lines stay in the cache the reader reads them

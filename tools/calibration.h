@@ -73,8 +73,8 @@ sim::LinkCost LinkCostFrom(const LinkTimings& timings, bool cpu_copies,
 
 // The share of a transfer's time that holds each end's CPU (sim::LinkCost::cpu_share)
 // on a link whose bytes each side's kernel copies once, as TCP's over loopback: the
-// link's rate over memcpy's (`copy_bytes_per_usec`, past the cache), at most 1; 1
-// without a copy rate.
+// link's rate over memcpy's (`copy_bytes_per_usec`, past the cache), from 0.01 (a
+// profile's share is above 0) to 1; 1 without a copy rate.
 double CopyShareOfTransfer(double link_bytes_per_usec, double copy_bytes_per_usec);
 
 // Both ranks of a 2-rank communicator call it; it forces the bcast to `linear` (one
