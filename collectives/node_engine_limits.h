@@ -152,7 +152,7 @@ inline constexpr size_t kTwoRankCopyInBytes = 16 * 1024;
 // lending: 20 KiB 0.66x and 0.80x the time, 32 KiB 0.72-0.91x in five runs, 0.82x and
 // 0.83x in 11 runs of either order; 48 KiB 1.02x, 60 KiB 1.04x). Not
 // the other reductions, whose every rank reads (Allreduce, Reduce_scatter_block: 0.90-1.46x
-// at 20-48 KiB), nor a Scan (0.81-1.18x), nor Allgather and Alltoall (0.77-1.38x).
+// at 20-60 KiB), nor a Scan (0.81-1.18x), nor Allgather and Alltoall (0.77-1.38x).
 inline constexpr size_t kTwoRankStreamedReduceBytes = 32 * 1024;
 
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
