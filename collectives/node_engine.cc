@@ -260,6 +260,18 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyFewBytes(char* to, const char* from
   }
 }
 
+// Copies `bytes` of a publication into its slot: with streaming stores where
+// StreamsCopyIn says (`streams`), else with memcpy.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyIntoSlot(char* to, const char* from, size_t bytes,
+                                                      bool streams) {
+  if (bytes == 0) return;
+  if (streams) {
+    StreamingCopy(to, from, bytes);
+  } else {
+    std::memcpy(to, from, bytes);
+  }
+}
+
 // Whether ExposeBlocks' table of a slot publication of `packed` bytes on `ranks` ranks is
 // in the control line (16-bit pairs) rather than in the slot's first lines: then a
 // reader fetches the control line it reads anyway and the lines of its block, not a
@@ -602,13 +614,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ExposeCopy(const void* f
     return;
   }
   char* into = segment.Slot(me(), sequence) + TableBytes();
-  if (StreamsCopyIn(copied)) {
-    if (hole_at > 0) StreamingCopy(into, data, hole_at);
-    if (bytes > after) StreamingCopy(into + hole_at, data + after, bytes - after);
-  } else {
-    if (hole_at > 0) std::memcpy(into, data, hole_at);
-    if (bytes > after) std::memcpy(into + hole_at, data + after, bytes - after);
-  }
+  const bool streams = StreamsCopyIn(copied);
+  CopyIntoSlot(into, data, hole_at, streams);
+  if (bytes > after) CopyIntoSlot(into + hole_at, data + after, bytes - after, streams);
   segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, copied);
 }
 
@@ -669,10 +677,8 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
   auto copy = [=](char* into, const char* from, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if (few) {
       CopyFewBytes(into, from, length);
-    } else if (streams) {
-      if (length > 0) StreamingCopy(into, from, length);
-    } else if (length > 0) {
-      std::memcpy(into, from, length);
+    } else {
+      CopyIntoSlot(into, from, length, streams);
     }
   };
   // Copies the blocks one after another into `into` from offset `at` on, telling

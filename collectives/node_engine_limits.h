@@ -155,6 +155,32 @@ inline constexpr size_t kTwoRankCopyInBytes = 16 * 1024;
 // at 20-60 KiB), nor a Scan (0.81-1.18x), nor Allgather and Alltoall (0.77-1.38x).
 inline constexpr size_t kTwoRankStreamedReduceBytes = 32 * 1024;
 
+// On a node of 2 ranks with a core each, up to how many bytes a publication of
+// `collective` is copied into its slot (of `slot_bytes`): kTwoRankCopyInBytes, but for
+// the calls that move one rank's data to the other, which use the whole slot, and a
+// Reduce's leaf, kTwoRankStreamedReduceBytes; beyond kTwoRankCopyInBytes with streaming
+// stores (StreamsCopyIn).
+inline size_t TwoRankCopyInLimit(Collective collective, size_t slot_bytes) {
+  switch (collective) {
+    // A Scatter's root publishes both blocks and its reader reads one, the other's,
+    // copied: blocks of up to half the slot.
+    case Collective::kScatter:
+    case Collective::kScatterv:
+    case Collective::kGather:
+    case Collective::kGatherv:
+      return slot_bytes;
+    // (Below kCooperativeBytes, from which the root writes a share of the other's copy
+    // while it reads the rest of the root's buffer: BcastShare, ExscanShare.)
+    case Collective::kBcast:
+    case Collective::kExscan:
+      return kCooperativeBytes - 1;
+    case Collective::kReduce:
+      return kTwoRankStreamedReduceBytes;
+    default:
+      return kTwoRankCopyInBytes;
+  }
+}
+
 // Up to how many bytes a rank's publication of `collective` is copied into its slot
 // (of `slot_bytes`), when the node's ranks can read each other's memory; beyond it
 // readers read the publisher's own buffer. (A publisher's own choice: its readers
@@ -173,29 +199,7 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
       break;
   }
   if (ranks == 2 && !oversubscribed) {
-    size_t two_ranks = kTwoRankCopyInBytes;
-    switch (collective) {
-      // The calls that move one rank's data to the other: the slot's whole size, copied
-      // in with streaming stores (StreamsCopyIn). A Scatter's root publishes both blocks
-      // and its reader reads one, the other's, copied: blocks of up to half the slot.
-      case Collective::kScatter:
-      case Collective::kScatterv:
-      case Collective::kGather:
-      case Collective::kGatherv:
-        two_ranks = slot_bytes;
-        break;
-      // (Below kCooperativeBytes, from which the root writes a share of the other's
-      // copy while it reads the rest of the root's buffer: BcastShare, ExscanShare.)
-      case Collective::kBcast:
-      case Collective::kExscan:
-        two_ranks = kCooperativeBytes - 1;
-        break;
-      case Collective::kReduce:
-        two_ranks = kTwoRankStreamedReduceBytes;
-        break;
-      default:
-        break;
-    }
+    const size_t two_ranks = TwoRankCopyInLimit(collective, slot_bytes);
     limit = two_ranks < limit ? two_ranks : limit;
   }
   return slot_bytes < limit ? slot_bytes : limit;
@@ -204,7 +208,7 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
 // Whether a rank copies `copied` bytes of its publication of `collective` into its slot
 // with streaming stores (ops/streaming_copy.h) rather than memcpy: on 2 ranks with a
 // core each, the calls that move one rank's data to the other, and a Reduce's leaf,
-// beyond kTwoRankCopyInBytes (CopyInLimit). A plain copy leaves the slot's lines
+// beyond kTwoRankCopyInBytes (TwoRankCopyInLimit). A plain copy leaves the slot's lines
 // modified in the writer's cache, and the reader then takes each from there, a line's
 // trip between the cores; streamed, they go to memory, where the reader finds them. 2
 // ranks, medians of 7 alternating runs against lending beyond kTwoRankCopyInBytes (the
@@ -212,25 +216,16 @@ inline size_t CopyInLimit(Collective collective, size_t slot_bytes, int ranks,
 // the time, exscan 0.58x / 0.60x / 0.66x / 0.72x, gather 0.52x / 0.60x / 0.59x / 0.63x;
 // scatter 20 and 32 KiB blocks 0.61x and 0.71x, scatterv 20 KiB 0.61x (blocks larger
 // than half the slot are still lent: the root's publication holds both). Through the
-// slot with plain
-// copies the same 32 KiB calls took 2.6-2.9 times as long as lent in one run and
-// 0.9-1.1 times in another (this machine's modes); streamed below 16 KiB they took 1.1-2.4
-// times as long as copied plainly (the lines stay in the cache the reader reads them
-// from).
+// slot with plain copies the same 32 KiB calls took 2.6-2.9 times as long as lent in
+// one run and 0.9-1.1 times in another (this machine's modes); streamed below 16 KiB
+// they took 1.1-2.4 times as long as copied plainly (the lines stay in the cache the
+// reader reads them from).
 inline bool StreamsCopyIn(Collective collective, size_t copied, int ranks, bool oversubscribed) {
-  if (ranks != 2 || oversubscribed || copied <= kTwoRankCopyInBytes) return false;
-  switch (collective) {
-    case Collective::kReduce:
-    case Collective::kBcast:
-    case Collective::kScatter:
-    case Collective::kScatterv:
-    case Collective::kGather:
-    case Collective::kGatherv:
-    case Collective::kExscan:
-      return true;
-    default:
-      return false;
-  }
+  // (Size first: most copies are small. The calls copied beyond kTwoRankCopyInBytes on
+  // 2 ranks are the ones TwoRankCopyInLimit lets past it, whatever the slot's size.)
+  constexpr size_t kAnySlot = ~size_t{0};
+  return copied > kTwoRankCopyInBytes && ranks == 2 && !oversubscribed &&
+         TwoRankCopyInLimit(collective, kAnySlot) > kTwoRankCopyInBytes;
 }
 
 // Whether a publication of `bytes` that lies in a zcoll buffer (Communicator::
