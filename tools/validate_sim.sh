@@ -22,7 +22,10 @@
 # --against EARLIER with --measured ROWS puts another run's measured medians (EARLIER,
 # rows this script printed) where the predictions go: how well this machine repeats
 # its own measurements, the most any model can score against one run (README,
-# "Calibration and validation").
+# "Calibration and validation"). EARLIER may name several runs, comma-separated: their
+# medians are pooled (the geometric mean of each row's, rows that all of them have), the
+# best estimate of the machine's times that they give, for a ceiling that is not one
+# run's noise against another's.
 #
 # Usage: tools/validate_sim.sh [--repeat R] [--configs "RANKS:NODES ..."] [--colls a,b,...]
 #                              [--min BYTES] [--max BYTES] [--profile FILE] [--measured ROWS]
@@ -47,7 +50,10 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --measured) measured_rows=$(realpath "$2"); shift 2 ;;
-    --against) against_rows=$(realpath "$2"); shift 2 ;;
+    --against)
+      against_rows=""
+      for earlier in ${2//,/ }; do against_rows="$against_rows $(realpath "$earlier")"; done
+      shift 2 ;;
     *) echo "validate_sim.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -76,9 +82,15 @@ for config in $configs; do
   nodes=${config#*:}
   predicted=$work/predicted.$ranks.$nodes
   if [ -n "$against_rows" ]; then
-    # The earlier run's medians as coll,bytes,algorithm,usec.
-    awk -F, -v r="$ranks" -v k="$nodes" '$1 == r && $2 == k { print $3 "," $4 "," $5 "," $7 }' \
-      "$against_rows" > "$predicted"
+    # The earlier runs' medians as coll,bytes,algorithm,usec: the geometric mean of the
+    # runs' medians of each row that every one of them has.
+    # shellcheck disable=SC2086  # (one word per earlier run)
+    awk -F, -v r="$ranks" -v k="$nodes" -v runs="$(wc -w <<< "$against_rows")" '
+      $1 == r && $2 == k && $7 > 0 {
+        key = $3 "," $4 "," $5; logs[key] += log($7); seen[key]++
+      }
+      END { for (key in seen) if (seen[key] == runs) printf "%s,%.2f\n", key, exp(logs[key] / runs) }' \
+      $against_rows | sort > "$predicted"
   else
     "$sim" --profile="$profile" --coll="$colls" --ranks="$ranks" --nodes="$nodes" \
       --min="$min" --max="$max" --format=csv --simulate-all 2>/dev/null | grep -v '^#' \
@@ -129,7 +141,12 @@ awk -F, '
     if (ratio <= 1.3) near[config]++
     point = config SUBSEP $3 SUBSEP $4
     if (!(point in best_p) || $6 < best_p[point]) { best_p[point] = $6; algo_p[point] = $5 }
-    if (!(point in best_m) || $7 < best_m[point]) { best_m[point] = $7; algo_m[point] = $5 }
+    if (!(point in best_m) || $7 < best_m[point]) {
+      if (point in best_m) second_m[point] = best_m[point]
+      best_m[point] = $7; algo_m[point] = $5
+    } else if (!(point in second_m) || $7 < second_m[point]) {
+      second_m[point] = $7
+    }
     measured[point SUBSEP $5] = $7
   }
   END {
@@ -137,12 +154,16 @@ awk -F, '
       split(point, part, SUBSEP); points[part[1]]++
       if (algo_p[point] == algo_m[point]) same[part[1]]++
       if (measured[point SUBSEP algo_p[point]] <= 1.1 * best_m[point]) tied[part[1]]++
+      # (Points whose two fastest algorithms were measured within 10% of each other:
+      # which one is the fastest there is as much the noise of the run as the code.)
+      if ((point in second_m) && second_m[point] <= 1.1 * best_m[point]) near_tie[part[1]]++
     }
     for (config in rows) {
       printf "%s: %d of %d rows within 1.3x; the same fastest algorithm at %d of %d points " \
-             "(the predicted fastest measured within 10%% of the fastest at %d)\n",
+             "(the predicted fastest measured within 10%% of the fastest at %d; " \
+             "the two fastest measured within 10%% of each other at %d)\n",
              config, near[config], rows[config], same[config], points[config],
-             tied[config] > "/dev/stderr"
+             tied[config], near_tie[config] > "/dev/stderr"
     }
   }' "$work/rows.csv"
 # This machine moves between a fast and a slow mode (every figure about 2x) within
