@@ -587,6 +587,26 @@ TEST(NodeDataFlowTest, MappedBuffersSpareReadsOnlyWhereTheyAreReduced) {
 // rank and a Scan's rank 0 likewise; a Reduce's leaf up to 32 KiB; a Bcast's root, a
 // Gather's leaf, an Exscan's rank 0 and a Scatter's root (blocks of those sizes: it
 // publishes both, the leaf reads one, up to half the slot) copy every size here in.
+// Only the exchanges whose every rank writes the whole result stream their copies into
+// it, and only where the node's buffers outgrow the cache; an unknown cache (0) never.
+TEST(NodeEngineLimitsTest, ExchangesBeyondTheCacheStreamTheirResultCopies) {
+  constexpr size_t kCache = 32 << 20;
+  for (Collective collective : {Collective::kAllgather, Collective::kAllgatherv,
+                                Collective::kAlltoall, Collective::kAlltoallv}) {
+    EXPECT_TRUE(node_engine_limits::StreamsResultCopies(collective, kCache + 1, kCache))
+        << CollectiveName(collective);
+    EXPECT_FALSE(node_engine_limits::StreamsResultCopies(collective, kCache, kCache))
+        << CollectiveName(collective);
+    EXPECT_FALSE(node_engine_limits::StreamsResultCopies(collective, kCache + 1, 0))
+        << CollectiveName(collective);
+  }
+  for (Collective collective : {Collective::kGather, Collective::kScatter, Collective::kBcast,
+                                Collective::kAllreduce, Collective::kReduceScatterBlock}) {
+    EXPECT_FALSE(node_engine_limits::StreamsResultCopies(collective, 4 * kCache, kCache))
+        << CollectiveName(collective);
+  }
+}
+
 TEST(NodeDataFlowTest, TwoRankReductionsLendBeyondSixteenKiBAndMovesUseTheSlot) {
   constexpr size_t kLimit = node_engine_limits::kTwoRankCopyInBytes;
   for (Collective collective : {Collective::kBcast, Collective::kGather, Collective::kScatter,

@@ -1124,6 +1124,45 @@ TEST_P(NodeEngineLargeTest, ZcollBuffersMixedWithOrdinaryOnesMatchTheReference) 
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// An Allgather's and an Alltoall's copies into their results with streaming stores
+// (node_engine_limits::StreamsResultCopies), as where the ranks' buffers outgrow the
+// last-level cache: here ZCOLL_CACHE_BYTES says 64 KiB. The copies from AllocateBuffer
+// buffers and from the slots are the engine's own (an ordinary buffer's beyond a slot
+// are process_vm_readv's), so both kinds of buffer, mixed, at a size within the slots
+// and at one beyond.
+TEST_P(NodeEngineLargeTest, ResultsCopiedWithStreamingStoresMatchTheReference) {
+  constexpr size_t kCacheBytes = 64 * 1024;
+  for (size_t count : {size_t{3000}, size_t{1} << 17}) {
+    EXPECT_TRUE(node_engine_limits::StreamsResultCopies(
+        Collective::kAllgather, 2 * (count * sizeof(float) * 3), kCacheBytes));
+  }
+  setenv("ZCOLL_CACHE_BYTES", absl::StrCat(kCacheBytes).c_str(), 1);
+  const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
+    ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
+    const int size = comm.size(), rank = comm.rank();
+    const bool shared_send = rank % 2 == 0, shared_recv = rank % 3 != 1;
+    const DataType type = DataType::kFloat;
+    int salt = 500;
+    for (size_t count : {size_t{3000}, size_t{1} << 17}) {
+      ++salt;
+      const size_t bytes = count * sizeof(float);
+      const std::string where = absl::StrCat("count ", count, " on rank ", rank);
+      const RankBytes inputs = AllInputs(type, size, count, salt);
+      ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(bytes * size), shared_recv);
+      ASSERT_OK(comm.Allgather(send.data(), recv.data(), count, type));
+      ASSERT_EQ(recv.contents(), Concatenated(inputs)) << "allgather " << where;
+      const RankBytes all = AllInputs(type, size, count * size, salt);
+      const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
+      ZcollBuffer alltoall_send(all[rank], shared_send),
+          alltoall_recv(Bytes(bytes * size), shared_recv);
+      ASSERT_OK(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type));
+      ASSERT_EQ(alltoall_recv.contents(), exchanged[rank]) << "alltoall " << where;
+    }
+  });
+  unsetenv("ZCOLL_CACHE_BYTES");
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // Lent on 2 ranks (a core each), copied into the slots on 3 and 4 (oversubscribed here).
 TEST_P(NodeEngineLargeTest, ZcollBuffersWithinTheSlotsMatchTheReference) {
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {

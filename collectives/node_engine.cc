@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "collectives/communicator_transport.h"
 #include "collectives/node_engine_limits.h"
+#include "collectives/topology_discovery.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/spin_pause.h"
@@ -229,6 +230,9 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
       known_consumed_(static_cast<size_t>(segment_.ranks()), first_sequence - 1),
       single_copy_(segment_.single_copy()),
       oversubscribed_(segment_.oversubscribed()),
+      cache_bytes_(EnvironmentUnsigned("ZCOLL_CACHE_BYTES") != 0
+                       ? EnvironmentUnsigned("ZCOLL_CACHE_BYTES")
+                       : LastLevelCacheBytes()),
       pid_(static_cast<uint32_t>(getpid())) {
   segment_.UseSetupVerdicts();
   // The reduction kernels for this machine's SIMD target are chosen once per process,
@@ -260,10 +264,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyFewBytes(char* to, const char* from
   }
 }
 
-// Copies `bytes` of a publication into its slot: with streaming stores where
-// StreamsCopyIn says (`streams`), else with memcpy.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyIntoSlot(char* to, const char* from, size_t bytes,
-                                                      bool streams) {
+// Copies `bytes`: with streaming stores where `streams` (StreamsCopyIn for a copy into
+// a slot, StreamsResultCopies for one into a result), else with memcpy.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyPlainOrStreamed(char* to, const char* from,
+                                                             size_t bytes, bool streams) {
   if (bytes == 0) return;
   if (streams) {
     StreamingCopy(to, from, bytes);
@@ -367,9 +371,31 @@ void NodeExecution::Decide() {
   if (ABSL_PREDICT_TRUE(bytes() <= node_engine_limits::kEagerBytes)) {
     // (Nor staged: its publications lie in the segment, so nothing consumes early.)
     partitioned_ = partitioned_in_slots_ = result_in_slot_ = chained_ = consumes_after_reading_ =
-        through_slots_ = false;
+        through_slots_ = streams_result_ = false;
     return;
   }
+  // (What this rank sends and receives, for the exchanges StreamsResultCopies names.)
+  size_t sent_and_received = 0;
+  const size_t element_bytes = call.element_bytes;
+  const size_t all_blocks = bytes() * static_cast<size_t>(ranks());
+  switch (call.collective) {
+    case Collective::kAllgather:
+      sent_and_received = bytes() + all_blocks;
+      break;
+    case Collective::kAllgatherv:
+      sent_and_received = bytes() + SumOf(call.vectors[0]) * element_bytes;
+      break;
+    case Collective::kAlltoall:
+      sent_and_received = 2 * all_blocks;
+      break;
+    case Collective::kAlltoallv:
+      sent_and_received = (SumOf(call.vectors[0]) + SumOf(call.vectors[2])) * element_bytes;
+      break;
+    default:
+      break;
+  }
+  streams_result_ = node_engine_limits::StreamsResultCopies(
+      call.collective, static_cast<size_t>(ranks()) * sent_and_received, engine_.cache_bytes());
   const size_t slot_bytes = engine_.segment().slot_bytes();
   partitioned_ = node_engine_limits::Partitioned(call.collective, bytes(), slot_bytes, ranks(),
                                                  engine_.oversubscribed());
@@ -615,8 +641,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::ExposeCopy(const void* f
   }
   char* into = segment.Slot(me(), sequence) + TableBytes();
   const bool streams = StreamsCopyIn(copied);
-  CopyIntoSlot(into, data, hole_at, streams);
-  if (bytes > after) CopyIntoSlot(into + hole_at, data + after, bytes - after, streams);
+  CopyPlainOrStreamed(into, data, hole_at, streams);
+  if (bytes > after) CopyPlainOrStreamed(into + hole_at, data + after, bytes - after, streams);
   segment.SetWhere(me(), sequence, NodeSegment::Where::kSlot, nullptr, copied);
 }
 
@@ -678,7 +704,7 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
     if (few) {
       CopyFewBytes(into, from, length);
     } else {
-      CopyIntoSlot(into, from, length, streams);
+      CopyPlainOrStreamed(into, from, length, streams);
     }
   };
   // Copies the blocks one after another into `into` from offset `at` on, telling
@@ -1406,7 +1432,8 @@ absl::Status NodeExecution::Fetch(int rank, size_t offset, size_t bytes, void* d
         ") of what rank ", rank, " published, which holds ", extent, " bytes"));
   }
   if (segment.where(rank, sequence) != NodeSegment::Where::kAddress) {
-    std::memcpy(destination, Direct(rank, offset), bytes);
+    CopyPlainOrStreamed(static_cast<char*>(destination), Direct(rank, offset), bytes,
+                        streams_result_);
     return absl::OkStatus();
   }
   return ReadPeer(rank, NodeSegment::Exposed::kPublication,
@@ -1573,7 +1600,7 @@ absl::Status NodeExecution::Gather() {
   const int last = ranks() - 1;
   // Copies this rank's own block where the result wants it (not in place).
   auto own = [&](char* into, const char* from, size_t length) {
-    if (length > 0 && into != from) std::memcpy(into, from, length);
+    if (into != from) CopyPlainOrStreamed(into, from, length, streams_result_);
   };
   switch (call_.collective) {
     case Collective::kBarrier:

@@ -142,6 +142,9 @@ class NodeEngine {
   // Whether the job has more ranks on this machine than it has cores (the leader's
   // view at setup): the same on every rank.
   bool oversubscribed() const { return oversubscribed_; }
+  // Bytes of last-level cache this rank has (ZCOLL_CACHE_BYTES, else hwloc's figure; 0:
+  // unknown), for its own choice of copies (node_engine_limits::StreamsResultCopies).
+  size_t cache_bytes() const { return cache_bytes_; }
   bool asymmetric_fences() const { return segment_.uses_asymmetric_fences(); }
   // Whether local rank `rank` is a thread of this process (its memory is read in place).
   bool SameProcess(int rank) const { return segment_.pid(rank) == pid_; }
@@ -198,6 +201,7 @@ class NodeEngine {
   std::vector<uint32_t> known_consumed_;  // per local rank (ConsumedReached)
   bool single_copy_;
   bool oversubscribed_;
+  size_t cache_bytes_;
   uint32_t pid_;
   std::vector<NodeExecution*> in_flight_;
   std::array<EagerCall, 2> eager_calls_;
@@ -577,6 +581,9 @@ class NodeExecution final : public CallExecution {
   // Whether the call says it consumed its peers' data once its reduction has read them,
   // before reducing (ConsumeAfterReading).
   bool consumes_after_reading_ = false;
+  // Whether this rank copies into its result with streaming stores
+  // (node_engine_limits::StreamsResultCopies; this rank's own choice).
+  bool streams_result_ = false;
   // It waits for some peers' second publication (kStage).
   bool awaits_stage_ = false;
   // A chained Scan or Exscan (node_engine_limits::Chained: ranks agree, by the count):

@@ -120,6 +120,37 @@ absl::StatusOr<NodeHardware> DiscoverNodeHardware() {
   return hardware;
 }
 
+namespace {
+
+size_t FindLastLevelCacheBytes() {
+  absl::StatusOr<HwlocTopology> topology = LoadTopology();
+  if (!topology.ok()) return 0;
+  HwlocBitmap binding(hwloc_bitmap_alloc());
+  if (binding == nullptr ||
+      hwloc_get_cpubind(topology->get(), binding.get(), HWLOC_CPUBIND_PROCESS) != 0) {
+    return 0;
+  }
+  const int first_cpu = hwloc_bitmap_first(binding.get());
+  if (first_cpu < 0) return 0;
+  size_t bytes = 0;
+  // From the CPU up: the last cache passed is the highest level.
+  for (hwloc_obj_t object =
+           hwloc_get_pu_obj_by_os_index(topology->get(), static_cast<unsigned>(first_cpu));
+       object != nullptr; object = object->parent) {
+    if (hwloc_obj_type_is_dcache(object->type) && object->attr != nullptr) {
+      bytes = static_cast<size_t>(object->attr->cache.size);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+size_t LastLevelCacheBytes() {
+  static const size_t bytes = FindLastLevelCacheBytes();
+  return bytes;
+}
+
 std::string HwlocLibraryVersion() {
   const unsigned version = hwloc_get_api_version();
   return absl::StrCat(version >> 16, ".", (version >> 8) & 0xff, ".", version & 0xff);

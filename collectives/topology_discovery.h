@@ -6,6 +6,7 @@
 #ifndef ZCOLL_COLLECTIVES_TOPOLOGY_DISCOVERY_H_
 #define ZCOLL_COLLECTIVES_TOPOLOGY_DISCOVERY_H_
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,11 @@ absl::StatusOr<RankLocation> DiscoverProcessPlacement();
 
 // The same for a set of CPUs (operating-system numbering), as if bound to them.
 absl::StatusOr<RankLocation> DiscoverPlacementOfCpus(absl::Span<const int> cpus);
+
+// Bytes of the last-level cache above this process's CPUs (the highest cache hwloc
+// finds above the first CPU of its binding), or 0 when hwloc cannot say. Loaded once a
+// process: the machine's caches do not change under it.
+size_t LastLevelCacheBytes();
 
 // "2.9.0": the hwloc library zcoll is running against.
 std::string HwlocLibraryVersion();

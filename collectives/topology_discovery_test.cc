@@ -30,6 +30,16 @@ TEST(TopologyDiscoveryTest, AgreesWithTheOperatingSystem) {
   }
 }
 
+// The last-level cache above this process's CPUs is the largest level hwloc lists
+// (this machine's caches grow level by level, checked above), the same at every call.
+TEST(TopologyDiscoveryTest, TheLastLevelCacheIsTheLargestLevel) {
+  absl::StatusOr<NodeHardware> node = DiscoverNodeHardware();
+  ASSERT_TRUE(node.ok()) << node.status();
+  ASSERT_FALSE(node->cache_bytes_per_level.empty());
+  EXPECT_EQ(LastLevelCacheBytes(), node->cache_bytes_per_level.back());
+  EXPECT_EQ(LastLevelCacheBytes(), LastLevelCacheBytes());
+}
+
 TEST(TopologyDiscoveryTest, PlacesOneCpuInOnePackageAndNumaDomain) {
   absl::StatusOr<NodeHardware> node = DiscoverNodeHardware();
   ASSERT_TRUE(node.ok()) << node.status();

@@ -109,6 +109,11 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      "How ranks meet: auto (PMIx when a PMIx launcher such as mpirun or srun started the "
      "process, else ZCOLL_STORE), pmix, or store.",
      false, Form::kBootstrap},
+    {"ZCOLL_CACHE_BYTES", "0",
+     "Bytes of last-level cache the node engine assumes each rank has: an Allgather or "
+     "Alltoall whose ranks' buffers outgrow it copies with streaming stores; 0: hwloc's "
+     "figure for the cache above the rank's CPUs.",
+     false, Form::kCount},
     {"ZCOLL_CHECK", "0",
      "1: every collective first exchanges a signature of its arguments (collective, count, type, "
      "op, root) and fails on every rank, naming the rank that differs, when they disagree.",
