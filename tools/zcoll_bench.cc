@@ -18,7 +18,10 @@
 // node engine's zero-copy path; MPI_Alloc_mem's role) instead of malloc, and adds
 // after each allreduce row a `sum_loop` row: rank 0 alone timing a plain loop
 // c[i] = a[i] + b[i] over the same bytes (reading twice the message, writing it once),
-// the memory bound a 2-rank allreduce is measured against (README).
+// the memory bound a 2-rank allreduce is measured against (README); and after each
+// allgather row a `copy_loop` row: every rank at once copying its block into each of
+// the ranks' places of a receive-sized buffer (memcpy), the copies an allgather cannot
+// do without, timed as the collectives are.
 
 #include <sched.h>
 #include <time.h>
@@ -526,6 +529,33 @@ double SumLoopMicroseconds(size_t bytes, int chosen_iterations) {
   return total_seconds / iterations * 1e6;
 }
 
+// This rank's mean time for copying its block of `bytes` into each of `ranks` places of
+// a receive buffer (AllocateBuffer memory, as the allgather's), every rank at once
+// between barriers, with the allgather's iteration counts: what an allgather's writes
+// cost on this machine with nothing else to do.
+absl::StatusOr<double> CopyLoopMicroseconds(Communicator& comm, size_t bytes,
+                                            int chosen_iterations) {
+  const size_t count = std::max<size_t>(1, bytes / sizeof(float));
+  const size_t ranks = static_cast<size_t>(comm.size());
+  Floats block(count, true), result(count * ranks, true);
+  for (size_t i = 0; i < count; ++i) block[i] = static_cast<float>(i % 7);
+  const int iterations = IterationsFor(bytes, chosen_iterations), warmup = iterations / 10;
+  double total_seconds = 0;
+  absl::Status status = comm.Barrier();
+  for (int it = 0; status.ok() && it < warmup + iterations; ++it) {
+    const double start = MonotonicSeconds();
+    for (size_t place = 0; place < ranks; ++place) {
+      std::memcpy(result.data() + place * count, block.data(), count * sizeof(float));
+    }
+    if (it >= warmup) total_seconds += MonotonicSeconds() - start;
+    status = comm.Barrier();
+  }
+  if (!status.ok()) return status;
+  // (Reading the result keeps the copies.)
+  if (result[count * ranks - 1] != static_cast<float>((count - 1) % 7)) std::abort();
+  return total_seconds / iterations * 1e6;
+}
+
 // A JSON string's contents (quotes, backslashes and control characters escaped).
 std::string JsonEscaped(absl::string_view text) {
   std::string escaped;
@@ -658,10 +688,18 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
                      bytes, status.ToString().c_str());
         return 1;
       }
-      const double mine[2] = {total_seconds / iterations * 1e6,
-                              static_cast<double>(CountErrors(c, rank, size))};
-      double sums[2] = {0, 0};
-      status = comm.Reduce(mine, sums, 2, DataType::kDouble, PredefinedOp::kSum, 0);
+      // The allgather's copies alone (every rank at once, so before rank 0 prints).
+      double copy_loop = 0;
+      if (options.zcoll_buffers && coll == "allgather") {
+        absl::StatusOr<double> copied = CopyLoopMicroseconds(comm, bytes, options.iterations);
+        status = copied.status();
+        if (copied.ok()) copy_loop = *copied;
+      }
+      const double mine[3] = {total_seconds / iterations * 1e6,
+                              static_cast<double>(CountErrors(c, rank, size)), copy_loop};
+      double sums[3] = {0, 0, 0};
+      if (status.ok())
+        status = comm.Reduce(mine, sums, 3, DataType::kDouble, PredefinedOp::kSum, 0);
       if (!status.ok()) {
         std::fprintf(stderr, "zcoll_bench: rank %d: %s\n", rank, status.ToString().c_str());
         return 1;
@@ -679,6 +717,9 @@ int RunRank(const Options& options, int rank, ForkMeeting& meeting) {
       if (options.zcoll_buffers && coll == "allreduce") {
         PrintRow(options.format, first_row, "sum_loop", 1, bytes,
                  SumLoopMicroseconds(bytes, options.iterations));
+      }
+      if (options.zcoll_buffers && coll == "allgather") {
+        PrintRow(options.format, first_row, "copy_loop", size, bytes, sums[2] / size);
       }
     }
   }
