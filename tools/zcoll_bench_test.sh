@@ -24,6 +24,14 @@ persistent=$("$bench" --np 3 --nodes 2 --max 512 --format=csv --persistent --ite
 echo "$persistent"
 [ "$(echo "$persistent" | tail -n +2 | grep -cE '^[a-z_]+,3,[0-9]+,[0-9]+\.[0-9]{3}$')" = 49 ] \
   || { echo "expected 49 persistent rows (12 colls x 4 sizes and a barrier)"; exit 1; }
+# --alloc=zcoll: AllocateBuffer buffers, verified as malloc's are, with each allreduce row
+# followed by rank 0's sum_loop and each allgather row by every rank's copy_loop.
+zcoll_buffers=$("$bench" --np 2 --nodes 1 --min 1024 --max 4096 --format=csv --alloc=zcoll \
+  --iterations=20 --colls=allreduce,allgather,bcast)
+echo "$zcoll_buffers"
+[ "$(echo "$zcoll_buffers" | tail -n +2 | cut -d, -f1,2 | paste -sd' ')" = "allreduce,2 \
+sum_loop,1 allreduce,2 sum_loop,1 allgather,2 copy_loop,2 allgather,2 copy_loop,2 bcast,2 bcast,2" ] \
+  || { echo "expected each allreduce row followed by a sum_loop row, each allgather row by a copy_loop row"; exit 1; }
 if "$bench" --np 2 --nodes 3 2>/dev/null; then echo "--nodes above --np was accepted"; exit 1; fi
 if "$bench" --colls=allgatherw 2>/dev/null; then echo "an unknown collective was accepted"; exit 1; fi
 if "$bench" --iterations=0 2>"$TEST_TMPDIR/err"; then echo "--iterations=0 was accepted"; exit 1; fi
