@@ -2,8 +2,11 @@
 // for a writer whose destination lines other cores read last: a plain store first
 // takes each line back from the cores that hold it (a read for ownership, a line's
 // trip between cores each), where a streaming store sends it to memory without
-// asking for it. The node engine's Bcast through the slots copies into slots that its
-// leaves read in the call before (collectives/node_engine_limits.h, BcastThroughSlots).
+// asking for it; and for one whose destination is too large to stay in the cache, whose
+// plain stores would read every line from memory first and evict what the copy still
+// reads. The node engine's Bcast through the slots copies into slots that its leaves
+// read in the call before (collectives/node_engine_limits.h, BcastThroughSlots), and its
+// exchanges beyond the last-level cache into their results (StreamsResultCopies).
 
 #ifndef ZCOLL_OPS_STREAMING_COPY_H_
 #define ZCOLL_OPS_STREAMING_COPY_H_
