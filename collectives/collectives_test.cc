@@ -1013,6 +1013,26 @@ Bytes Concatenated(const RankBytes& blocks) {
   return all;
 }
 
+// An Allgather and an Alltoall of `count` floats a block, a rank's send buffer zcoll's on
+// even ranks and its receive buffer on ranks r with r % 3 != 1 (CheckWithZcollBuffers).
+void CheckExchangesWithZcollBuffers(Communicator& comm, size_t count, int salt) {
+  const int size = comm.size(), rank = comm.rank();
+  const bool shared_send = rank % 2 == 0, shared_recv = rank % 3 != 1;
+  const DataType type = DataType::kFloat;
+  const size_t bytes = count * sizeof(float);
+  const std::string where = absl::StrCat("count ", count, " on rank ", rank);
+  const RankBytes inputs = AllInputs(type, size, count, salt);
+  ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(bytes * size), shared_recv);
+  ASSERT_OK(comm.Allgather(send.data(), recv.data(), count, type));
+  ASSERT_EQ(recv.contents(), Concatenated(inputs)) << "allgather " << where;
+  const RankBytes all = AllInputs(type, size, count * size, salt);
+  const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
+  ZcollBuffer alltoall_send(all[rank], shared_send),
+      alltoall_recv(Bytes(bytes * size), shared_recv);
+  ASSERT_OK(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type));
+  ASSERT_EQ(alltoall_recv.contents(), exchanged[rank]) << "alltoall " << where;
+}
+
 // Beyond the slots; or `within_slots`, beyond kEagerBytes and within a slot, where a
 // zcoll buffer is lent (node_engine_limits::LendsMappedBuffer) and an ordinary one copied.
 void CheckWithZcollBuffers(Communicator& comm, bool within_slots = false) {
@@ -1104,15 +1124,7 @@ void CheckWithZcollBuffers(Communicator& comm, bool within_slots = false) {
         ASSERT_EQ(gather_recv.contents(), Concatenated(inputs)) << "gather " << where;
       }
     }
-    ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(bytes * size), shared_recv);
-    ASSERT_OK(comm.Allgather(send.data(), recv.data(), count, type));
-    ASSERT_EQ(recv.contents(), Concatenated(inputs)) << "allgather " << where;
-    const RankBytes all = AllInputs(type, size, count * size, salt);
-    const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
-    ZcollBuffer alltoall_send(all[rank], shared_send),
-        alltoall_recv(Bytes(bytes * size), shared_recv);
-    ASSERT_OK(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type));
-    ASSERT_EQ(alltoall_recv.contents(), exchanged[rank]) << "alltoall " << where;
+    CheckExchangesWithZcollBuffers(comm, count, salt);
   }
 }
 
@@ -1139,24 +1151,9 @@ TEST_P(NodeEngineLargeTest, ResultsCopiedWithStreamingStoresMatchTheReference) {
   setenv("ZCOLL_CACHE_BYTES", absl::StrCat(kCacheBytes).c_str(), 1);
   const absl::Status status = RunCommunicatorJob(GetParam(), [](Communicator& comm, RankControl&) {
     ASSERT_TRUE(comm.node_single_copy()) << "the engine runs only what fits its slots here";
-    const int size = comm.size(), rank = comm.rank();
-    const bool shared_send = rank % 2 == 0, shared_recv = rank % 3 != 1;
-    const DataType type = DataType::kFloat;
     int salt = 500;
     for (size_t count : {size_t{3000}, size_t{1} << 17}) {
-      ++salt;
-      const size_t bytes = count * sizeof(float);
-      const std::string where = absl::StrCat("count ", count, " on rank ", rank);
-      const RankBytes inputs = AllInputs(type, size, count, salt);
-      ZcollBuffer send(inputs[rank], shared_send), recv(Bytes(bytes * size), shared_recv);
-      ASSERT_OK(comm.Allgather(send.data(), recv.data(), count, type));
-      ASSERT_EQ(recv.contents(), Concatenated(inputs)) << "allgather " << where;
-      const RankBytes all = AllInputs(type, size, count * size, salt);
-      const RankBytes exchanged = *testing::ReferenceAlltoall(type, all, count);
-      ZcollBuffer alltoall_send(all[rank], shared_send),
-          alltoall_recv(Bytes(bytes * size), shared_recv);
-      ASSERT_OK(comm.Alltoall(alltoall_send.data(), alltoall_recv.data(), count, type));
-      ASSERT_EQ(alltoall_recv.contents(), exchanged[rank]) << "alltoall " << where;
+      CheckExchangesWithZcollBuffers(comm, count, ++salt);
     }
   });
   unsetenv("ZCOLL_CACHE_BYTES");
