@@ -223,6 +223,16 @@ void NodeEngine::AdvanceOlder(const NodeExecution* execution) {
   }
 }
 
+namespace {
+
+// ZCOLL_CACHE_BYTES, else hwloc's last-level cache above this process's CPUs.
+size_t CacheBytesOfThisRank() {
+  const uint64_t asked = EnvironmentUnsigned("ZCOLL_CACHE_BYTES");
+  return asked != 0 ? static_cast<size_t>(asked) : LastLevelCacheBytes();
+}
+
+}  // namespace
+
 NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_sequence)
     : segment_(std::move(segment)),
       local_rank_(local_rank),
@@ -230,9 +240,7 @@ NodeEngine::NodeEngine(NodeSegment segment, int local_rank, uint32_t first_seque
       known_consumed_(static_cast<size_t>(segment_.ranks()), first_sequence - 1),
       single_copy_(segment_.single_copy()),
       oversubscribed_(segment_.oversubscribed()),
-      cache_bytes_(EnvironmentUnsigned("ZCOLL_CACHE_BYTES") != 0
-                       ? EnvironmentUnsigned("ZCOLL_CACHE_BYTES")
-                       : LastLevelCacheBytes()),
+      cache_bytes_(CacheBytesOfThisRank()),
       pid_(static_cast<uint32_t>(getpid())) {
   segment_.UseSetupVerdicts();
   // The reduction kernels for this machine's SIMD target are chosen once per process,

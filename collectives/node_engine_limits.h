@@ -236,9 +236,9 @@ inline bool StreamsCopyIn(Collective collective, size_t copied, int ranks, bool 
 // unknown, never). Then every plain store first reads its line from memory (a read for
 // ownership) and evicts the sources the other copies still read; streamed, the lines
 // go to memory once. 2 ranks, AllocateBuffer buffers (where the copies are memcpy's;
-// a process_vm_readv's are the kernel's), this machine's 32 MiB L3, medians of 5
-// alternating runs: Allgather of 8 MiB (48 MiB a node) 0.65-0.82x the time, Alltoall of
-// 8 MiB blocks 0.75x; within the cache streaming is what loses, Allgather of 1 and 2 MiB
+// a process_vm_readv's are the kernel's), this machine's 32 MiB L3, medians of 5-7
+// alternating runs: Allgather of 8 MiB (48 MiB a node) 0.65-0.84x the time, Alltoall of
+// 8 MiB blocks 0.73-0.79x; within the cache streaming is what loses, Allgather of 1 and 2 MiB
 // 1.9x and 1.7x the time, and Gather and Scatter of 8 MiB (32 MiB a node; each rank
 // copies one block) 1.28x and 1.10x. A rank's own choice: nothing its peers read
 // depends on it.
