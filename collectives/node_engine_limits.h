@@ -240,8 +240,9 @@ inline bool StreamsCopyIn(Collective collective, size_t copied, int ranks, bool 
 // alternating runs: Allgather of 8 MiB (48 MiB a node) 0.65-0.84x the time, Alltoall of
 // 8 MiB blocks 0.73-0.79x; within the cache streaming is what loses, Allgather of 1 and 2 MiB
 // 1.9x and 1.7x the time, and Gather and Scatter of 8 MiB (32 MiB a node; each rank
-// copies one block) 1.28x and 1.10x. A rank's own choice: nothing its peers read
-// depends on it.
+// copies one block) 1.28x and 1.10x. With ordinary buffers only a rank's own block is
+// its copy (process_vm_readv brings the peers'): 8 MiB Allgather 0.75-0.97x, Alltoall
+// 0.80-0.85x. A rank's own choice: nothing its peers read depends on it.
 inline bool StreamsResultCopies(Collective collective, size_t node_bytes, size_t cache_bytes) {
   switch (collective) {
     case Collective::kAllgather:
