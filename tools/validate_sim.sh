@@ -40,7 +40,7 @@ min=65536
 max=4194304
 profile=""
 measured_rows=""
-against_rows=""
+against_rows=()  # the earlier runs' files (--against)
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
@@ -51,13 +51,17 @@ while [ $# -gt 0 ]; do
     --profile) profile=$2; shift 2 ;;
     --measured) measured_rows=$(realpath "$2"); shift 2 ;;
     --against)
-      against_rows=""
-      for earlier in ${2//,/ }; do against_rows="$against_rows $(realpath "$earlier")"; done
+      IFS=, read -r -a named <<< "$2"
+      against_rows=()
+      for earlier in "${named[@]}"; do
+        [ -f "$earlier" ] || { echo "validate_sim.sh: --against: no file $earlier" >&2; exit 2; }
+        against_rows+=("$(realpath "$earlier")")
+      done
       shift 2 ;;
     *) echo "validate_sim.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-if [ -n "$against_rows" ] && [ -z "$measured_rows" ]; then
+if [ ${#against_rows[@]} -gt 0 ] && [ -z "$measured_rows" ]; then
   echo "validate_sim.sh: --against compares two runs' rows: give the other with --measured" >&2
   exit 2
 fi
@@ -69,7 +73,7 @@ bench=bazel-bin/tools/zcoll_bench
 sim=bazel-bin/tools/zcoll_sim
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if [ -n "$against_rows" ]; then
+if [ ${#against_rows[@]} -gt 0 ]; then
   profile=/dev/null  # (no model)
 elif [ -z "$profile" ]; then
   profile=$work/this_machine.profile
@@ -81,16 +85,15 @@ for config in $configs; do
   ranks=${config%:*}
   nodes=${config#*:}
   predicted=$work/predicted.$ranks.$nodes
-  if [ -n "$against_rows" ]; then
+  if [ ${#against_rows[@]} -gt 0 ]; then
     # The earlier runs' medians as coll,bytes,algorithm,usec: the geometric mean of the
     # runs' medians of each row that every one of them has.
-    # shellcheck disable=SC2086  # (one word per earlier run)
-    awk -F, -v r="$ranks" -v k="$nodes" -v runs="$(wc -w <<< "$against_rows")" '
+    awk -F, -v r="$ranks" -v k="$nodes" -v runs="${#against_rows[@]}" '
       $1 == r && $2 == k && $7 > 0 {
         key = $3 "," $4 "," $5; logs[key] += log($7); seen[key]++
       }
       END { for (key in seen) if (seen[key] == runs) printf "%s,%.2f\n", key, exp(logs[key] / runs) }' \
-      $against_rows | sort > "$predicted"
+      "${against_rows[@]}" | sort > "$predicted"
   else
     "$sim" --profile="$profile" --coll="$colls" --ranks="$ranks" --nodes="$nodes" \
       --min="$min" --max="$max" --format=csv --simulate-all 2>/dev/null | grep -v '^#' \
