@@ -274,6 +274,26 @@ ABSL_ATTRIBUTE_NOINLINE bool SameVectors(const std::array<absl::Span<const size_
   return true;
 }
 
+// SameVectors for the rooted v-collectives (Scatterv, Gatherv), whose calls pass two
+// vectors, counts and displacements, of one length and none after them: both compared
+// in one loop without a branch a word (4 ranks, a Scatterv root's 8 B: 95 instructions a
+// call to 56).
+ABSL_ATTRIBUTE_NOINLINE bool SameCountsAndDispls(
+    const std::array<absl::Span<const size_t>, 4>& mine,
+    const std::array<absl::Span<const size_t>, 4>& theirs) {
+  const size_t length = mine[0].size();
+  if (length != theirs[0].size() || length != mine[1].size() || length != theirs[1].size()) {
+    return false;
+  }
+  const size_t *counts = mine[0].data(), *their_counts = theirs[0].data();
+  const size_t *displs = mine[1].data(), *their_displs = theirs[1].data();
+  size_t differences = 0;
+  for (size_t k = 0; k < length; ++k) {
+    differences |= (counts[k] ^ their_counts[k]) | (displs[k] ^ their_displs[k]);
+  }
+  return differences == 0;
+}
+
 }  // namespace
 
 namespace {
@@ -638,14 +658,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Communicator::QuickCallFits(
       return true;
     case Collective::kScatterv:
       // (The root's vectors: elsewhere they are not used.)
-      if (at_root && !SameVectors(vectors, key_vectors)) return false;
+      if (at_root && !SameCountsAndDispls(vectors, key_vectors)) return false;
       [[fallthrough]];
     case Collective::kScatter:
       return at_root
                  ? RealBuffer(send) && recv != nullptr && !BuffersOverlap(send, all, recv, bytes)
                  : RealBuffer(recv);
     case Collective::kGatherv:
-      if (at_root && !SameVectors(vectors, key_vectors)) return false;
+      if (at_root && !SameCountsAndDispls(vectors, key_vectors)) return false;
       [[fallthrough]];
     case Collective::kGather:
       return at_root

@@ -341,6 +341,10 @@ void NodeExecution::HoldVectors() {
 
 void NodeExecution::Decide() {
   const Call& call = call_;
+  if ((call.collective == Collective::kScatterv && me() == call.root) ||
+      call.collective == Collective::kAlltoallv) {
+    DecideBlockPacking();
+  }
   switch (call.collective) {
     case Collective::kAllreduce:
     case Collective::kReduce:
@@ -516,7 +520,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::PublishSmallBloc
         return absl::OkStatus();
       }
       if (call_.collective == Collective::kScatterv) {
-        return ExposeBlocks(send, call_.vectors[0], call_.vectors[1]);
+        return ExposeBlocks(send);
       }
       // (Its own block left out, as Publish's copy leaves it: ScatterBlockOffset.)
       ExposeCopy(send, bytes() * static_cast<size_t>(ranks()), me() * bytes(), bytes());
@@ -685,104 +689,129 @@ absl::Status NodeExecution::Expose(const char* data, size_t bytes, size_t hole_a
   return absl::OkStatus();
 }
 
-absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size_t> counts,
-                                         absl::Span<const size_t> displs) {
-  NodeSegment& segment = engine_.segment();
-  const uint32_t sequence = call_.sequence;
-  const size_t element_bytes = call_.element_bytes, table_bytes = TableBytes();
-  // (Held in locals and read through plain pointers: the copies' stores may alias
-  // anything, and the compiler would reload the engine's rank and size and check the
-  // spans' bounds again after each. With the two-piece copy below, 4 ranks, a Scatterv
-  // root's 8 B: 256 instructions a call to 235; 32 B: 364 to 295.)
+void NodeExecution::DecideBlockPacking() {
+  BlockPacking& packing = packing_;
   const int self = me(), size = ranks();
-  const size_t* count_of = counts.data();
-  const size_t* displ_of = displs.data();
+  absl::Span<const size_t> counts = call_.vectors[0], displs = call_.vectors[1];
+  packing = BlockPacking();
+  // (A Scatterv's leaves pass no vectors; a checked call's are one count a rank.)
+  if (counts.size() != static_cast<size_t>(size) || displs.size() != counts.size()) return;
+  const size_t element_bytes = call_.element_bytes;
+  packing.all = SumOf(counts) * element_bytes;
   // A copy leaves out this rank's own block, which it takes from `data` itself (a
   // Scatterv's root, an Alltoallv's every rank): 2 ranks, a Scatterv of 32 B then fits
   // the control line with its table. Whether the blocks are copied or lent is still
   // decided by all of them (`all`), as the limits were measured (CopyInLimit).
-  const size_t all = SumOf(counts) * element_bytes;
-  const size_t packed = all - count_of[self] * element_bytes;
+  packing.packed = packing.all - counts[self] * element_bytes;
+  packing.few = packing.packed <= NodeSegment::kInlineBytes;
+  packing.streams = !packing.few && StreamsCopyIn(packing.packed);
+  size_t next = displs[0];  // (elements)
+  bool contiguous = true;
+  for (int rank = 0; rank < size; ++rank) {
+    contiguous &= displs[rank] == next;
+    next += counts[rank];
+    packing.extent =
+        std::max<size_t>(packing.extent, (displs[rank] + counts[rank]) * element_bytes);
+  }
+  packing.contiguous = contiguous;
+  if (contiguous) {
+    packing.first = displs[0] * element_bytes;
+    packing.before = (displs[self] - displs[0]) * element_bytes;
+    packing.after = (displs[self] + counts[self]) * element_bytes;
+  }
+  const size_t pairs_bytes = static_cast<size_t>(size) * kInlinePairBytes;
+  packing.in_control_line = pairs_bytes + packing.packed <= NodeSegment::kInlineBytes;
+  packing.inline_table = InlineTable(size, packing.packed);
+  packing.fits = TableBytes() + packing.all <= CopyInLimit();
+  packing.may_lend = !packing.fits || LendsMappedBuffer(packing.all);
+  if (!packing.inline_table) return;
+  // Blocks that fit the control line with the table go there too, past the table, so
+  // that a small call's reader fetches that line alone (2 ranks: a leaf's block of up
+  // to 36 bytes); else in the slot from its data's start.
+  size_t at = packing.in_control_line ? pairs_bytes : 0;
+  for (int rank = 0; rank < size; ++rank) {
+    const size_t length = rank == self ? 0 : counts[rank] * element_bytes;
+    packing.pairs[2 * rank] = static_cast<uint16_t>(at);
+    packing.pairs[2 * rank + 1] = static_cast<uint16_t>(length);
+    at += length;
+  }
+  packing.pairs_bytes = pairs_bytes;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NodeExecution::PackBlocks(const char* data,
+                                                                   char* into) const {
+  // (Held in locals and read through plain pointers: the copies' stores may alias
+  // anything, and the compiler would reload the packing and the spans after each.)
+  const BlockPacking& packing = packing_;
+  const bool few = packing.few, streams = packing.streams;
   // Copies `length` bytes (a control line's few without a memcpy call; a slot's with
   // streaming stores where StreamsCopyIn says).
-  const bool few = packed <= NodeSegment::kInlineBytes;
-  const bool streams = !few && StreamsCopyIn(packed);
-  // (Capturing `few` and `streams`.)
-  auto copy = [=](char* into, const char* from, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+  auto copy = [=](char* to, const char* from, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if (few) {
-      CopyFewBytes(into, from, length);
+      CopyFewBytes(to, from, length);
     } else {
-      CopyPlainOrStreamed(into, from, length, streams);
+      CopyPlainOrStreamed(to, from, length, streams);
     }
   };
-  // Copies the blocks one after another into `into` from offset `at` on, telling
-  // `record` each one's (offset, bytes); returns the offset after the last.
-  auto pack = [&](char* into, size_t at, auto&& record) ABSL_ATTRIBUTE_ALWAYS_INLINE {
-    // Blocks that lie one after another in `data` (displacements the running sum of the
-    // counts, as most callers lay them out) go in two copies, around this rank's own,
-    // rather than one a rank (4 ranks, a Scatterv root's 32 B: 4 memcpy calls to 2).
-    const size_t start = at;
-    size_t next = displ_of[0];  // (elements)
-    bool contiguous = true;
-    for (int rank = 0; rank < size; ++rank) {
-      const size_t length = rank == self ? 0 : count_of[rank] * element_bytes;
-      record(rank, at, length);
-      at += length;
-      contiguous &= displ_of[rank] == next;
-      next += count_of[rank];
-    }
-    if (contiguous) {
-      const size_t before = (displ_of[self] - displ_of[0]) * element_bytes;
-      const size_t own_end = (displ_of[self] + count_of[self]) * element_bytes;
-      copy(into + start, data + displ_of[0] * element_bytes, before);
-      copy(into + start + before, data + own_end, next * element_bytes - own_end);
-      return at;
-    }
-    size_t to = start;
-    for (int rank = 0; rank < size; ++rank) {
-      const size_t length = rank == self ? 0 : count_of[rank] * element_bytes;
-      copy(into + to, data + displ_of[rank] * element_bytes, length);
-      to += length;
-    }
-    return at;
-  };
-  // The table as 16-bit pairs in the control line (PublishedBlock reads them).
-  char* payload = segment.InlinePayload(self, sequence);
-  auto record_inline = [&](int rank, size_t at, size_t length) ABSL_ATTRIBUTE_ALWAYS_INLINE {
-    const uint16_t pair[2] = {static_cast<uint16_t>(at), static_cast<uint16_t>(length)};
-    std::memcpy(payload + rank * kInlinePairBytes, pair, kInlinePairBytes);
-  };
-  // Blocks that fit the control line with the table go there too, so that a small
-  // call's reader fetches that line alone (2 ranks: a leaf's block of up to 36 bytes).
-  const size_t inline_table = static_cast<size_t>(size) * kInlinePairBytes;
-  if (inline_table + packed <= NodeSegment::kInlineBytes) {
-    const size_t end = pack(payload, inline_table, record_inline);
-    segment.SetWhere(self, sequence, NodeSegment::Where::kInline, nullptr, end);
-    return absl::OkStatus();
+  if (packing.contiguous) {
+    const size_t before = packing.before, after = packing.after;
+    const size_t after_bytes = packing.packed - before;
+    copy(into, data + packing.first, before);
+    copy(into + before, data + after, after_bytes);
+    return;
   }
+  const int self = me(), size = ranks();
+  const size_t element_bytes = call_.element_bytes;
+  const size_t* count_of = call_.vectors[0].data();
+  const size_t* displ_of = call_.vectors[1].data();
+  for (int rank = 0; rank < size; ++rank) {
+    const size_t length = rank == self ? 0 : count_of[rank] * element_bytes;
+    copy(into, data + displ_of[rank] * element_bytes, length);
+    into += length;
+  }
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status NodeExecution::ExposeBlocks(const char* data) {
+  const BlockPacking& packing = packing_;
+  if (ABSL_PREDICT_FALSE(!packing.in_control_line)) return ExposeBlocksBeyondControlLine(data);
+  // (Inline: a small call's whole publication, without a call's entry and exit.)
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const size_t pairs_bytes = packing.pairs_bytes, packed = packing.packed;
+  char* payload = segment.InlinePayload(me(), sequence);
+  CopyFewBytes(payload, reinterpret_cast<const char*>(packing.pairs.data()), pairs_bytes);
+  PackBlocks(data, payload + pairs_bytes);
+  segment.SetWhere(me(), sequence, NodeSegment::Where::kInline, nullptr, pairs_bytes + packed);
+  return absl::OkStatus();
+}
+
+absl::Status NodeExecution::ExposeBlocksBeyondControlLine(const char* data) {
+  NodeSegment& segment = engine_.segment();
+  const uint32_t sequence = call_.sequence;
+  const BlockPacking& packing = packing_;
+  const int self = me(), size = ranks();
+  const size_t element_bytes = call_.element_bytes, packed = packing.packed;
+  const size_t* count_of = call_.vectors[0].data();
+  const size_t* displ_of = call_.vectors[1].data();
   // Pairs (offset from the data's start, bytes), one per rank.
   auto* table = reinterpret_cast<uint64_t*>(segment.Slot(self, sequence));
-  // The bytes from `data` that the blocks span and the zcoll buffer holding them, where
-  // they are lent either way or would be for being in one (as Expose's).
-  const bool fits = table_bytes + all <= CopyInLimit();
-  const bool may_lend = !fits || LendsMappedBuffer(all);
-  size_t extent = 0;
-  if (may_lend) {
-    for (int rank = 0; rank < size; ++rank) {
-      extent = std::max<size_t>(extent, (displ_of[rank] + count_of[rank]) * element_bytes);
-    }
-  }
-  const BufferRef shared = may_lend ? FindSharedBuffer(data, extent) : BufferRef();
-  if (fits && !shared) {
-    char* data_in_slot = segment.Slot(self, sequence) + table_bytes;
-    if (InlineTable(size, packed)) {
-      pack(data_in_slot, 0, record_inline);
+  // The zcoll buffer holding the blocks, where they are lent either way or would be for
+  // being in one (as Expose's).
+  const BufferRef shared = packing.may_lend ? FindSharedBuffer(data, packing.extent) : BufferRef();
+  if (packing.fits && !shared) {
+    if (packing.inline_table) {
+      CopyFewBytes(segment.InlinePayload(self, sequence),
+                   reinterpret_cast<const char*>(packing.pairs.data()), packing.pairs_bytes);
     } else {
-      pack(data_in_slot, 0, [&](int rank, size_t at, size_t length) {
+      size_t at = 0;
+      for (int rank = 0; rank < size; ++rank) {
+        const size_t length = rank == self ? 0 : count_of[rank] * element_bytes;
         table[2 * rank] = at;
         table[2 * rank + 1] = length;
-      });
+        at += length;
+      }
     }
+    PackBlocks(data, segment.Slot(self, sequence) + TableBytes());
     segment.SetWhere(self, sequence, NodeSegment::Where::kSlot, nullptr, packed);
     return absl::OkStatus();
   }
@@ -795,7 +824,7 @@ absl::Status NodeExecution::ExposeBlocks(const char* data, absl::Span<const size
     table[2 * rank] = displ_of[rank] * element_bytes;
     table[2 * rank + 1] = count_of[rank] * element_bytes;
   }
-  segment.SetWhere(self, sequence, NodeSegment::Where::kAddress, data, extent, shared);
+  segment.SetWhere(self, sequence, NodeSegment::Where::kAddress, data, packing.extent, shared);
   exposed_ = true;
   return absl::OkStatus();
 }
@@ -873,7 +902,7 @@ absl::Status NodeExecution::Publish() {
                     : Expose(nullptr, 0);
       break;
     case Collective::kScatterv:
-      status = root ? ExposeBlocks(send, counts, displs) : Expose(nullptr, 0);
+      status = root ? ExposeBlocks(send) : Expose(nullptr, 0);
       break;
     case Collective::kGather:
     case Collective::kGatherv: {
@@ -910,7 +939,7 @@ absl::Status NodeExecution::Publish() {
       status = Expose(input, bytes() * static_cast<size_t>(ranks()));
       break;
     case Collective::kAlltoallv:
-      status = ExposeBlocks(input, counts, displs);
+      status = ExposeBlocks(input);
       break;
   }
   RETURN_IF_ERROR(status);
