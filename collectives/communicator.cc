@@ -41,6 +41,8 @@ struct Placement {
   Topology topology;
   // The job's ranks on this rank's host, emulated nodes or not: they share its cores.
   int ranks_on_this_host = 1;
+  // This rank's place among them, in rank order (SpreadOverCpus).
+  int place_on_this_host = 0;
   // Some host's ranks outnumber its cores (every rank's record counted, so every rank
   // finds the same): SelectionInputs::hosts_oversubscribed.
   bool hosts_oversubscribed = false;
@@ -221,7 +223,12 @@ absl::StatusOr<Placement> DiscoverPlacement(Bootstrap& bootstrap, int emulated_n
     const auto [ranks, cores] = ranks_and_cores;
     hosts_oversubscribed = hosts_oversubscribed || (cores > 0 && ranks > cores);
   }
-  return Placement{std::move(*topology), ranks_and_cores_of_host[host].first, hosts_oversubscribed};
+  int place_on_this_host = 0;
+  for (int rank = 0; rank < bootstrap.rank(); ++rank) {
+    if (records[rank].host == host) ++place_on_this_host;
+  }
+  return Placement{std::move(*topology), ranks_and_cores_of_host[host].first, place_on_this_host,
+                   hosts_oversubscribed};
 }
 
 // The topology of `members` (ranks of `parent`, in their new order): nodes renumbered
@@ -511,7 +518,12 @@ absl::StatusOr<Communicator> Communicator::CreateWithin(CommunicatorOptions opti
   // (Before the levels' Splits, which inherit them.)
   made.state_->timeout_source = timeout_source;
   made.state_->hosts_oversubscribed = placement->hosts_oversubscribed;
-  return WithNodeEngine(std::move(made), deadline);
+  absl::StatusOr<Communicator> with_engine = WithNodeEngine(std::move(made), deadline);
+  // Last, once every wait of the setup (whose wakeups place threads too) is over.
+  if (with_engine.ok()) {
+    SpreadOverCpus(placement->place_on_this_host, placement->ranks_on_this_host);
+  }
+  return with_engine;
 }
 
 absl::StatusOr<Communicator> Communicator::WithNodeEngine(Communicator communicator,

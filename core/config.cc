@@ -186,6 +186,12 @@ constexpr EnvironmentVariable kEnvironmentVariables[] = {
      Form::kCount},
     {"ZCOLL_SIZE", "", "The number of ranks of the job, set by the launcher.", false,
      Form::kPositiveCount},
+    {"ZCOLL_SPREAD_RANKS", "1",
+     "1: where a machine's ranks outnumber the CPUs a rank may run on, Communicator::Create "
+     "moves each rank once onto a CPU of its own turn (its place among the machine's ranks, "
+     "modulo the CPUs) and gives it back the affinity it had, so that the scheduler starts "
+     "from an even spread; 0: zcoll never touches a rank's CPU placement.",
+     false, Form::kFlag},
     {"ZCOLL_STORE", "",
      "The job's rendezvous store: tcp://HOST:PORT (a TCP store, needs ZCOLL_JOB_KEY) or "
      "file:///DIR (a fresh directory on a filesystem all ranks share).",

@@ -107,6 +107,34 @@ void SetRanksOnThisMachine(int ranks) {
 
 bool CoresOversubscribed() { return cores_oversubscribed.load(std::memory_order_relaxed); }
 
+std::optional<int> CpuOfPlace(const cpu_set_t& allowed, int place, int ranks) {
+  const int cpus = CPU_COUNT(&allowed);
+  // (Ranks that fit the CPUs each find an idle one by the scheduler's own balancing.)
+  if (place < 0 || cpus < 2 || ranks <= cpus) return std::nullopt;
+  int turn = place % cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed) && turn-- == 0) return cpu;
+  }
+  return std::nullopt;
+}
+
+void SpreadOverCpus(int place, int ranks) {
+  if (EnvironmentUnsigned("ZCOLL_SPREAD_RANKS") == 0) return;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  const std::optional<int> cpu = CpuOfPlace(allowed, place, ranks);
+  if (!cpu.has_value()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(*cpu, &one);
+  // (Setting an affinity that excludes the CPU a thread is on moves it at once;
+  // widening it again moves nothing.)
+  if (sched_setaffinity(0, sizeof(one), &one) == 0) {
+    sched_setaffinity(0, sizeof(allowed), &allowed);
+  }
+}
+
 void KeepUntilExit(const void* pointer) {
   static absl::Mutex mutex(absl::kConstInit);
   static std::vector<const void*>* const kept = new std::vector<const void*>();

@@ -46,6 +46,8 @@
 #ifndef ZCOLL_TRANSPORT_TRANSPORT_H_
 #define ZCOLL_TRANSPORT_TRANSPORT_H_
 
+#include <sched.h>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -211,6 +213,20 @@ void SetRanksOnThisMachine(int ranks);
 int CoresOfThisMachine();
 // Whether they outnumber the cores (false until SetRanksOnThisMachine says so).
 bool CoresOversubscribed();
+// Where this machine's `ranks` outnumber the CPUs the calling thread may run on, moves
+// the thread onto the CPU at `place` (this rank's place among the machine's ranks)
+// modulo their count, and gives it back the affinity it had: the thread stays free to
+// run anywhere, but starts from an even spread (unless ZCOLL_SPREAD_RANKS=0). Where
+// ranks wait by yielding, the scheduler does not even out an uneven start by itself
+// for a long while: its balancer leaves tasks that ran within the last half
+// millisecond where they are, and a core whose lone rank yields never goes idle to
+// pull one over. 4 ranks on 2 cores, 3 of them on one core after the job started, ran
+// 8 us barriers for hundreds of milliseconds.
+void SpreadOverCpus(int place, int ranks);
+// The CPU SpreadOverCpus moves a thread that may run on `allowed` to: the one at
+// `place` modulo their count, in order; none where `ranks` fit them or fewer than two
+// are allowed.
+std::optional<int> CpuOfPlace(const cpu_set_t& allowed, int place, int ranks);
 
 // Keeps `pointer` reachable until the process exits: what a provider must never free
 // (a frozen UCX worker, a libfabric endpoint whose closing would progress transfers
