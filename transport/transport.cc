@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/config.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 
 namespace zcoll {
@@ -130,8 +133,12 @@ void SpreadOverCpus(int place, int ranks) {
   CPU_SET(*cpu, &one);
   // (Setting an affinity that excludes the CPU a thread is on moves it at once;
   // widening it again moves nothing.)
-  if (sched_setaffinity(0, sizeof(one), &one) == 0) {
-    sched_setaffinity(0, sizeof(allowed), &allowed);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) return;
+  if (sched_setaffinity(0, sizeof(allowed), &allowed) != 0) {
+    // (Only where the CPUs it may use changed meanwhile, its cpuset's say.)
+    ZCOLL_LOG(WARNING) << "spreading the ranks over the CPUs: giving this thread back its "
+                       << CPU_COUNT(&allowed) << " CPUs failed (" << std::strerror(errno)
+                       << "); it stays on CPU " << *cpu;
   }
 }
 
