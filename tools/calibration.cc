@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "core/spin_pause.h"
 #include "ops/reduce.h"
+#include "transport/transport.h"
 
 namespace zcoll {
 namespace {
@@ -492,22 +493,18 @@ double CopyBytesPerUsec(size_t bytes) {
 // its own; 0 where this process may run on one core alone, or the child could not be
 // started.
 double CopyBytesPerUsecBesideAnother(size_t bytes) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) return 0;
+  const std::vector<int> allowed = AllowedCpus();
   const int here = sched_getcpu();
   int other = -1;
-  for (int cpu = 0; cpu < CPU_SETSIZE && other < 0; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed) && cpu != here) other = cpu;
+  for (int cpu : allowed) {
+    if (cpu != here) {
+      other = cpu;
+      break;
+    }
   }
-  if (here < 0 || other < 0) return 0;
+  if (allowed.size() < 2 || here < 0 || other < 0) return 0;
   // Each on a core of its own for the trial (and back after): a shared core would halve
   // the rate whatever the cache.
-  cpu_set_t mine, theirs;
-  CPU_ZERO(&mine);
-  CPU_SET(here, &mine);
-  CPU_ZERO(&theirs);
-  CPU_SET(other, &theirs);
   auto* running =
       static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
                                           MAP_SHARED | MAP_ANONYMOUS, -1, 0));
@@ -519,7 +516,7 @@ double CopyBytesPerUsecBesideAnother(size_t bytes) {
     return 0;
   }
   if (child == 0) {
-    sched_setaffinity(0, sizeof(theirs), &theirs);
+    SetAllowedCpus({other});
     std::vector<char> from(bytes, 1), to(bytes, 0);
     running->store(1);
     // Bounded: the parent's measurement takes well under this (and ends it sooner).
@@ -530,7 +527,7 @@ double CopyBytesPerUsecBesideAnother(size_t bytes) {
     }
     _exit(0);
   }
-  sched_setaffinity(0, sizeof(mine), &mine);
+  SetAllowedCpus({here});
   const absl::Time give_up = absl::Now() + absl::Seconds(5);
   while (running->load() == 0 && absl::Now() < give_up) absl::SleepFor(absl::Microseconds(50));
   const double rate = running->load() == 1 ? CopyBytesPerUsec(bytes) : 0;
@@ -538,7 +535,7 @@ double CopyBytesPerUsecBesideAnother(size_t bytes) {
   int status = 0;
   waitpid(child, &status, 0);
   munmap(running, sizeof(std::atomic<int>));
-  sched_setaffinity(0, sizeof(allowed), &allowed);
+  SetAllowedCpus(allowed);
   return rate;
 }
 

@@ -60,6 +60,7 @@
 #include "tools/plot.h"
 #include "transport/bootstrap/fork_meeting_bootstrap.h"
 #include "transport/bootstrap/forked_job.h"
+#include "transport/transport.h"
 #include "transport/transport_factory.h"
 
 namespace zcoll {
@@ -465,18 +466,8 @@ size_t CountErrors(const Case& c, int rank, int size) {
 // for a whole run, every wait then a context switch (the 2-rank runs of this machine
 // went 0.4 or 1.0 us per 8 B allreduce, run by run, before this).
 void BindToCore(int local_rank) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  }
-  if (cpus.empty()) return;
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  CPU_SET(cpus[static_cast<size_t>(local_rank) % cpus.size()], &mine);
-  sched_setaffinity(0, sizeof(mine), &mine);
+  const std::vector<int> cpus = AllowedCpus();
+  if (!cpus.empty()) SetAllowedCpus({cpus[static_cast<size_t>(local_rank) % cpus.size()]});
 }
 
 // The rows printed so far (rank 0's), for --plot.

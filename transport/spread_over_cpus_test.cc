@@ -14,29 +14,14 @@
 namespace zcoll {
 namespace {
 
-cpu_set_t CpusOf(const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) CPU_SET(cpu, &set);
-  return set;
-}
-
-std::vector<int> CpusIn(const cpu_set_t& set) {
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 TEST(CpuOfPlaceTest, PlacesTakeTheAllowedCpusInTurn) {
-  const cpu_set_t two = CpusOf({0, 1});
+  const std::vector<int> two = {0, 1};
   EXPECT_EQ(CpuOfPlace(two, 0, 4), 0);
   EXPECT_EQ(CpuOfPlace(two, 1, 4), 1);
   EXPECT_EQ(CpuOfPlace(two, 2, 4), 0);
   EXPECT_EQ(CpuOfPlace(two, 3, 4), 1);
   // A mask with gaps (a cpuset, a launcher's binding): its own CPUs, in order.
-  const cpu_set_t gaps = CpusOf({1, 3, 5});
+  const std::vector<int> gaps = {1, 3, 5};
   EXPECT_EQ(CpuOfPlace(gaps, 0, 7), 1);
   EXPECT_EQ(CpuOfPlace(gaps, 1, 7), 3);
   EXPECT_EQ(CpuOfPlace(gaps, 2, 7), 5);
@@ -44,17 +29,31 @@ TEST(CpuOfPlaceTest, PlacesTakeTheAllowedCpusInTurn) {
 }
 
 TEST(CpuOfPlaceTest, RanksThatFitOrASingleCpuAreLeftWhereTheyAre) {
-  EXPECT_EQ(CpuOfPlace(CpusOf({0, 1}), 1, 2), std::nullopt);
-  EXPECT_EQ(CpuOfPlace(CpusOf({0, 1, 2, 3}), 0, 3), std::nullopt);
-  EXPECT_EQ(CpuOfPlace(CpusOf({2}), 1, 8), std::nullopt);
-  EXPECT_EQ(CpuOfPlace(CpusOf({0, 1}), -1, 4), std::nullopt);
+  EXPECT_EQ(CpuOfPlace(std::vector<int>{0, 1}, 1, 2), std::nullopt);
+  EXPECT_EQ(CpuOfPlace(std::vector<int>{0, 1, 2, 3}, 0, 3), std::nullopt);
+  EXPECT_EQ(CpuOfPlace(std::vector<int>{2}, 1, 8), std::nullopt);
+  EXPECT_EQ(CpuOfPlace(std::vector<int>{0, 1}, -1, 4), std::nullopt);
+}
+
+TEST(AllowedCpusTest, TheyAreTheThreadsAffinityAndSetAllowedCpusChangesIt) {
+  const std::vector<int> cpus = AllowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  cpu_set_t affinity;
+  CPU_ZERO(&affinity);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(affinity), &affinity), 0);
+  EXPECT_EQ(static_cast<int>(cpus.size()), CPU_COUNT(&affinity));
+  for (int cpu : cpus) EXPECT_TRUE(CPU_ISSET(cpu, &affinity)) << cpu;
+  ASSERT_TRUE(SetAllowedCpus({cpus.back()}));
+  EXPECT_THAT(AllowedCpus(), testing::ElementsAre(cpus.back()));
+  ASSERT_TRUE(SetAllowedCpus(cpus));
+  EXPECT_EQ(AllowedCpus(), cpus);
+  // Nothing a CPU number: refused, the affinity as it was.
+  EXPECT_FALSE(SetAllowedCpus({-1}));
+  EXPECT_EQ(AllowedCpus(), cpus);
 }
 
 TEST(SpreadOverCpusTest, TheThreadLandsOnItsPlacesCpuWithItsAffinityGivenBack) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-  const std::vector<int> cpus = CpusIn(allowed);
+  const std::vector<int> cpus = AllowedCpus();
   if (cpus.size() < 2) {
     std::printf("SKIPPED: this thread may run on %zu CPU(s); spreading needs two\n", cpus.size());
     GTEST_SKIP() << "one allowed CPU: nothing to spread over";
@@ -70,11 +69,7 @@ TEST(SpreadOverCpusTest, TheThreadLandsOnItsPlacesCpuWithItsAffinityGivenBack) {
     while (cpus[place] == here) ++place;
     SpreadOverCpus(static_cast<int>(place), ranks);
     if (sched_getcpu() == cpus[place]) ++landed;
-    cpu_set_t after;
-    CPU_ZERO(&after);
-    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
-    ASSERT_TRUE(CPU_EQUAL(&after, &allowed))
-        << "the affinity was not given back, attempt " << attempt;
+    ASSERT_EQ(AllowedCpus(), cpus) << "the affinity was not given back, attempt " << attempt;
   }
   EXPECT_GE(landed, 10) << "the thread was on its place's CPU after " << landed << " of 20 moves";
 }

@@ -110,34 +110,44 @@ void SetRanksOnThisMachine(int ranks) {
 
 bool CoresOversubscribed() { return cores_oversubscribed.load(std::memory_order_relaxed); }
 
-std::optional<int> CpuOfPlace(const cpu_set_t& allowed, int place, int ranks) {
-  const int cpus = CPU_COUNT(&allowed);
+std::optional<int> CpuOfPlace(absl::Span<const int> allowed, int place, int ranks) {
+  const int cpus = static_cast<int>(allowed.size());
   // (Ranks that fit the CPUs each find an idle one by the scheduler's own balancing.)
   if (place < 0 || cpus < 2 || ranks <= cpus) return std::nullopt;
-  int turn = place % cpus;
+  return allowed[static_cast<size_t>(place % cpus)];
+}
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpus;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed) && turn-- == 0) return cpu;
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
   }
-  return std::nullopt;
+  return cpus;
+}
+
+bool SetAllowedCpus(absl::Span<const int> cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  }
+  return CPU_COUNT(&set) > 0 && sched_setaffinity(0, sizeof(set), &set) == 0;
 }
 
 void SpreadOverCpus(int place, int ranks) {
   if (EnvironmentUnsigned("ZCOLL_SPREAD_RANKS") == 0) return;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
-  const std::optional<int> cpu = CpuOfPlace(allowed, place, ranks);
-  if (!cpu.has_value()) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(*cpu, &one);
-  // (Setting an affinity that excludes the CPU a thread is on moves it at once;
-  // widening it again moves nothing.)
-  if (sched_setaffinity(0, sizeof(one), &one) != 0) return;
-  if (sched_setaffinity(0, sizeof(allowed), &allowed) != 0) {
+  const std::vector<int> cpus = AllowedCpus();
+  const std::optional<int> cpu = CpuOfPlace(cpus, place, ranks);
+  // (Allowing one CPU alone moves the thread there at once; allowing all of them again
+  // moves nothing.)
+  if (!cpu.has_value() || !SetAllowedCpus({*cpu})) return;
+  if (!SetAllowedCpus(cpus)) {
     // (Only where the CPUs it may use changed meanwhile, its cpuset's say.)
     ZCOLL_LOG(WARNING) << "spreading the ranks over the CPUs: giving this thread back its "
-                       << CPU_COUNT(&allowed) << " CPUs failed (" << std::strerror(errno)
+                       << cpus.size() << " CPUs failed (" << std::strerror(errno)
                        << "); it stays on CPU " << *cpu;
   }
 }

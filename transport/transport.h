@@ -46,8 +46,6 @@
 #ifndef ZCOLL_TRANSPORT_TRANSPORT_H_
 #define ZCOLL_TRANSPORT_TRANSPORT_H_
 
-#include <sched.h>
-
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -223,10 +221,16 @@ bool CoresOversubscribed();
 // pull one over. 4 ranks on 2 cores, 3 of them on one core after the job started, ran
 // 8 us barriers for hundreds of milliseconds.
 void SpreadOverCpus(int place, int ranks);
-// The CPU SpreadOverCpus moves a thread that may run on `allowed` to: the one at
-// `place` modulo their count, in order; none where `ranks` fit them or fewer than two
-// are allowed.
-std::optional<int> CpuOfPlace(const cpu_set_t& allowed, int place, int ranks);
+// The CPU SpreadOverCpus moves a thread that may run on `allowed` (in order) to: the
+// one at `place` modulo their count; none where `ranks` fit them or fewer than two are
+// allowed.
+std::optional<int> CpuOfPlace(absl::Span<const int> allowed, int place, int ranks);
+// The CPUs the calling thread may run on (its affinity), in order; none where it
+// cannot be read.
+std::vector<int> AllowedCpus();
+// Restricts the calling thread to `cpus` (moving it at once onto one of them if it is
+// elsewhere); false where the kernel refuses, or none of them is a CPU number.
+bool SetAllowedCpus(absl::Span<const int> cpus);
 
 // Keeps `pointer` reachable until the process exits: what a provider must never free
 // (a frozen UCX worker, a libfabric endpoint whose closing would progress transfers
