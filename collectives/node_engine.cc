@@ -697,12 +697,12 @@ void NodeExecution::DecideBlockPacking() {
   // (A Scatterv's leaves pass no vectors; a checked call's are one count a rank.)
   if (counts.size() != static_cast<size_t>(size) || displs.size() != counts.size()) return;
   const size_t element_bytes = call_.element_bytes;
-  packing.all = SumOf(counts) * element_bytes;
+  const size_t all = SumOf(counts) * element_bytes;
   // A copy leaves out this rank's own block, which it takes from `data` itself (a
   // Scatterv's root, an Alltoallv's every rank): 2 ranks, a Scatterv of 32 B then fits
   // the control line with its table. Whether the blocks are copied or lent is still
   // decided by all of them (`all`), as the limits were measured (CopyInLimit).
-  packing.packed = packing.all - counts[self] * element_bytes;
+  packing.packed = all - counts[self] * element_bytes;
   packing.few = packing.packed <= NodeSegment::kInlineBytes;
   packing.streams = !packing.few && StreamsCopyIn(packing.packed);
   size_t next = displs[0];  // (elements)
@@ -722,8 +722,8 @@ void NodeExecution::DecideBlockPacking() {
   const size_t pairs_bytes = static_cast<size_t>(size) * kInlinePairBytes;
   packing.in_control_line = pairs_bytes + packing.packed <= NodeSegment::kInlineBytes;
   packing.inline_table = InlineTable(size, packing.packed);
-  packing.fits = TableBytes() + packing.all <= CopyInLimit();
-  packing.may_lend = !packing.fits || LendsMappedBuffer(packing.all);
+  packing.fits = TableBytes() + all <= CopyInLimit();
+  packing.may_lend = !packing.fits || LendsMappedBuffer(all);
   if (!packing.inline_table) return;
   // Blocks that fit the control line with the table go there too, past the table, so
   // that a small call's reader fetches that line alone (2 ranks: a leaf's block of up

@@ -569,8 +569,7 @@ class NodeExecution final : public CallExecution {
   // a Scatterv root's 8 B: 817 instructions a call to 700; with the control line's case
   // of ExposeBlocks inline, 658 to 617).
   struct BlockPacking {
-    size_t all = 0;     // the blocks' bytes, this rank's own among them
-    size_t packed = 0;  // a copy's bytes: all but this rank's own block, which it keeps
+    size_t packed = 0;  // a copy's bytes: all the blocks but this rank's own, which it keeps
     size_t extent = 0;  // the bytes of `data` the blocks span, where it is lent
     // Blocks that lie one after another (displacements the running sum of the counts,
     // as most callers lay them out) go in two copies around this rank's own, rather than
